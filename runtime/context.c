@@ -1,0 +1,47 @@
+/* context.c: opening and closing a pmtune context on a CUDA device. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pm_internal.h"
+
+const char *pm_version(void) { return PM_VERSION; }
+
+int pm_open(pm_ctx **out, const pm_options *opts) {
+  static const pm_options defaults = {0};
+  if (out == NULL) return PM_EINVAL;
+  *out = NULL;
+  if (opts == NULL) opts = &defaults;
+
+  pm_ctx *c = calloc(1, sizeof *c);
+  if (c == NULL) return PM_ENOMEM;
+  pthread_mutex_init(&c->lock, NULL);
+  c->device = PM_DEVICE_NONE;
+  *out = c;
+
+  if (opts->device == PM_DEVICE_NONE) return PM_OK;
+  if (opts->device < 0)
+    return pm__seterr(c, PM_EINVAL, "device %d: not a device ordinal", opts->device);
+  int n = 0, rc = pm__device_count(c, &n);
+  if (rc != PM_OK) return rc;
+  if (opts->device >= n)
+    return pm__seterr(c, PM_ENODEV, "device %d: this machine has %d CUDA device%s", opts->device,
+                      n, n == 1 ? "" : "s");
+  rc = pm__device_query(c, opts->device, &c->dev);
+  if (rc != PM_OK) return rc;
+  c->device = opts->device;
+  return PM_OK;
+}
+
+void pm_close(pm_ctx *c) {
+  if (c == NULL) return;
+  free(c->errmsg);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+double pm__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}

@@ -1,0 +1,145 @@
+/* test_cli.c: the pmtune command as a user runs it: output, exit statuses, one-line usage errors. */
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+typedef struct result {
+  int status;
+  char out[65536], err[65536];
+} result;
+
+static result R;
+
+static void slurp(const char *path, char *buf, size_t cap) {
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+  buf[n] = '\0';
+  if (f) fclose(f);
+}
+
+/* Runs `pmtune ARGS` through the shell; fills R with its exit status, stdout and stderr. */
+static result *run(const char *args) {
+  char dir[] = "/tmp/pmtune-cli-XXXXXX", cmd[4096], out[64], err[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  snprintf(cmd, sizeof cmd, "'%s' %s >%s 2>%s", PMTUNE_BIN, args, out, err);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s: did not exit normally", cmd);
+  R.status = WEXITSTATUS(st);
+  slurp(out, R.out, sizeof R.out);
+  slurp(err, R.err, sizeof R.err);
+  remove(out), remove(err), rmdir(dir);
+  return &R;
+}
+
+static int lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void expect_usage_error(const char *args, const char *needle) {
+  result *r = run(args);
+  cr_assert_eq(r->status, 2, "pmtune %s: status %d, stderr: %s", args, r->status, r->err);
+  cr_assert_eq(lines(r->err), 1, "pmtune %s: one line, got: %s", args, r->err);
+  cr_assert_not_null(strstr(r->err, needle), "pmtune %s: '%s' not in: %s", args, needle, r->err);
+}
+
+Test(cli, help_lists_the_commands) {
+  result *r = run("--help");
+  cr_assert_eq(r->status, 0);
+  cr_assert_not_null(strstr(r->out, "devices"));
+  cr_assert_not_null(strstr(r->out, "compile"));
+  r = run("");
+  cr_assert_eq(r->status, 2, "no command is bad usage");
+}
+
+Test(cli, help_cmd_and_cmd_help_say_the_same) {
+  static char a[65536];
+  const char *cmds[] = {"devices", "compile"};
+  for (int i = 0; i < 2; i++) {
+    char args[64];
+    snprintf(args, sizeof args, "help %s", cmds[i]);
+    result *r = run(args);
+    cr_assert_eq(r->status, 0);
+    cr_assert_not_null(strstr(r->out, "usage: pmtune"));
+    strcpy(a, r->out);
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    r = run(args);
+    cr_assert_eq(r->status, 0);
+    cr_assert_str_eq(r->out, a);
+  }
+}
+
+Test(cli, bad_usage_is_one_line_and_status_2) {
+  expect_usage_error("frobnicate", "unknown command 'frobnicate'");
+  expect_usage_error("help frobnicate", "unknown command 'frobnicate'");
+  expect_usage_error("compile --arch sm_90 --op nosuch", "unknown --op 'nosuch'");
+  expect_usage_error("compile --arch sm90 --op matadd", "malformed architecture 'sm90'");
+  expect_usage_error("compile --arch sm_9x --op matadd", "malformed architecture");
+  expect_usage_error("compile --arch sm_20 --op matadd", "cannot compile for sm_20");
+  expect_usage_error("compile --arch sm_90", "no --op");
+  expect_usage_error("compile --arch sm_90 --op matadd --bogus", "unknown option '--bogus'");
+  expect_usage_error("compile --op matadd --arch", "needs a value");
+  expect_usage_error("compile --arch sm_90 --op matadd -D 1BAD", "malformed define '1BAD'");
+  expect_usage_error("compile --arch sm_90 --op matadd extra", "unexpected argument 'extra'");
+  expect_usage_error("devices --all", "unknown option '--all'");
+}
+
+Test(cli, compile_without_gpu_prints_what_it_made) {
+  result *r = run("compile --arch sm_90 --op matadd -D BX=64 -D BY=4 -o /tmp/pmtune-cli-test.cubin");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "matadd.cu"), "%s", r->out);
+  cr_assert_not_null(strstr(r->out, "sm_90"), "%s", r->out);
+  cr_assert_not_null(strstr(r->out, "-DBX=64 -DBY=4"), "%s", r->out);
+  size_t bytes = 0;
+  const char *p = strstr(r->out, "cubin");
+  cr_assert(p && sscanf(p, "cubin %zu bytes", &bytes) == 1, "%s", r->out);
+  cr_assert_not_null(strstr(r->out, " ms"), "%s", r->out);
+  FILE *f = fopen("/tmp/pmtune-cli-test.cubin", "rb");
+  cr_assert_not_null(f);
+  char magic[4];
+  fseek(f, 0, SEEK_END);
+  cr_assert_eq((size_t)ftell(f), bytes, "the file holds the cubin it reported");
+  rewind(f);
+  cr_assert_eq(fread(magic, 1, 4, f), 4);
+  fclose(f);
+  remove("/tmp/pmtune-cli-test.cubin");
+  cr_assert_eq(memcmp(magic, "\177ELF", 4), 0);
+}
+
+Test(cli, a_failed_compile_shows_the_nvrtc_log) {
+  const char *path = "/tmp/pmtune-cli-broken.cu";
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("extern \"C\" __global__ void k(float *p) {\n  p[0] = not_declared;\n}\n", f);
+  fclose(f);
+  result *r = run("compile --arch sm_80 --file /tmp/pmtune-cli-broken.cu");
+  remove(path);
+  cr_assert_eq(r->status, 1, "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "pmtune-cli-broken.cu(2): error"), "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "not_declared"), "%s", r->err);
+  r = run("compile --arch sm_80 --file /nonexistent/x.cu");
+  cr_assert_eq(r->status, 1);
+  cr_assert_not_null(strstr(r->err, "cannot read '/nonexistent/x.cu'"), "%s", r->err);
+}
+
+Test(cli, devices_reports_gpus_or_their_absence) {
+  int n = 0;
+  int have_gpu = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  result *r = run("devices");
+  if (have_gpu) {
+    cr_assert_eq(r->status, 0, "%s", r->err);
+    cr_assert_not_null(strstr(r->out, "peak GB/s"), "%s", r->out);
+    struct cudaDeviceProp p;
+    CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    cr_assert_not_null(strstr(r->out, p.name), "%s", r->out);
+  } else {
+    cr_assert_eq(r->status, 1, "%s", r->err);
+    cr_assert_not_null(strstr(r->err, "no CUDA device"), "%s", r->err);
+    cr_assert_eq(lines(r->err), 1, "%s", r->err);
+  }
+}

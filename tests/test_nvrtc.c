@@ -1,0 +1,124 @@
+/* test_nvrtc.c: the compile path (template + defines + arch -> NVRTC -> cubin), with no GPU. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pm_internal.h"
+
+static pm_ctx *ctx;
+
+static void open_ctx(void) {
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&ctx, &o), PM_OK);
+}
+static void close_ctx(void) { pm_close(ctx); }
+
+TestSuite(nvrtc, .init = open_ctx, .fini = close_ctx);
+
+static void assert_elf(const pm__cubin *b) {
+  cr_assert_gt(b->size, 64);
+  cr_assert_eq(memcmp(b->data, "\177ELF", 4), 0, "a cubin is an ELF file");
+  cr_assert_gt(b->compile_ms, 0.0);
+}
+
+Test(nvrtc, matadd_compiles_for_sm80_and_sm90) {
+  const pm__template *t = pm__template_find("matadd");
+  cr_assert_not_null(t);
+  const char *archs[] = {"sm_80", "sm_90"};
+  for (int i = 0; i < 2; i++) {
+    pm__cubin b;
+    int rc = pm__compile(ctx, t->file, t->source, archs[i], NULL, 0, &b);
+    cr_assert_eq(rc, PM_OK, "%s: %s", archs[i], pm_errmsg(ctx));
+    assert_elf(&b);
+    pm__cubin_free(&b);
+  }
+}
+
+Test(nvrtc, defines_reach_the_source) {
+  const char *src =
+      "#ifndef WIDTH\n#error WIDTH is not defined\n#endif\n"
+      "static_assert(WIDTH == 4, \"WIDTH must be 4\");\n"
+      "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = WIDTH; }\n";
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, "needs.cu", src, "sm_90", NULL, 0, &b), PM_ECOMPILE);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "WIDTH is not defined"), "%s", pm_errmsg(ctx));
+  const char *wrong[] = {"WIDTH=3"};
+  cr_assert_eq(pm__compile(ctx, "needs.cu", src, "sm_90", wrong, 1, &b), PM_ECOMPILE);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "WIDTH must be 4"), "%s", pm_errmsg(ctx));
+  const char *right[] = {"WIDTH=4", "UNUSED"};
+  cr_assert_eq(pm__compile(ctx, "needs.cu", src, "sm_90", right, 2, &b), PM_OK, "%s",
+               pm_errmsg(ctx));
+  assert_elf(&b);
+  pm__cubin_free(&b);
+}
+
+Test(nvrtc, a_compile_error_keeps_the_whole_log) {
+  const char *src =
+      "extern \"C\" __global__ void k(float *p) {\n"
+      "  p[0] = undefined_one;\n"
+      "  p[1] = undefined_two;\n"
+      "}\n";
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, "broken.cu", src, "sm_90", NULL, 0, &b), PM_ECOMPILE);
+  const char *m = pm_errmsg(ctx);
+  cr_assert_not_null(strstr(m, "broken.cu(2): error"), "%s", m);
+  cr_assert_not_null(strstr(m, "undefined_one"), "%s", m);
+  cr_assert_not_null(strstr(m, "undefined_two"), "the second error is kept too: %s", m);
+  cr_assert_null(b.data);
+  cr_assert_eq(b.size, 0);
+}
+
+Test(nvrtc, architectures_are_checked) {
+  int sm = 0;
+  cr_assert_eq(pm__arch_check(ctx, "sm_90", &sm), PM_OK);
+  cr_assert_eq(sm, 90);
+  cr_assert_eq(pm__arch_check(ctx, "sm_90a", &sm), PM_OK, "%s", pm_errmsg(ctx));
+  const char *malformed[] = {"sm90", "90", "sm_", "sm_9", "sm_90x", "compute_90", "", "sm_9000"};
+  for (size_t i = 0; i < sizeof malformed / sizeof *malformed; i++) {
+    cr_assert_eq(pm__arch_check(ctx, malformed[i], NULL), PM_EINVAL, "'%s'", malformed[i]);
+    cr_assert_not_null(strstr(pm_errmsg(ctx), "malformed"), "%s", pm_errmsg(ctx));
+  }
+  cr_assert_eq(pm__arch_check(ctx, "sm_20", NULL), PM_EUNSUPPORTED);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "sm_90"), "lists what NVRTC knows: %s",
+                     pm_errmsg(ctx));
+  cr_assert_eq(pm__arch_check(ctx, NULL, NULL), PM_EINVAL);
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, "x.cu", "", "sm_2", NULL, 0, &b), PM_EINVAL);
+}
+
+Test(nvrtc, malformed_defines_are_refused_before_nvrtc) {
+  const pm__template *t = pm__template_find("matadd");
+  const char *bad[][1] = {{"1X=2"}, {"A B"}, {"X=1 -arch=sm_50"}, {""}, {"=3"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    pm__cubin b;
+    cr_assert_eq(pm__compile(ctx, t->file, t->source, "sm_90", bad[i], 1, &b), PM_EINVAL, "'%s'",
+                 bad[i][0]);
+  }
+  const char *null_define[] = {NULL};
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, t->file, t->source, "sm_90", null_define, 1, &b), PM_EINVAL);
+  cr_assert_eq(pm__compile(ctx, t->file, NULL, "sm_90", NULL, 0, &b), PM_EINVAL);
+}
+
+Test(nvrtc, embedded_templates_match_their_files) {
+  int n = 0;
+  for (const pm__template *t = pm__templates; t->name != NULL; t++, n++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/templates/%s", PM_SOURCE_DIR, t->file);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    cr_assert_eq(len, t->length, "%s", t->file);
+    cr_assert_eq(memcmp(buf, t->source, len), 0, "%s", t->file);
+    cr_assert_eq(t->source[t->length], '\0');
+    cr_assert_eq(strlen(t->sha256), 64);
+    char expect[64];
+    snprintf(expect, sizeof expect, "%s.cu", t->name);
+    cr_assert_str_eq(t->file, expect);
+  }
+  cr_assert_geq(n, 1);
+  cr_assert_null(pm__template_find("no-such-op"));
+  cr_assert_null(pm__template_find(NULL));
+}

@@ -1,0 +1,51 @@
+/* testutil.h: helpers the tests share: GPU presence (skip visibly without one), random data, CUDA checks. */
+#ifndef PM_TESTUTIL_H
+#define PM_TESTUTIL_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_internal.h"
+
+/* Skips the calling test, with the reason, where this machine has no usable CUDA device. */
+static inline void pm_test_require_gpu(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0)
+    cr_skip_test("no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+}
+
+/* Fails the test with file and line when a CUDA runtime call fails. */
+#define CUDA_OK(call)                                                                   \
+  do {                                                                                  \
+    cudaError_t e_ = (call);                                                            \
+    cr_assert(e_ == cudaSuccess, "%s: %s (%s)", #call, cudaGetErrorString(e_),          \
+              cudaGetErrorName(e_));                                                    \
+  } while (0)
+
+/* A small, seeded generator (xorshift64*), so that a failing case can be replayed. */
+static inline uint64_t pm_test_rand(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [-1, 1), never exactly zero everywhere. */
+static inline float pm_test_randf(uint64_t *s) {
+  return (float)((pm_test_rand(s) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0);
+}
+
+/* A seed that differs from run to run, printed by the caller so that a failure can be replayed. */
+static inline uint64_t pm_test_seed(void) {
+  const char *env = getenv("PMTUNE_TEST_SEED");
+  if (env != NULL) return strtoull(env, NULL, 0);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ 0x9E3779B97F4A7C15ULL;
+}
+
+#endif /* PM_TESTUTIL_H */

@@ -1,0 +1,54 @@
+/* cli.c: helpers the pmtune subcommands share: errors, usage text, lookups. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void vreport(const char *cmd, const char *fmt, va_list ap) {
+  fprintf(stderr, "pmtune%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(cmd, fmt, ap);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(cmd, fmt, ap);
+  va_end(ap);
+  return CLI_FAIL;
+}
+
+int cli_bad_option(const char *cmd, char **argv, int ret) {
+  const char *arg = argv[optind - 1];
+  if (ret == ':')
+    return cli_usage_error(cmd, "option '%s' needs a value (see 'pmtune %s --help')", arg, cmd);
+  if (optopt > 0 && optopt < 128)
+    return cli_usage_error(cmd, "unknown option '-%c' (see 'pmtune %s --help')", optopt, cmd);
+  return cli_usage_error(cmd, "unknown option '%s' (see 'pmtune %s --help')", arg, cmd);
+}
+
+void cli_print_usage(FILE *out, const cli_cmd *cmd) { fputs(cmd->usage, out); }
+
+const cli_cmd *cli_find(const char *name) {
+  for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
+    if (strcmp(c->name, name) == 0) return c;
+  return NULL;
+}
+
+const char *cli_op_names(void) {
+  static char buf[256];
+  size_t len = 0;
+  buf[0] = '\0';
+  for (const pm__template *t = pm__templates; t->name && len + 2 < sizeof buf; t++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", t->name);
+  return buf;
+}

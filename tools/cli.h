@@ -1,0 +1,51 @@
+/* cli.h: what the pmtune command's subcommands share: the command table and usage errors. */
+#ifndef PM_CLI_H
+#define PM_CLI_H
+
+#include <stdio.h>
+
+#include "pm_internal.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 }; /* exit statuses */
+
+typedef struct cli_cmd {
+  const char *name;
+  int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+  const char *summary;               /* one line for `pmtune --help` */
+  const char *usage;                 /* the whole text of `pmtune NAME --help` */
+} cli_cmd;
+
+extern const cli_cmd cli_commands[];
+
+/* Prints "pmtune CMD: message" on one line to stderr and returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. */
+int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reports a getopt_long failure as a usage error: ret is what getopt_long returned, ':' for a
+ * missing value (the option string must start with ':'), '?' for an unknown option. */
+int cli_bad_option(const char *cmd, char **argv, int ret);
+
+/* Prints the usage text of a command to out. */
+void cli_print_usage(FILE *out, const cli_cmd *cmd);
+
+/* The command of that name, or NULL. */
+const cli_cmd *cli_find(const char *name);
+
+/* The comma-separated names of the embedded templates, for messages. */
+const char *cli_op_names(void);
+
+
+
+/* The subcommands, one file each (cmd_NAME.c): the entry point and the --help text. */
+#define CLI_COMMANDS(X)                                                 \
+  X(devices, "list the CUDA devices of this machine")                  \
+  X(compile, "compile a kernel template with NVRTC (no GPU needed)")
+
+#define CLI_DECLARE(name, summary) \
+  int cmd_##name(int argc, char **argv); \
+  extern const char cmd_##name##_usage[];
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
+#endif /* PM_CLI_H */

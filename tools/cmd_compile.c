@@ -1,0 +1,156 @@
+/* cmd_compile.c: `pmtune compile`, a kernel template through NVRTC to a cubin, with no GPU needed. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char cmd_compile_usage[] =
+    "usage: pmtune compile --op OP [--arch sm_XY] [-D NAME[=VALUE]]... [--file PATH] [-o FILE]\n"
+    "\n"
+    "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
+    "what it compiled, the cubin's size and the compile time. Needs no GPU.\n"
+    "\n"
+    "  --op OP         the operation whose template to compile (matadd, ...)\n"
+    "  --arch sm_XY    target architecture, such as sm_80 or sm_90; default: that of GPU 0\n"
+    "  -D NAME[=VAL]   a define for the template (repeatable), such as -D BX=64\n"
+    "  --file PATH     compile this file instead of the embedded template of OP\n"
+    "  -o, --output F  write the cubin to F\n"
+    "\n"
+    "A template that fails to compile prints NVRTC's whole log and exits with status 1.\n";
+
+#define MAX_DEFINES 64
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      char *p = realloc(buf, cap = (cap ? cap * 2 : 8192));
+      if (p == NULL) break;
+      buf = p;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f) || buf == NULL;
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+static int write_file(const char *path, const void *data, size_t len) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  int ok = fwrite(data, 1, len, f) == len;
+  return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+int cmd_compile(int argc, char **argv) {
+  static const struct option longopts[] = {{"op", required_argument, 0, 'p'},
+                                           {"arch", required_argument, 0, 'a'},
+                                           {"define", required_argument, 0, 'D'},
+                                           {"file", required_argument, 0, 'f'},
+                                           {"output", required_argument, 0, 'o'},
+                                           {0, 0, 0, 0}};
+  const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
+  const char *defines[MAX_DEFINES];
+  size_t ndefines = 0;
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":D:o:", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 'p': op = optarg; break;
+      case 'a': arch = optarg; break;
+      case 'f': file = optarg; break;
+      case 'o': output = optarg; break;
+      case 'D':
+        if (ndefines == MAX_DEFINES)
+          return cli_usage_error("compile", "too many defines (at most %d)", MAX_DEFINES);
+        defines[ndefines++] = optarg;
+        break;
+      default: return cli_bad_option("compile", argv, ch);
+    }
+  }
+  if (optind < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[optind]);
+  if (op == NULL && file == NULL)
+    return cli_usage_error("compile", "no --op given (one of: %s)", cli_op_names());
+  const pm__template *t = NULL;
+  if (op != NULL && (t = pm__template_find(op)) == NULL)
+    return cli_usage_error("compile", "unknown --op '%s' (one of: %s)", op, cli_op_names());
+
+  pm_ctx *c = NULL;
+  pm_options opts = {.device = PM_DEVICE_NONE};
+  pm__cubin cubin = {0};
+  char *source = NULL, archbuf[16];
+  int status = CLI_OK, rc;
+  if (pm_open(&c, &opts) != PM_OK) {
+    status = cli_fail("compile", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (arch == NULL) {
+    int n = 0;
+    pm__device_info d;
+    if (pm__device_count(c, &n) != PM_OK || pm__device_query(c, 0, &d) != PM_OK) {
+      status = cli_usage_error("compile", "no --arch given, and no GPU to take it from (%s)",
+                               pm_errmsg(c));
+      goto done;
+    }
+    snprintf(archbuf, sizeof archbuf, "%s", d.arch);
+    arch = archbuf;
+  }
+  if ((rc = pm__arch_check(c, arch, NULL)) != PM_OK) {
+    status = cli_usage_error("compile", "%s", pm_errmsg(c));
+    goto done;
+  }
+
+  const char *name = t ? t->file : file, *text = t ? t->source : NULL;
+  if (file != NULL) {
+    size_t len;
+    if ((source = read_file(file, &len)) == NULL) {
+      status = cli_fail("compile", "cannot read '%s': %s", file, strerror(errno));
+      goto done;
+    }
+    const char *slash = strrchr(file, '/');
+    name = slash ? slash + 1 : file;
+    text = source;
+  }
+  rc = pm__compile(c, name, text, arch, defines, ndefines, &cubin);
+  if (rc == PM_EINVAL) {
+    status = cli_usage_error("compile", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (rc != PM_OK) {
+    status = cli_fail("compile", "%s", pm_errmsg(c));
+    goto done;
+  }
+  printf("compiled  %s%s%s%s for %s with NVRTC %s\n", name, t ? " (template " : "",
+         t ? t->name : "", t ? ")" : "", arch, pm__nvrtc_version());
+  if (t) printf("  sha256    %s\n", t->sha256);
+  printf("  defines  ");
+  if (ndefines == 0) printf(" (none)");
+  for (size_t i = 0; i < ndefines; i++) printf(" -D%s", defines[i]);
+  printf("\n  cubin     %zu bytes\n  time      %.1f ms\n", cubin.size, cubin.compile_ms);
+  if (output != NULL) {
+    if (write_file(output, cubin.data, cubin.size) != 0) {
+      status = cli_fail("compile", "cannot write '%s': %s", output, strerror(errno));
+      goto done;
+    }
+    printf("  written   %s\n", output);
+  }
+done:
+  pm__cubin_free(&cubin);
+  free(source);
+  pm_close(c);
+  return status;
+}

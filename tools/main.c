@@ -1,0 +1,63 @@
+/* main.c: the pmtune command: dispatches to the subcommands of the table below. */
+#include <string.h>
+
+#include "cli.h"
+
+const cli_cmd cli_commands[] = {
+#define CLI_ENTRY(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
+    CLI_COMMANDS(CLI_ENTRY)
+#undef CLI_ENTRY
+    {NULL, NULL, NULL, NULL}};
+
+static void print_help(FILE *out) {
+  fprintf(out,
+          "usage: pmtune COMMAND [OPTIONS]\n"
+          "\n"
+          "pmtune tunes memory-bound CUDA kernels (matadd, reduce, filter) for the GPUs of this\n"
+          "machine and serves the fastest one to library calls.\n"
+          "\n"
+          "commands:\n");
+  for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
+    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+  fprintf(out,
+          "\n"
+          "'pmtune help COMMAND' or 'pmtune COMMAND --help' tells more of one.\n"
+          "Exit status: 0 success, 1 the operation failed, 2 bad usage.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_help(stderr);
+    return CLI_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+    print_help(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("pmtune %s (NVRTC %s)\n", pm_version(), pm__nvrtc_version());
+    return CLI_OK;
+  }
+  if (strcmp(name, "help") == 0) {
+    if (argc < 3) {
+      print_help(stdout);
+      return CLI_OK;
+    }
+    const cli_cmd *c = cli_find(argv[2]);
+    if (c == NULL) return cli_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+    cli_print_usage(stdout, c);
+    return CLI_OK;
+  }
+  const cli_cmd *c = cli_find(name);
+  if (c == NULL)
+    return cli_usage_error(NULL, "unknown command '%s' (see 'pmtune --help')", name);
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      cli_print_usage(stdout, c);
+      return CLI_OK;
+    }
+  }
+  return c->run(argc - 1, argv + 1);
+}
