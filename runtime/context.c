@@ -35,6 +35,7 @@ int pm_open(pm_ctx **out, const pm_options *opts) {
 
 void pm_close(pm_ctx *c) {
   if (c == NULL) return;
+  pm__kernel_unload(&c->compare);
   free(c->errmsg);
   pthread_mutex_destroy(&c->lock);
   free(c);

@@ -4,21 +4,24 @@
 
 #include "pm_internal.h"
 
-int pm__kernel_load(pm_ctx *c, const void *cubin, const char *entry, pm__kernel *out) {
+int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, int n,
+                    pm__kernel *out) {
   int rc = PM_OK;
   memset(out, 0, sizeof *out);
-  if (cubin == NULL || entry == NULL)
-    return pm__seterr(c, PM_EINVAL, "kernel load: no cubin or no entry point");
-  if (strlen(entry) >= sizeof out->entry)
-    return pm__seterr(c, PM_EINVAL, "kernel load: entry point name too long");
+  if (cubin == NULL || entries == NULL || n < 1 || n > PM__MAX_ENTRIES)
+    return pm__seterr(c, PM_EINVAL, "kernel load: no cubin, or not 1 to %d entry points",
+                      PM__MAX_ENTRIES);
   PM__CUDA(c, cudaLibraryLoadData(&out->lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
-  cudaError_t e = cudaLibraryGetKernel(&out->fn, out->lib, entry);
-  if (e != cudaSuccess) {
-    rc = pm__seterr(c, PM_ENOTFOUND, "kernel load: no kernel '%s' in the cubin: %s", entry,
-                    cudaGetErrorString(e));
-    goto fail;
+  for (int i = 0; i < n; i++) {
+    cudaError_t e = cudaLibraryGetKernel(&out->fn[i], out->lib, entries[i]);
+    if (e != cudaSuccess) {
+      rc = pm__seterr(c, PM_ENOTFOUND, "kernel load: no kernel '%s' in the cubin: %s", entries[i],
+                      cudaGetErrorString(e));
+      goto fail;
+    }
+    out->entry[i] = entries[i];
   }
-  snprintf(out->entry, sizeof out->entry, "%s", entry);
+  out->nentries = n;
   return PM_OK;
 fail:
   if (out->lib != NULL) cudaLibraryUnload(out->lib);
@@ -32,14 +35,25 @@ void pm__kernel_unload(pm__kernel *k) {
   memset(k, 0, sizeof *k);
 }
 
-int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, dim3 grid, dim3 block, size_t smem,
-                      cudaStream_t stream, void **args) {
+int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **dptr,
+                      size_t *bytes) {
+  cudaError_t e = cudaLibraryGetGlobal(dptr, bytes, k->lib, name);
+  if (e != cudaSuccess)
+    return pm__seterr(c, PM_ENOTFOUND, "no variable '%s' in the cubin: %s", name,
+                      cudaGetErrorString(e));
+  return PM_OK;
+}
+
+int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3 block,
+                      size_t smem, cudaStream_t stream, void **args) {
+  if (which < 0 || which >= k->nentries)
+    return pm__seterr(c, PM_EINVAL, "launch: no entry point %d", which);
   int prev, rc = pm__device_enter(c, &prev);
   if (rc != PM_OK) return rc;
-  cudaError_t e = cudaLaunchKernel((const void *)k->fn, grid, block, args, smem, stream);
+  cudaError_t e = cudaLaunchKernel((const void *)k->fn[which], grid, block, args, smem, stream);
   if (e != cudaSuccess)
     rc = pm__seterr(c, PM_ELAUNCH, "launch of %s <<<(%u,%u,%u), (%u,%u,%u), %zu>>> failed: %s: %s",
-                    k->entry, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
+                    k->entry[which], grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
                     cudaGetErrorName(e), cudaGetErrorString(e));
   pm__device_leave(prev);
   return rc;

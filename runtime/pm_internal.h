@@ -43,7 +43,7 @@ int pm__cuda_error(pm_ctx *c, int status, cudaError_t e, const char *call, const
     }                                                                              \
   } while (0)
 
-/* ---- The context (context.c) ---------------------------------------------------------------- */
+/* ---- Devices and the context (device.c, context.c) ------------------------------------------ */
 
 /* What pmtune needs to know of a device (device.c fills it). */
 typedef struct pm__device_info {
@@ -62,15 +62,6 @@ typedef struct pm__device_info {
   double peak_gbps;         /* 2 * memory clock * bus width: the datasheet's bandwidth */
 } pm__device_info;
 
-struct pm_ctx {
-  int device;               /* CUDA ordinal, or PM_DEVICE_NONE */
-  pm__device_info dev;      /* valid when device >= 0 */
-  int status;               /* of the last failure */
-  char *errmsg;             /* its full message (heap), or NULL */
-  pthread_mutex_t lock;     /* guards status and errmsg */
-};
-
-/* ---- Devices (device.c) --------------------------------------------------------------------- */
 
 /* Number of CUDA devices; PM_ENODEV (with the driver's reason) where there are none. */
 int pm__device_count(pm_ctx *c, int *n);
@@ -104,19 +95,38 @@ void pm__cubin_free(pm__cubin *b);
 
 /* ---- Loading and launching (kernel.c) ------------------------------------------------------- */
 
+#define PM__MAX_ENTRIES 2
+
+/* A loaded cubin and the kernels found in it. */
 typedef struct pm__kernel {
   cudaLibrary_t lib;
-  cudaKernel_t fn;
-  char entry[64];
+  cudaKernel_t fn[PM__MAX_ENTRIES];
+  const char *entry[PM__MAX_ENTRIES]; /* static strings: the names asked for */
+  int nentries;
 } pm__kernel;
 
-/* Loads a cubin and finds the kernel named entry in it. */
-int pm__kernel_load(pm_ctx *c, const void *cubin, const char *entry, pm__kernel *out);
+/* Loads a cubin and finds the kernels named entries[0..n) in it (fn[i] is entries[i]). */
+int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, int n,
+                    pm__kernel *out);
 void pm__kernel_unload(pm__kernel *k);
 
-/* Launches k on c's device. args as for cudaLaunchKernel. PM_ELAUNCH says why it failed. */
-int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, dim3 grid, dim3 block, size_t smem,
-                      cudaStream_t stream, void **args);
+/* The address and size of a __device__ or __constant__ variable of the loaded cubin. */
+int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **dptr,
+                      size_t *bytes);
+
+/* Launches kernel fn[which] of k on c's device; args as for cudaLaunchKernel. PM_ELAUNCH says
+ * why it failed. The caller's current device is left as it was. */
+int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3 block,
+                      size_t smem, cudaStream_t stream, void **args);
+
+struct pm_ctx {
+  int device;               /* CUDA ordinal, or PM_DEVICE_NONE */
+  pm__device_info dev;      /* valid when device >= 0 */
+  int status;               /* of the last failure */
+  char *errmsg;             /* its full message (heap), or NULL */
+  pthread_mutex_t lock;     /* guards status, errmsg and the lazily loaded utility kernels */
+  pm__kernel compare;       /* templates/compare.cu for this device, once loaded */
+};
 
 /* ---- Small helpers -------------------------------------------------------------------------- */
 

@@ -1,22 +1,93 @@
-// matadd.cu: C = A + B over a rows x cols float matrix, each with its own row pitch in bytes.
-// The seed's kernel_matadd (../shared/seeds/000): one element per thread, a 2D grid of BX x BY
-// blocks, byte offsets row * pitch + col * sizeof(float).
+// matadd.cu: C = A + B over a rows x cols float matrix, each matrix with its own pitch in bytes,
+// stored row-major or column-major. Compiled by NVRTC with one point of tuner/space_matadd.c as -D.
+//
+// Generalises the seed's kernel_matadd (../shared/seeds/000): with BX=32 BY=32 VEC=1 EPT=1 GRID=0
+// MAP=0 it is that kernel (one element per thread, threadIdx.x along the columns).
+//
+//   BX, BY  block shape
+//   VEC     floats per access along the contiguous dimension (1, 2, 4: 4 is a 16-byte access)
+//   EPT     accesses per thread, BY lines apart along the block's y dimension (loads first: ILP)
+//   GRID    0: one tile per block; 1: grid-stride over tiles (grid sized by the host)
+//   MAP     0: threadIdx.x runs along the columns; 1: along the rows. Which of these is the
+//           contiguous (coalesced) one depends on the storage order, a run-time argument.
 #ifndef BX
 #define BX 32
 #endif
 #ifndef BY
 #define BY 32
 #endif
+#ifndef VEC
+#define VEC 1
+#endif
+#ifndef EPT
+#define EPT 1
+#endif
+#ifndef GRID
+#define GRID 0
+#endif
+#ifndef MAP
+#define MAP 0
+#endif
 
+template <int V> struct vec_of;
+template <> struct vec_of<1> { typedef float t; };
+template <> struct vec_of<2> { typedef float2 t; };
+template <> struct vec_of<4> { typedef float4 t; };
+typedef vec_of<VEC>::t vec_t;
+
+__device__ __forceinline__ float add(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float4 add(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
+// A line is a row (row-major) or a column (column-major): `inner` contiguous floats, `pitch`
+// bytes from one line to the next. Vector v of line l starts at byte l * pitch + v * VEC * 4.
 extern "C" __global__ void __launch_bounds__(BX * BY)
-pm_matadd(float *c, size_t pitch_c, const float *a, size_t pitch_a, const float *b,
-          size_t pitch_b, unsigned rows, unsigned cols) {
-  unsigned col = blockIdx.x * BX + threadIdx.x;
-  unsigned row = blockIdx.y * BY + threadIdx.y;
-  if (col < cols && row < rows) {
-    size_t x = (size_t)col * sizeof(float);
-    *(float *)((char *)c + row * pitch_c + x) =
-        *(const float *)((const char *)a + row * pitch_a + x) +
-        *(const float *)((const char *)b + row * pitch_b + x);
+pm_matadd(float *__restrict__ c, size_t pitch_c, const float *__restrict__ a, size_t pitch_a,
+          const float *__restrict__ b, size_t pitch_b, unsigned rows, unsigned cols,
+          int colmajor) {
+  const unsigned inner = colmajor ? rows : cols, outer = colmajor ? cols : rows;
+  const unsigned nvec = (inner + VEC - 1) / VEC; // vectors per line; the last may be partial
+  const bool x_inner = (MAP == 0) == (colmajor == 0);
+  const unsigned nx = x_inner ? nvec : outer, ny = x_inner ? outer : nvec;
+  const unsigned tiles_x = (nx + BX - 1) / BX;
+  const unsigned long long tiles = (unsigned long long)tiles_x * ((ny + BY * EPT - 1) / (BY * EPT));
+#if GRID
+  for (unsigned long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+#else
+  {
+    const unsigned long long t = blockIdx.x;
+    if (t >= tiles) return;
+#endif
+    const unsigned x = (unsigned)(t % tiles_x) * BX + threadIdx.x;
+    const unsigned y0 = (unsigned)(t / tiles_x) * (BY * EPT) + threadIdx.y;
+    if (x < nx) {
+      vec_t va[EPT], vb[EPT];
+      size_t off_c[EPT];
+      bool full[EPT];
+#pragma unroll
+      for (int k = 0; k < EPT; k++) {
+        const unsigned y = y0 + k * BY;
+        const unsigned v = x_inner ? x : y, line = x_inner ? y : x;
+        full[k] = y < ny && (v + 1) * VEC <= inner;
+        const size_t col = (size_t)v * VEC * sizeof(float);
+        off_c[k] = line * pitch_c + col;
+        if (full[k]) {
+          va[k] = *(const vec_t *)((const char *)a + line * pitch_a + col);
+          vb[k] = *(const vec_t *)((const char *)b + line * pitch_b + col);
+        } else if (y < ny) { // the partial vector at the end of a line: one float at a time
+          for (unsigned e = v * VEC; e < inner; e++) {
+            const size_t o = (size_t)e * sizeof(float);
+            *(float *)((char *)c + line * pitch_c + o) =
+                *(const float *)((const char *)a + line * pitch_a + o) +
+                *(const float *)((const char *)b + line * pitch_b + o);
+          }
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < EPT; k++)
+        if (full[k]) *(vec_t *)((char *)c + off_c[k]) = add(va[k], vb[k]);
+    }
   }
 }

@@ -1,5 +1,6 @@
-/* test_gpu_matadd.c: the matadd template compiled by NVRTC, loaded and launched on a GPU, checked
- * against a CPU reference on random data at awkward sizes and pitches. Skips without a GPU. */
+/* test_gpu_matadd.c: the foundation's path by hand: the matadd template compiled by NVRTC, loaded
+ * and launched through cudaLibrary*, checked against a CPU reference on random data, with three
+ * different pitches per call (which the tuner's layouts never make). Skips without a GPU. */
 #include <stdio.h>
 
 #include "testutil.h"
@@ -31,6 +32,8 @@ static mat alloc_mat(unsigned rows, unsigned cols, long extra) {
   return m;
 }
 
+static const char *const entries[] = {"pm_matadd"};
+
 static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigned by,
                      unsigned rows, unsigned cols, long extra_a, long extra_b, long extra_c) {
   uint64_t seed = pm_test_seed();
@@ -39,7 +42,7 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   pm__kernel k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, defines, nd, &bin), PM_OK,
                "%s", pm_errmsg(ctx));
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, "pm_matadd", &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__kernel_load(ctx, bin.data, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
 
   size_t n = (size_t)rows * cols;
   float *ha = malloc(n * sizeof *ha), *hb = malloc(n * sizeof *hb);
@@ -55,9 +58,11 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   CUDA_OK(cudaMemset(c.dev, 0xff, c.pitch * rows)); /* NaN everywhere, padding included */
 
   unsigned r = rows, co = cols;
-  void *args[] = {&c.dev, &c.pitch, &a.dev, &a.pitch, &b.dev, &b.pitch, &r, &co};
-  dim3 grid = {(cols + bx - 1) / bx, (rows + by - 1) / by, 1}, block = {bx, by, 1};
-  cr_assert_eq(pm__kernel_launch(ctx, &k, grid, block, 0, 0, args), PM_OK, "%s", pm_errmsg(ctx));
+  int colmajor = 0;
+  void *args[] = {&c.dev, &c.pitch, &a.dev, &a.pitch, &b.dev, &b.pitch, &r, &co, &colmajor};
+  /* the template's one-tile-per-block grid is 1D, x fastest */
+  dim3 grid = {((cols + bx - 1) / bx) * ((rows + by - 1) / by), 1, 1}, block = {bx, by, 1};
+  cr_assert_eq(pm__kernel_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_OK, "%s", pm_errmsg(ctx));
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(hc, c.dev, c.pitch * rows, cudaMemcpyDeviceToHost));
 
@@ -102,16 +107,18 @@ Test(gpu_matadd, a_bad_launch_is_reported_not_fatal) {
   pm__cubin bin;
   pm__kernel k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, NULL, 0, &bin), PM_OK);
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, "pm_matadd", &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__kernel_load(ctx, bin.data, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
   float *p = NULL;
   size_t pitch = 4;
   unsigned one = 1;
-  void *args[] = {&p, &pitch, &p, &pitch, &p, &pitch, &one, &one};
+  int zero = 0;
+  void *args[] = {&p, &pitch, &p, &pitch, &p, &pitch, &one, &one, &zero};
   dim3 grid = {1, 1, 1}, block = {64, 32, 1}; /* 2048 threads: more than a block may have */
-  cr_assert_eq(pm__kernel_launch(ctx, &k, grid, block, 0, 0, args), PM_ELAUNCH);
+  cr_assert_eq(pm__kernel_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_ELAUNCH);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "pm_matadd"), "%s", pm_errmsg(ctx));
   pm__kernel k2;
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, "no_such_kernel", &k2), PM_ENOTFOUND);
+  const char *const missing[] = {"no_such_kernel"};
+  cr_assert_eq(pm__kernel_load(ctx, bin.data, missing, 1, &k2), PM_ENOTFOUND);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "no_such_kernel"), "%s", pm_errmsg(ctx));
   pm__kernel_unload(&k);
   pm__cubin_free(&bin);

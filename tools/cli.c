@@ -48,7 +48,7 @@ const char *cli_op_names(void) {
   static char buf[256];
   size_t len = 0;
   buf[0] = '\0';
-  for (const pm__template *t = pm__templates; t->name && len + 2 < sizeof buf; t++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", t->name);
+  for (int i = 0; pm__ops[i] != NULL && len + 2 < sizeof buf; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", pm__ops[i]->name);
   return buf;
 }

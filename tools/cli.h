@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "pm_internal.h"
+#include "op.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 }; /* exit statuses */
 
@@ -33,7 +33,7 @@ void cli_print_usage(FILE *out, const cli_cmd *cmd);
 /* The command of that name, or NULL. */
 const cli_cmd *cli_find(const char *name);
 
-/* The comma-separated names of the embedded templates, for messages. */
+/* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
 
 
@@ -41,7 +41,8 @@ const char *cli_op_names(void);
 /* The subcommands, one file each (cmd_NAME.c): the entry point and the --help text. */
 #define CLI_COMMANDS(X)                                                 \
   X(devices, "list the CUDA devices of this machine")                  \
-  X(compile, "compile a kernel template with NVRTC (no GPU needed)")
+  X(compile, "compile a kernel template with NVRTC (no GPU needed)")  \
+  X(space, "show an operation's search space and how many points are valid")
 
 #define CLI_DECLARE(name, summary) \
   int cmd_##name(int argc, char **argv); \

@@ -12,7 +12,7 @@ const char cmd_compile_usage[] =
     "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
     "what it compiled, the cubin's size and the compile time. Needs no GPU.\n"
     "\n"
-    "  --op OP         the operation whose template to compile (matadd, ...)\n"
+    "  --op OP         the operation whose template to compile: matadd, reduce, filter\n"
     "  --arch sm_XY    target architecture, such as sm_80 or sm_90; default: that of GPU 0\n"
     "  -D NAME[=VAL]   a define for the template (repeatable), such as -D BX=64\n"
     "  --file PATH     compile this file instead of the embedded template of OP\n"
@@ -86,7 +86,7 @@ int cmd_compile(int argc, char **argv) {
   if (op == NULL && file == NULL)
     return cli_usage_error("compile", "no --op given (one of: %s)", cli_op_names());
   const pm__template *t = NULL;
-  if (op != NULL && (t = pm__template_find(op)) == NULL)
+  if (op != NULL && (pm__op_find(op) == NULL || (t = pm__template_find(op)) == NULL))
     return cli_usage_error("compile", "unknown --op '%s' (one of: %s)", op, cli_op_names());
 
   pm_ctx *c = NULL;

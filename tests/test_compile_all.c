@@ -1,0 +1,53 @@
+/* test_compile_all.c: every valid point of every search space compiles with NVRTC for sm_80 and
+ * sm_90, with no GPU (the filter's for each supported radius). Prints how many and how long. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "compile.h"
+
+static void compile_space(const pm__op *op, const pm__problem *pr, const char *arch) {
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  pm__limits lim = pm__limits_default();
+  lim.allow_nondeterministic = 1; /* they must compile too */
+  pm__variants vs;
+  cr_assert_eq(pm__variants_make(c, op, pr, &lim, arch, &vs), PM_OK, "%s", pm_errmsg(c));
+  double t0 = pm__now_ms();
+  int threads = pm__compile_threads();
+  cr_assert_eq(pm__compile_many(c, vs.jobs, vs.n, threads), PM_OK, "%s", pm_errmsg(c));
+  double ms = pm__now_ms() - t0;
+  size_t bytes = 0;
+  for (size_t i = 0; i < vs.n; i++) {
+    cr_assert_eq(vs.jobs[i].status, PM_OK, "%s for %s failed:\n%s", op->name, arch,
+                 vs.jobs[i].error);
+    cr_assert_gt(vs.jobs[i].cubin.size, 0);
+    bytes += vs.jobs[i].cubin.size;
+  }
+  printf("compiled %4zu %s variants%s for %s in %6.1f s on %d threads (%.1f ms each, %.1f MB of cubins)\n",
+         vs.n, op->name, pr && pr->radius ? (pr->radius == 1 ? " r=1" : pr->radius == 2 ? " r=2" : " r=3") : "",
+         arch, ms / 1e3, threads, ms / (double)vs.n * threads, bytes / 1e6);
+  fflush(stdout);
+  pm__variants_free(&vs);
+  pm_close(c);
+}
+
+TestSuite(compile_all, .timeout = 3600);
+
+Test(compile_all, matadd) {
+  compile_space(&pm__op_matadd, NULL, "sm_80");
+  compile_space(&pm__op_matadd, NULL, "sm_90");
+}
+
+Test(compile_all, reduce) {
+  compile_space(&pm__op_reduce, NULL, "sm_80");
+  compile_space(&pm__op_reduce, NULL, "sm_90");
+}
+
+Test(compile_all, filter) {
+  for (int r = 1; r <= PM__MAX_RADIUS; r++) {
+    pm__problem pr = {.rows = 1, .cols = 1, .radius = r};
+    compile_space(&pm__op_filter, &pr, "sm_80");
+    compile_space(&pm__op_filter, &pr, "sm_90");
+  }
+}

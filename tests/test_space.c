@@ -1,0 +1,188 @@
+/* test_space.c: the search spaces as data: numbering, configuration text and JSON, parsing,
+ * constraints and problem sizes. No GPU. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+
+static pm_ctx *ctx;
+static void open_ctx(void) {
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&ctx, &o), PM_OK);
+}
+static void close_ctx(void) { pm_close(ctx); }
+TestSuite(space, .init = open_ctx, .fini = close_ctx);
+
+static int param_index(const pm__op *op, const char *name) {
+  for (int i = 0; i < op->nparams; i++)
+    if (strcmp(op->params[i].name, name) == 0) return i;
+  cr_assert_fail("%s has no parameter %s", op->name, name);
+  return -1;
+}
+
+Test(space, every_op_has_a_template_and_a_valid_seed) {
+  pm__limits lim = pm__limits_default();
+  pm__problem pr = {.rows = 4097, .cols = 3001, .n = 1000, .radius = 1};
+  int n = 0;
+  for (int i = 0; pm__ops[i] != NULL; i++, n++) {
+    const pm__op *op = pm__ops[i];
+    cr_assert_not_null(pm__template_find(op->name), "%s", op->name);
+    cr_assert_eq(pm__op_find(op->name), op);
+    cr_assert_null(op->check(op->seed, &pr, &lim), "%s seed: %s", op->name,
+                   op->check(op->seed, &pr, &lim));
+    cr_assert(pm__is_seed(op, op->seed));
+    cr_assert_leq(op->nparams, PM__MAX_PARAMS);
+    for (int p = 0; p < op->nparams; p++) {
+      const pm__param *a = &op->params[p];
+      cr_assert(a->nvalues >= 1 && a->nvalues <= PM__MAX_VALUES, "%s.%s", op->name, a->name);
+      int found = 0;
+      for (int k = 0; k < a->nvalues; k++) found |= a->values[k] == op->seed[p];
+      cr_assert(found, "%s seed's %s is a value of its axis", op->name, a->name);
+    }
+  }
+  cr_assert_eq(n, 3);
+  cr_assert_null(pm__op_find("compare"), "the compare utility is not an operation");
+}
+
+Test(space, points_text_json_and_parse_round_trip) {
+  for (int i = 0; pm__ops[i] != NULL; i++) {
+    const pm__op *op = pm__ops[i];
+    uint64_t total = pm__space_size(op);
+    int distinct_first = 0;
+    for (uint64_t k = 0; k < total; k += 13) {
+      int v[PM__MAX_PARAMS], back[PM__MAX_PARAMS];
+      char text[PM__CONFIG_TEXT], json[PM__CONFIG_TEXT * 2];
+      pm__space_point(op, k, v);
+      pm__config_text(op, v, text, sizeof text);
+      cr_assert_eq(pm__config_parse(ctx, op, text, back), PM_OK, "%s: %s", text, pm_errmsg(ctx));
+      cr_assert_eq(memcmp(v, back, sizeof(int) * (size_t)op->nparams), 0, "%s", text);
+      pm__config_json(op, v, json, sizeof json);
+      cr_assert_eq(json[0], '{');
+      cr_assert_eq(json[strlen(json) - 1], '}');
+      char needle[40];
+      snprintf(needle, sizeof needle, "\"%s\":%d", op->params[0].name, v[0]);
+      cr_assert_not_null(strstr(json, needle), "%s", json);
+      distinct_first += v[0] != op->params[0].values[0];
+    }
+    cr_assert_gt(distinct_first, 0, "the numbering reaches more than one value");
+  }
+}
+
+Test(space, config_parse_rejects_what_is_not_in_the_space) {
+  const pm__op *op = &pm__op_matadd;
+  int v[PM__MAX_PARAMS];
+  const char *bad[] = {"bx=32", /* the rest missing */
+                       "bx=33 by=8 vec=4 ept=1 grid=0 map=0 align=0",
+                       "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0 bx=32",
+                       "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0 zz=1",
+                       "bx=32 by=8 vec=four ept=1 grid=0 map=0 align=0",
+                       "bx32 by=8"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    cr_assert_eq(pm__config_parse(ctx, op, bad[i], v), PM_EINVAL, "'%s' was accepted", bad[i]);
+  cr_assert_eq(pm__config_parse(ctx, op, "map=1 bx=32 by=8 vec=4 ept=1 grid=0 align=256", v), PM_OK,
+               "any order: %s", pm_errmsg(ctx));
+  cr_assert_eq(v[param_index(op, "align")], 256);
+}
+
+Test(space, defines_skip_host_axes_and_add_the_problem) {
+  int v[PM__MAX_PARAMS];
+  char defs[PM__MAX_DEFINES][24];
+  memcpy(v, pm__op_filter.seed, sizeof v);
+  pm__problem pr = {.rows = 10, .cols = 10, .radius = 3};
+  int n = pm__config_defines(&pm__op_filter, v, &pr, defs);
+  cr_assert_eq(n, pm__op_filter.nparams - 1 + 1, "align is host-side; R comes from the problem");
+  cr_assert_str_eq(defs[n - 1], "R=3");
+  for (int i = 0; i < n; i++) cr_assert_null(strstr(defs[i], "align"));
+  /* points differing only in the layout share a kernel */
+  int w[PM__MAX_PARAMS];
+  memcpy(w, v, sizeof w);
+  w[param_index(&pm__op_filter, "align")] = 512;
+  cr_assert_eq(pm__kernel_index(&pm__op_filter, v), pm__kernel_index(&pm__op_filter, w));
+  w[param_index(&pm__op_filter, "ox")] = 4;
+  cr_assert_neq(pm__kernel_index(&pm__op_filter, v), pm__kernel_index(&pm__op_filter, w));
+}
+
+Test(space, constraints_prune_the_impossible) {
+  const pm__op *op = &pm__op_matadd;
+  pm__limits lim = pm__limits_default();
+  int v[PM__MAX_PARAMS];
+  memcpy(v, op->seed, sizeof v);
+  v[param_index(op, "bx")] = 1024;
+  v[param_index(op, "by")] = 2;
+  cr_assert_not_null(op->check(v, NULL, &lim), "2048 threads");
+  memcpy(v, op->seed, sizeof v);
+  v[param_index(op, "vec")] = 4;
+  pm__problem odd = {.rows = 10, .cols = 3001};
+  cr_assert_not_null(op->check(v, &odd, &lim), "packed rows of 3001 floats are not 16-byte aligned");
+  v[param_index(op, "align")] = 64;
+  cr_assert_null(op->check(v, &odd, &lim), "padded to 64 bytes they are");
+  pm__problem one_row = {.rows = 1, .cols = 3001};
+  v[param_index(op, "align")] = 0;
+  cr_assert_null(op->check(v, &one_row, &lim), "one line has no pitch to honour");
+
+  const pm__op *r = &pm__op_reduce;
+  memcpy(v, r->seed, sizeof v);
+  v[param_index(r, "combine")] = 1;
+  cr_assert_not_null(r->check(v, NULL, &lim), "atomic combine is out by default");
+  lim.allow_nondeterministic = 1;
+  cr_assert_null(r->check(v, NULL, &lim));
+
+  const pm__op *f = &pm__op_filter;
+  lim = pm__limits_default();
+  memcpy(v, f->seed, sizeof v);
+  v[param_index(f, "pad")] = 1;
+  cr_assert_not_null(f->check(v, NULL, &lim), "padding needs a tile");
+  v[param_index(f, "tile")] = 1;
+  v[param_index(f, "bx")] = 128;
+  v[param_index(f, "by")] = 8;
+  v[param_index(f, "ox")] = 4;
+  v[param_index(f, "oy")] = 4;
+  pm__problem pr = {.rows = 100, .cols = 100, .radius = 3};
+  cr_assert_not_null(f->check(v, &pr, &lim), "518 x 38 floats of tile exceed 48 KiB");
+  lim.max_threads = 256;
+  memcpy(v, f->seed, sizeof v);
+  cr_assert_null(f->check(v, &pr, &lim));
+  v[param_index(f, "bx")] = 32;
+  cr_assert_not_null(f->check(v, &pr, &lim), "a device of 256 threads per block");
+}
+
+Test(space, problem_sizes_parse_or_say_why_not) {
+  pm__problem pr = {0};
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_matadd, "4097x3001", &pr), PM_OK);
+  cr_assert_eq(pr.rows, 4097);
+  cr_assert_eq(pr.cols, 3001);
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, "2147483647", &pr), PM_OK);
+  cr_assert_eq(pr.n, 2147483647u);
+  const char *bad2d[] = {"", "4097", "4097x", "x3001", "0x5", "5x0", "-1x5", "5x5x5", "5 x5",
+                         "99999999999x1", "100000x100000"};
+  for (size_t i = 0; i < sizeof bad2d / sizeof *bad2d; i++)
+    cr_assert_eq(pm__problem_parse(ctx, &pm__op_filter, bad2d[i], &pr), PM_EINVAL, "'%s'", bad2d[i]);
+  const char *bad1d[] = {"0", "2147483648", "-5", "12x4", "1e6", ""};
+  for (size_t i = 0; i < sizeof bad1d / sizeof *bad1d; i++)
+    cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, bad1d[i], &pr), PM_EINVAL, "'%s'", bad1d[i]);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "from 1 to 2147483647"), "%s", pm_errmsg(ctx));
+}
+
+Test(space, variants_cover_every_valid_point_once) {
+  pm__limits lim = pm__limits_default();
+  pm__problem pr = {.rows = 4097, .cols = 3001, .radius = 2};
+  pm__variants vs;
+  cr_assert_eq(pm__variants_make(ctx, &pm__op_filter, &pr, &lim, "sm_90", &vs), PM_OK);
+  uint64_t total = pm__space_size(&pm__op_filter), valid = 0;
+  for (uint64_t i = 0; i < total; i++) {
+    int v[PM__MAX_PARAMS];
+    pm__space_point(&pm__op_filter, i, v);
+    if (pm__op_filter.check(v, &pr, &lim) != NULL) continue;
+    valid++;
+    pm__compile_job *j = pm__variants_job(&vs, v);
+    cr_assert_not_null(j);
+    char want[PM__MAX_DEFINES][24];
+    int n = pm__config_defines(&pm__op_filter, v, &pr, want);
+    cr_assert_eq(n, j->ndefines);
+    for (int d = 0; d < n; d++) cr_assert_str_eq(want[d], j->defines[d]);
+  }
+  cr_assert_gt(valid, vs.n, "host-side axes share kernels");
+  cr_assert_gt(vs.n, 100);
+  pm__variants_free(&vs);
+}

@@ -1,0 +1,139 @@
+/* cmd_space.c: `pmtune space`, an operation's search space: its axes, their values, the seed, and
+ * how many points are valid (for a problem size too). Needs no GPU. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char cmd_space_usage[] =
+    "usage: pmtune space --op OP [--size S] [--radius R] [--order row|col] [--border clamp|zero]\n"
+    "                    [--nondeterministic] [--list]\n"
+    "\n"
+    "Prints the search space of OP: each axis (its template define, or 'host' for a parameter of\n"
+    "the launch or the layout), its values, the seed configuration, how many points there are,\n"
+    "how many are valid and how many distinct kernels they compile to. With --size, counts the\n"
+    "points valid for that problem and says why the others were pruned. Needs no GPU: the limits\n"
+    "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n"
+    "\n"
+    "  --op OP             matadd, reduce or filter\n"
+    "  --size S            ROWSxCOLS (matadd, filter) or N (reduce)\n"
+    "  --radius R          filter: mask radius, 1 to 3 (default 1)\n"
+    "  --order row|col     matadd: storage order (default row)\n"
+    "  --border clamp|zero filter: border (default clamp)\n"
+    "  --nondeterministic  reduce: count variants whose result may vary run to run\n"
+    "  --list              print every valid point's configuration\n";
+
+int cmd_space(int argc, char **argv) {
+  static const struct option longopts[] = {{"op", required_argument, 0, 'p'},
+                                           {"size", required_argument, 0, 's'},
+                                           {"radius", required_argument, 0, 'r'},
+                                           {"order", required_argument, 0, 'o'},
+                                           {"border", required_argument, 0, 'b'},
+                                           {"nondeterministic", no_argument, 0, 'n'},
+                                           {"list", no_argument, 0, 'l'},
+                                           {0, 0, 0, 0}};
+  const char *opname = NULL, *size = NULL, *order = "row", *border = "clamp";
+  int radius = 1, list = 0, ch;
+  pm__limits lim = pm__limits_default();
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 'p': opname = optarg; break;
+      case 's': size = optarg; break;
+      case 'o': order = optarg; break;
+      case 'b': border = optarg; break;
+      case 'n': lim.allow_nondeterministic = 1; break;
+      case 'l': list = 1; break;
+      case 'r': {
+        char *end;
+        long r = strtol(optarg, &end, 10);
+        if (*optarg == '\0' || *end != '\0' || r < 1 || r > PM__MAX_RADIUS)
+          return cli_usage_error("space", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+        radius = (int)r;
+        break;
+      }
+      default: return cli_bad_option("space", argv, ch);
+    }
+  }
+  if (optind < argc) return cli_usage_error("space", "unexpected argument '%s'", argv[optind]);
+  if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
+  const pm__op *op = pm__op_find(opname);
+  if (op == NULL) return cli_usage_error("space", "unknown --op '%s' (one of: %s)", opname, cli_op_names());
+  if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0)
+    return cli_usage_error("space", "--order '%s': expected row or col", order);
+  if (strcmp(border, "clamp") != 0 && strcmp(border, "zero") != 0)
+    return cli_usage_error("space", "--border '%s': expected clamp or zero", border);
+
+  pm__problem pr = {.radius = radius, .colmajor = order[0] == 'c', .zero_border = border[0] == 'z'};
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  int status = CLI_OK;
+  uint8_t *seen = NULL;
+  if (pm_open(&c, &o) != PM_OK) {
+    status = cli_fail("space", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (size != NULL && pm__problem_parse(c, op, size, &pr) != PM_OK) {
+    status = cli_usage_error("space", "%s", pm_errmsg(c));
+    goto done;
+  }
+  /* Without a size, the filter's shared-memory check still needs a radius: the problem is
+   * then a stand-in with only the radius set, and sizes play no part. */
+  pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = radius};
+  const pm__problem *p = size ? &pr : op->problem_defines ? &stand_in : NULL;
+
+  printf("%s: %s\n\n  %-8s %-8s %-32s %s\n", op->name, op->summary, "axis", "define", "values",
+         "meaning");
+  for (int i = 0; i < op->nparams; i++) {
+    const pm__param *a = &op->params[i];
+    char vals[128] = "";
+    size_t n = 0;
+    for (int k = 0; k < a->nvalues; k++)
+      n += (size_t)snprintf(vals + n, sizeof vals - n, "%s%d", k ? " " : "", a->values[k]);
+    printf("  %-8s %-8s %-32s %s\n", a->name, a->define ? a->define : "(host)", vals, a->doc);
+  }
+  char seed[PM__CONFIG_TEXT], text[PM__CONFIG_TEXT];
+  pm__config_text(op, op->seed, seed, sizeof seed);
+  printf("\n  seed: %s\n", seed);
+
+  uint64_t total = pm__space_size(op), valid = 0, kernels = 0;
+  const char *reasons[16] = {0};
+  uint64_t counts[16] = {0};
+  if ((seen = calloc((size_t)pm__kernel_slots(op), 1)) == NULL) {
+    status = cli_fail("space", "out of memory");
+    goto done;
+  }
+  for (uint64_t i = 0; i < total; i++) {
+    int v[PM__MAX_PARAMS];
+    pm__space_point(op, i, v);
+    const char *why = op->check(v, p, &lim);
+    if (why != NULL) {
+      int r = 0;
+      while (r < 15 && reasons[r] != NULL && reasons[r] != why) r++;
+      reasons[r] = why;
+      counts[r]++;
+      continue;
+    }
+    valid++;
+    uint64_t ki = pm__kernel_index(op, v);
+    kernels += !seen[ki];
+    seen[ki] = 1;
+    if (list) {
+      pm__config_text(op, v, text, sizeof text);
+      printf("  %s\n", text);
+    }
+  }
+  char ptext[96] = "any size";
+  if (size) pm__problem_text(op, &pr, ptext, sizeof ptext);
+  else if (op->problem_defines) snprintf(ptext, sizeof ptext, "any size, r=%d", radius);
+  printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
+         (unsigned long long)total, (unsigned long long)valid, ptext, (unsigned long long)kernels);
+  for (int r = 0; r < 16 && reasons[r] != NULL; r++)
+    printf("  pruned: %llu, %s\n", (unsigned long long)counts[r], reasons[r]);
+done:
+  free(seen);
+  pm_close(c);
+  return status;
+}

@@ -1,0 +1,163 @@
+/* op.h: the operations pmtune tunes, each as data: its search space (named parameters and their
+ * values, constraints, the -D defines a point becomes), and how to allocate, launch and check it.
+ * The generic code (space.c, the tuner, the tests) knows no operation by name. */
+#ifndef PM_OP_H
+#define PM_OP_H
+
+#include <stdint.h>
+
+#include "pm_internal.h"
+
+#define PM__MAX_PARAMS 10
+#define PM__MAX_VALUES 8
+#define PM__MAX_DEFINES (PM__MAX_PARAMS + 2)
+#define PM__CONFIG_TEXT 160 /* bytes enough for "bx=32 by=8 vec=4 ..." */
+
+/* One axis of a search space. */
+typedef struct pm__param {
+  const char *name;   /* "bx": its name in configuration text and JSON */
+  const char *define; /* "BX": the template's define, or NULL for a host-side parameter */
+  int nvalues;
+  int values[PM__MAX_VALUES];
+  const char *doc; /* one line */
+} pm__param;
+
+/* A problem: what the caller asks for, independent of how it is computed. */
+typedef struct pm__problem {
+  unsigned rows, cols; /* matadd, filter */
+  unsigned n;          /* reduce: 1 .. 2^31 - 1 */
+  int radius;          /* filter: 1 .. PM__MAX_RADIUS */
+  int colmajor;        /* matadd: storage order */
+  int zero_border;     /* filter: 0 clamp-to-edge, 1 zero */
+} pm__problem;
+
+#define PM__MAX_RADIUS 3
+
+/* What a device allows, for pruning. pm__limits_default() is a generic sm_80+ device. */
+typedef struct pm__limits {
+  int max_threads;    /* per block */
+  size_t max_smem;    /* static shared memory per block */
+  int sm_count;
+  int allow_nondeterministic;
+} pm__limits;
+
+/* Device memory for one problem in one layout (pitch alignment), and the host data behind it. */
+typedef struct pm__data {
+  pm__problem pr;
+  size_t align;            /* the pitch alignment in bytes; 0 = packed */
+  float *in[2];            /* device inputs (matadd: a, b; reduce, filter: in) */
+  size_t in_pitch[2];      /* bytes */
+  float *out;              /* device output */
+  size_t out_pitch, out_bytes;
+  int scalar_out;          /* the output is one float (reduce), not lines shaped like the input */
+  void *work;              /* device scratch (reduce: partials and counter) */
+  size_t work_bytes;
+  float *host_in[2];       /* the inputs, packed, on the host */
+  float *host_ref;         /* the CPU reference output, packed (reduce: one float) */
+  double ref_sum;          /* reduce: the double-precision reference sum */
+  double ref_abs;          /* reduce: the sum of |x|, which bounds the rounding error */
+  float *dev_ref;          /* host_ref on the device, packed (2D ops), for comparing there */
+  unsigned lines, inner;   /* 2D ops: lines of `inner` contiguous floats (rows x cols or the
+                              transpose, by storage order); reduce: 1 x n */
+  float mask[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)]; /* filter weights */
+} pm__data;
+
+typedef struct pm__op {
+  const char *name;    /* "matadd": also its template's name */
+  const char *summary; /* one line */
+  int dims;            /* 2: sizes are ROWSxCOLS; 1: sizes are N */
+  const char *entries[PM__MAX_ENTRIES];
+  int nentries;
+  int nparams;
+  const pm__param *params;
+  int seed[PM__MAX_PARAMS]; /* the seed's configuration, a value of each parameter */
+
+  /* Why point v cannot run problem pr under lim (a short reason), or NULL where it can. pr may
+   * be NULL: then only the problem-independent reasons count (what compiling needs). */
+  const char *(*check)(const int *v, const pm__problem *pr, const pm__limits *lim);
+  /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
+  int (*problem_defines)(const pm__problem *pr, char out[][24]);
+  /* Bytes a run must move through device memory: each input read once, each output written. */
+  double (*bytes)(const pm__problem *pr);
+  /* The pitch alignment point v lays its buffers out with (0 = packed). */
+  size_t (*layout)(const int *v);
+
+  /* Fills d for pr: random inputs from seed on the host, the CPU reference, and the reference on
+   * the device. Then pm__data_place lays the inputs out on the device. */
+  int (*prepare)(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d);
+  /* Launches one run of point v on d, asynchronously on stream. */
+  int (*launch)(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t stream);
+  /* Compares d's output after a run of point v with the reference. PM_EVERIFY (with the first
+   * difference) where it differs beyond the op's tolerance; *err receives the error measure
+   * stored with results (2D ops: the fraction of elements that differ, which must be 0; reduce:
+   * |sum - exact| / sum|x|). */
+  int (*verify)(pm_ctx *c, const int *v, pm__data *d, double *err);
+} pm__op;
+
+extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter;
+extern const pm__op *const pm__ops[]; /* all of them, ended by NULL */
+
+/* ---- Generic space code (space.c) ----------------------------------------------------------- */
+
+const pm__op *pm__op_find(const char *name);
+pm__limits pm__limits_default(void);
+pm__limits pm__limits_of(const pm__device_info *d);
+
+/* Points are numbered 0 .. pm__space_size(op) - 1 in mixed radix, the first parameter fastest. */
+uint64_t pm__space_size(const pm__op *op);
+void pm__space_point(const pm__op *op, uint64_t index, int *v);
+
+/* "bx=32 by=8 vec=4" and {"bx":32,"by":8,"vec":4}: every parameter, in table order. */
+void pm__config_text(const pm__op *op, const int *v, char *out, size_t len);
+void pm__config_json(const pm__op *op, const int *v, char *out, size_t len);
+/* Parses configuration text back (every parameter once, values from the table). */
+int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v);
+
+/* The -D defines of point v for problem pr (pr may be NULL where the op has no problem defines):
+ * "BX=32", ... in table order, then the problem's. Returns how many; host-side parameters give
+ * none. Two points with equal defines share a cubin. */
+int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr,
+                       char out[][24]);
+
+/* Parses a size ("4097x3001" for 2D ops, "268435459" for reduce) into pr's dimensions; the
+ * caller sets radius, order and border. PM_EINVAL says what is wrong. */
+int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr);
+
+/* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp": a problem as people read it. */
+void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len);
+
+/* Points that differ only in host-side parameters share a kernel: its number, from 0 to
+ * pm__kernel_slots(op) - 1. */
+uint64_t pm__kernel_index(const pm__op *op, const int *v);
+uint64_t pm__kernel_slots(const pm__op *op);
+
+/* Whether v is the seed configuration. */
+int pm__is_seed(const pm__op *op, const int *v);
+
+/* Allocates d's device buffers with pitches aligned to align (0 = packed) and copies the inputs
+ * there; frees those of an earlier layout first. The output is poisoned (NaN). */
+int pm__data_place(pm_ctx *c, pm__data *d, size_t align);
+
+/* Fills d's output with NaN, so that an element the kernel does not write cannot pass. */
+int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream);
+
+/* Frees everything prepare and place made; safe on a zeroed or partly filled pm__data. */
+void pm__data_free(pm__data *d);
+
+/* Uniform floats in [-1, 1) from a seeded xorshift64*: never all zero. */
+void pm__random_fill(float *out, size_t n, uint64_t seed);
+
+/* Compares a pitched lines x inner output on the device with the packed reference there
+ * (bitwise). *bad: how many differ; *first: the first that does (line * inner + i). */
+int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
+                   unsigned inner, unsigned long long *bad, unsigned long long *first);
+
+/* For the 2D ops' verify: compare d's output with the reference; PM_EVERIFY names the first
+ * difference as (row, col) with both values. */
+int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int colmajor,
+                  double *err);
+
+/* Rounds a line of `bytes` up to a multiple of align (0: unchanged). */
+size_t pm__pitch(size_t bytes, size_t align);
+
+#endif /* PM_OP_H */

@@ -1,0 +1,128 @@
+/* op_filter.c: filter as data: the 2D correlation of a pitched rows x cols float image with a
+ * (2r+1)^2 mask, clamp-to-edge or zero borders; its search space, constraints, launch and CPU
+ * reference (templates/filter.cu). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "op.h"
+
+enum { BX, BY, TILE, PAD, OX, OY, ALIGN, NPARAMS };
+
+static const pm__param params[NPARAMS] = {
+    [BX] = {"bx", "BX", 5, {8, 16, 32, 64, 128}, "threads per block in x"},
+    [BY] = {"by", "BY", 5, {1, 2, 4, 8, 16}, "threads per block in y"},
+    [TILE] = {"tile", "TILE", 2, {0, 1}, "0 global loads, 1 shared-memory tile with halo"},
+    [PAD] = {"pad", "PAD", 3, {0, 1, 2}, "shared-memory row padding in words (tile=1)"},
+    [OX] = {"ox", "OX", 3, {1, 2, 4}, "outputs per thread in x"},
+    [OY] = {"oy", "OY", 3, {1, 2, 4}, "outputs per thread in y"},
+    [ALIGN] = {"align", NULL, 5, {0, 64, 128, 256, 512}, "pitch alignment in bytes (0 packed)"},
+};
+
+static unsigned long long tiles_of(const int *v, const pm__problem *pr) {
+  unsigned tw = (unsigned)(v[BX] * v[OX]), th = (unsigned)(v[BY] * v[OY]);
+  return (unsigned long long)((pr->cols + tw - 1) / tw) * ((pr->rows + th - 1) / th);
+}
+
+static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+  int threads = v[BX] * v[BY];
+  if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
+  if (v[TILE] == 0 && v[PAD] != 0) return "padding without a shared-memory tile";
+  if (pr == NULL) return NULL;
+  if (pr->radius < 1 || pr->radius > PM__MAX_RADIUS) return "radius out of range";
+  size_t r2 = 2 * (size_t)pr->radius;
+  size_t smem = (v[BY] * v[OY] + r2) * (v[BX] * v[OX] + r2 + v[PAD]) * sizeof(float);
+  if (v[TILE] && smem > lim->max_smem) return "the tile needs more shared memory than a block has";
+  if (tiles_of(v, pr) > 0x7fffffffull) return "more tiles than a grid may have";
+  return NULL;
+}
+
+static int problem_defines(const pm__problem *pr, char out[][24]) {
+  snprintf(out[0], 24, "R=%d", pr->radius);
+  return 1;
+}
+
+static double bytes(const pm__problem *pr) { return 2.0 * sizeof(float) * pr->rows * pr->cols; }
+
+static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
+
+/* The reference, in the order every variant uses: mask rows top to bottom, each left to right,
+ * fused multiply-adds from 0. So every variant must match it bit for bit. */
+static void reference(const float *in, unsigned rows, unsigned cols, int r, int zero_border,
+                      const float *w, float *out) {
+  int k = 2 * r + 1;
+  for (unsigned y = 0; y < rows; y++)
+    for (unsigned x = 0; x < cols; x++) {
+      float acc = 0.0f;
+      for (int fy = 0; fy < k; fy++) {
+        long iy = (long)y + fy - r;
+        for (int fx = 0; fx < k; fx++) {
+          long ix = (long)x + fx - r;
+          float v;
+          if (zero_border && (ix < 0 || ix >= (long)cols || iy < 0 || iy >= (long)rows))
+            v = 0.0f;
+          else {
+            long cy = iy < 0 ? 0 : iy >= (long)rows ? (long)rows - 1 : iy;
+            long cx = ix < 0 ? 0 : ix >= (long)cols ? (long)cols - 1 : ix;
+            v = in[(size_t)cy * cols + (size_t)cx];
+          }
+          acc = fmaf(w[fy * k + fx], v, acc);
+        }
+      }
+      out[(size_t)y * cols + x] = acc;
+    }
+}
+
+static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+  int rc = PM_OK;
+  size_t n = (size_t)pr->rows * pr->cols;
+  int k = 2 * pr->radius + 1;
+  if (pr->radius < 1 || pr->radius > PM__MAX_RADIUS)
+    return pm__seterr(c, PM_EINVAL, "filter radius %d: pmtune supports 1 to %d", pr->radius,
+                      PM__MAX_RADIUS);
+  d->pr = *pr;
+  d->lines = pr->rows;
+  d->inner = pr->cols;
+  if ((d->host_in[0] = malloc(n * sizeof(float))) == NULL ||
+      (d->host_ref = malloc(n * sizeof(float))) == NULL)
+    return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
+  pm__random_fill(d->host_in[0], n, seed);
+  pm__random_fill(d->mask, (size_t)(k * k), seed ^ 0x5bd1e995u);
+  reference(d->host_in[0], pr->rows, pr->cols, pr->radius, pr->zero_border, d->mask, d->host_ref);
+  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
+  PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
+fail:
+  return rc;
+}
+
+static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+  unsigned long long tiles = tiles_of(v, &d->pr);
+  dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
+  int rows = (int)d->pr.rows, cols = (int)d->pr.cols, zero = d->pr.zero_border;
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, &zero,
+                  d->mask};
+  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+}
+
+static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)v;
+  return pm__verify_2d(c, d, d->lines, d->inner, 0, err);
+}
+
+const pm__op pm__op_filter = {
+    .name = "filter",
+    .summary = "2D correlation with a (2r+1)^2 mask, clamp-to-edge or zero borders",
+    .entries = {"pm_filter"},
+    .dims = 2,
+    .nentries = 1,
+    .nparams = NPARAMS,
+    .params = params,
+    .seed = {[BX] = 16, [BY] = 16, [TILE] = 0, [PAD] = 0, [OX] = 1, [OY] = 1, [ALIGN] = 0},
+    .check = check,
+    .problem_defines = problem_defines,
+    .bytes = bytes,
+    .layout = layout,
+    .prepare = prepare,
+    .launch = launch,
+    .verify = verify,
+};

@@ -1,0 +1,108 @@
+/* op_matadd.c: matadd as data: C = A + B over a pitched rows x cols float matrix, row- or
+ * column-major; its search space, constraints, launch and CPU reference (templates/matadd.cu). */
+#include <stdlib.h>
+
+#include "op.h"
+
+enum { BX, BY, VEC, EPT, GRID, MAP, ALIGN, NPARAMS };
+
+static const pm__param params[NPARAMS] = {
+    [BX] = {"bx", "BX", 7, {16, 32, 64, 128, 256, 512, 1024}, "threads per block in x"},
+    [BY] = {"by", "BY", 6, {1, 2, 4, 8, 16, 32}, "threads per block in y"},
+    [VEC] = {"vec", "VEC", 3, {1, 2, 4}, "floats per access along the contiguous dimension"},
+    [EPT] = {"ept", "EPT", 3, {1, 2, 4}, "accesses per thread, BY lines apart"},
+    [GRID] = {"grid", "GRID", 2, {0, 1}, "0 one tile per block, 1 grid-stride over one wave"},
+    [MAP] = {"map", "MAP", 2, {0, 1}, "0 threadIdx.x along the columns, 1 along the rows"},
+    [ALIGN] = {"align", NULL, 5, {0, 64, 128, 256, 512}, "pitch alignment in bytes (0 packed)"},
+};
+
+/* Lines, vectors per line and the grid of point v on pr. */
+typedef struct geometry {
+  unsigned lines, inner, nx, ny;
+  unsigned long long tiles;
+} geometry;
+
+static geometry geometry_of(const int *v, const pm__problem *pr) {
+  geometry g;
+  g.inner = pr->colmajor ? pr->rows : pr->cols;
+  g.lines = pr->colmajor ? pr->cols : pr->rows;
+  unsigned nvec = (g.inner + v[VEC] - 1) / v[VEC];
+  int x_inner = (v[MAP] == 0) == (pr->colmajor == 0);
+  g.nx = x_inner ? nvec : g.lines;
+  g.ny = x_inner ? g.lines : nvec;
+  unsigned ty = (unsigned)(v[BY] * v[EPT]);
+  g.tiles = (unsigned long long)((g.nx + v[BX] - 1) / v[BX]) * ((g.ny + ty - 1) / ty);
+  return g;
+}
+
+static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+  int threads = v[BX] * v[BY];
+  if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
+  if (pr == NULL) return NULL;
+  geometry g = geometry_of(v, pr);
+  if (v[ALIGN] == 0 && g.lines > 1 && g.inner % v[VEC] != 0)
+    return "packed lines are not aligned to the vector width";
+  if (v[GRID] == 0 && g.tiles > 0x7fffffffull) return "more tiles than a grid may have";
+  return NULL;
+}
+
+static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->rows * pr->cols; }
+
+static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
+
+static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+  int rc = PM_OK;
+  size_t n = (size_t)pr->rows * pr->cols;
+  d->pr = *pr;
+  d->lines = pr->colmajor ? pr->cols : pr->rows;
+  d->inner = pr->colmajor ? pr->rows : pr->cols;
+  d->host_in[0] = malloc(n * sizeof(float));
+  d->host_in[1] = malloc(n * sizeof(float));
+  d->host_ref = malloc(n * sizeof(float));
+  if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
+    return pm__seterr(c, PM_ENOMEM, "matadd %ux%u: out of host memory", pr->rows, pr->cols);
+  pm__random_fill(d->host_in[0], n, seed);
+  pm__random_fill(d->host_in[1], n, seed * 31 + 7);
+  for (size_t i = 0; i < n; i++) d->host_ref[i] = d->host_in[0][i] + d->host_in[1][i];
+  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
+  PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
+fail:
+  return rc;
+}
+
+static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+  geometry g = geometry_of(v, &d->pr);
+  unsigned long long blocks = g.tiles;
+  if (v[GRID]) {
+    unsigned long long wave = (unsigned long long)c->dev.sm_count * (2048 / (v[BX] * v[BY]));
+    if (blocks > wave) blocks = wave;
+  }
+  dim3 grid = {(unsigned)(blocks ? blocks : 1), 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
+  unsigned rows = d->pr.rows, cols = d->pr.cols;
+  int colmajor = d->pr.colmajor;
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &d->in[1], &d->in_pitch[1],
+                  &rows, &cols, &colmajor};
+  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+}
+
+static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)v;
+  return pm__verify_2d(c, d, d->lines, d->inner, d->pr.colmajor, err);
+}
+
+const pm__op pm__op_matadd = {
+    .name = "matadd",
+    .summary = "C = A + B over a pitched rows x cols float matrix, row- or column-major",
+    .entries = {"pm_matadd"},
+    .dims = 2,
+    .nentries = 1,
+    .nparams = NPARAMS,
+    .params = params,
+    .seed = {[BX] = 32, [BY] = 32, [VEC] = 1, [EPT] = 1, [GRID] = 0, [MAP] = 0, [ALIGN] = 0},
+    .check = check,
+    .bytes = bytes,
+    .layout = layout,
+    .prepare = prepare,
+    .launch = launch,
+    .verify = verify,
+};

@@ -1,0 +1,172 @@
+/* space.c: the generic side of the search spaces: numbering points, their text, JSON and -D
+ * defines, and the op table. Knows no operation by name. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op.h"
+
+const pm__op *const pm__ops[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter, NULL};
+
+const pm__op *pm__op_find(const char *name) {
+  if (name == NULL) return NULL;
+  for (int i = 0; pm__ops[i] != NULL; i++)
+    if (strcmp(pm__ops[i]->name, name) == 0) return pm__ops[i];
+  return NULL;
+}
+
+pm__limits pm__limits_default(void) {
+  pm__limits l = {.max_threads = 1024, .max_smem = 48 * 1024, .sm_count = 108};
+  return l;
+}
+
+pm__limits pm__limits_of(const pm__device_info *d) {
+  pm__limits l = pm__limits_default();
+  l.max_threads = d->max_threads_per_block;
+  l.sm_count = d->sm_count;
+  return l; /* static shared memory stays at 48 KiB: the templates do not opt in to more */
+}
+
+uint64_t pm__space_size(const pm__op *op) {
+  uint64_t n = 1;
+  for (int i = 0; i < op->nparams; i++) n *= (uint64_t)op->params[i].nvalues;
+  return n;
+}
+
+void pm__space_point(const pm__op *op, uint64_t index, int *v) {
+  for (int i = 0; i < op->nparams; i++) {
+    const pm__param *p = &op->params[i];
+    v[i] = p->values[index % (uint64_t)p->nvalues];
+    index /= (uint64_t)p->nvalues;
+  }
+}
+
+void pm__config_text(const pm__op *op, const int *v, char *out, size_t len) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (int i = 0; i < op->nparams && n < len; i++)
+    n += (size_t)snprintf(out + n, len - n, "%s%s=%d", i ? " " : "", op->params[i].name, v[i]);
+}
+
+void pm__config_json(const pm__op *op, const int *v, char *out, size_t len) {
+  size_t n = (size_t)snprintf(out, len, "{");
+  for (int i = 0; i < op->nparams && n < len; i++)
+    n += (size_t)snprintf(out + n, len - n, "%s\"%s\":%d", i ? "," : "", op->params[i].name, v[i]);
+  if (n < len) snprintf(out + n, len - n, "}");
+}
+
+int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v) {
+  int seen[PM__MAX_PARAMS] = {0};
+  const char *p = text;
+  while (p != NULL && *p != '\0') {
+    while (*p == ' ') p++;
+    if (*p == '\0') break;
+    const char *eq = strchr(p, '=');
+    if (eq == NULL) return pm__seterr(c, PM_EINVAL, "configuration '%s': expected name=value", text);
+    int i = 0;
+    for (; i < op->nparams; i++)
+      if (strlen(op->params[i].name) == (size_t)(eq - p) &&
+          strncmp(op->params[i].name, p, (size_t)(eq - p)) == 0)
+        break;
+    if (i == op->nparams)
+      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s has no parameter '%.*s'", text,
+                        op->name, (int)(eq - p), p);
+    char *end;
+    long val = strtol(eq + 1, &end, 10);
+    if (end == eq + 1 || (*end != ' ' && *end != '\0'))
+      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s needs an integer", text,
+                        op->params[i].name);
+    int ok = 0;
+    for (int k = 0; k < op->params[i].nvalues; k++) ok |= op->params[i].values[k] == val;
+    if (!ok)
+      return pm__seterr(c, PM_EINVAL, "configuration '%s': %ld is not a value of %s", text, val,
+                        op->params[i].name);
+    if (seen[i]++)
+      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s given twice", text,
+                        op->params[i].name);
+    v[i] = (int)val;
+    p = end;
+  }
+  for (int i = 0; i < op->nparams; i++)
+    if (!seen[i])
+      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s is missing", text,
+                        op->params[i].name);
+  return PM_OK;
+}
+
+int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr, char out[][24]) {
+  int n = 0;
+  for (int i = 0; i < op->nparams; i++)
+    if (op->params[i].define != NULL)
+      snprintf(out[n++], 24, "%s=%d", op->params[i].define, v[i]);
+  if (op->problem_defines != NULL && pr != NULL) n += op->problem_defines(pr, out + n);
+  return n;
+}
+
+static int parse_dim(const char *s, char **end, unsigned long max, unsigned *out) {
+  if (*s < '0' || *s > '9') return -1;
+  errno = 0;
+  unsigned long v = strtoul(s, end, 10);
+  if (errno != 0 || v == 0 || v > max) return -1;
+  *out = (unsigned)v;
+  return 0;
+}
+
+int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr) {
+  char *end = NULL;
+  if (size == NULL) return pm__seterr(c, PM_EINVAL, "no size given");
+  if (op->dims == 1) {
+    if (parse_dim(size, &end, 0x7fffffffUL, &pr->n) != 0 || *end != '\0')
+      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants N, from 1 to 2147483647", size,
+                        op->name);
+    return PM_OK;
+  }
+  if (parse_dim(size, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
+      parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 || *end != '\0')
+    return pm__seterr(c, PM_EINVAL, "size '%s': %s wants ROWSxCOLS, such as 4097x3001", size,
+                      op->name);
+  if ((unsigned long long)pr->rows * pr->cols > (1ull << 32))
+    return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
+  return PM_OK;
+}
+
+void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len) {
+  if (op->dims == 1)
+    snprintf(out, len, "n=%u", pr->n);
+  else if (op->problem_defines != NULL) /* the filter */
+    snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
+             pr->zero_border ? "zero" : "clamp");
+  else
+    snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pr->colmajor ? "col-major" : "row-major");
+}
+
+uint64_t pm__kernel_index(const pm__op *op, const int *v) {
+  uint64_t idx = 0, scale = 1;
+  for (int i = 0; i < op->nparams; i++) {
+    const pm__param *p = &op->params[i];
+    if (p->define == NULL) continue;
+    int k = 0;
+    while (k < p->nvalues - 1 && p->values[k] != v[i]) k++;
+    idx += (uint64_t)k * scale;
+    scale *= (uint64_t)p->nvalues;
+  }
+  return idx;
+}
+
+uint64_t pm__kernel_slots(const pm__op *op) {
+  uint64_t n = 1;
+  for (int i = 0; i < op->nparams; i++)
+    if (op->params[i].define != NULL) n *= (uint64_t)op->params[i].nvalues;
+  return n;
+}
+
+int pm__is_seed(const pm__op *op, const int *v) {
+  for (int i = 0; i < op->nparams; i++)
+    if (v[i] != op->seed[i]) return 0;
+  return 1;
+}
+
+size_t pm__pitch(size_t bytes, size_t align) {
+  return align ? (bytes + align - 1) / align * align : bytes;
+}
