@@ -42,7 +42,10 @@ const char *cli_op_names(void);
 #define CLI_COMMANDS(X)                                                 \
   X(devices, "list the CUDA devices of this machine")                  \
   X(compile, "compile a kernel template with NVRTC (no GPU needed)")  \
-  X(space, "show an operation's search space and how many points are valid")
+  X(space, "show an operation's search space and how many points are valid") \
+  X(db, "the tuning database: which file, create it, check it")       \
+  X(export, "write the tuning results to a JSON file for other machines") \
+  X(import, "merge tuning results that another machine exported")
 
 #define CLI_DECLARE(name, summary) \
   int cmd_##name(int argc, char **argv); \

@@ -1,0 +1,578 @@
+/* exchange.c: tuning results to and from JSON (pmtune export / import), so that one tuned
+ * machine can serve a fleet of its GPU model. SQLite's JSON functions write and parse the
+ * documents; this file checks every field of what it reads before anything is written. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmdb.h"
+
+#define FORMAT "pmtune-export"
+#define FORMAT_VERSION 1
+#define IMPORT_MAX_BYTES ((size_t)512 << 20)
+#define IMPORT_MAX_GPUS 4096
+#define ERROR_TEXT_MAX (1 << 20) /* bytes of a failed measurement's error */
+
+/* ---- Export --------------------------------------------------------------------------------- */
+
+/* The measurements exported: every one (?1 = 1), or the winners and their seeds. */
+#define SELECTED                                                                              \
+  "(?1 OR m.id IN (SELECT measurement_id FROM winner UNION SELECT seed_measurement_id FROM" \
+  " winner WHERE seed_measurement_id IS NOT NULL))"
+
+static const char gpus_sql[] =
+    "SELECT json_object('uuid', g.uuid, 'name', g.name, 'cc_major', g.cc_major,"
+    " 'cc_minor', g.cc_minor, 'arch', g.arch, 'sm_count', g.sm_count, 'mem_bytes', g.mem_bytes,"
+    " 'driver_version', g.driver_version, 'runtime_version', g.runtime_version)"
+    " FROM gpu g WHERE g.id IN (SELECT m.gpu_id FROM measurement m WHERE " SELECTED ")"
+    " ORDER BY g.uuid";
+
+static const char measurements_sql[] =
+    "SELECT json_object('gpu', g.uuid, 'op', m.op, 'dtype', m.dtype, 'rows', m.rows,"
+    " 'cols', m.cols, 'n', m.n, 'radius', m.radius, 'variant', m.variant,"
+    " 'template_sha256', m.template_sha256, 'config', m.config, 'params', json(m.params),"
+    " 'is_seed', json(CASE m.is_seed WHEN 1 THEN 'true' ELSE 'false' END), 'status', m.status,"
+    " 'error', m.error, 'median_ms', m.median_ms, 'min_ms', m.min_ms, 'max_ms', m.max_ms,"
+    " 'samples', m.samples, 'gbps', m.gbps,"
+    " 'verified', json(CASE m.verified WHEN 1 THEN 'true' ELSE 'false' END),"
+    " 'max_error', m.max_error, 'measured_at', m.measured_at)"
+    " FROM measurement m JOIN gpu g ON g.id = m.gpu_id WHERE " SELECTED
+    " ORDER BY g.uuid, m.op, m.dtype, m.problem, m.template_sha256, m.config";
+
+/* Writes the rows of sql (one JSON object each) as the lines of a JSON array's body. */
+static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *count) {
+  int rc = PM_OK, r, n = 0;
+  sqlite3 *h = pm__db_handle(db);
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(h, sql, -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int(st, 1, all));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW)
+    fprintf(out, "%s\n  %s", n++ ? "," : "", (const char *)sqlite3_column_text(st, 0));
+  PM__SQLITE_ST(db, st, r);
+  if (count) *count = n;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
+  int rc = PM_OK, n = 0;
+  sqlite3 *h = pm__db_handle(db);
+  sqlite3_stmt *st = NULL;
+  if (count) *count = 0;
+  if (out == NULL) return pm__seterr(pm__db_ctx(db), PM_EINVAL, "export: no output given");
+  all = all != 0;
+  /* One read transaction: a snapshot, whatever other processes write meanwhile. */
+  PM__SQLITE(db, sqlite3_exec(h, "BEGIN", NULL, NULL, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(
+                     h,
+                     "SELECT json_object('format', ?1, 'version', ?2, 'pmtune_version', ?3,"
+                     " 'exported_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'all',"
+                     " json(CASE ?4 WHEN 1 THEN 'true' ELSE 'false' END))",
+                     -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, FORMAT, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 2, FORMAT_VERSION));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, pm_version(), -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 4, all));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  const char *head = (const char *)sqlite3_column_text(st, 0);
+  /* {"format":...,"all":false} -> {"format":...,"all":false,\n"gpus":[...],\n"measurements":[...]} */
+  fprintf(out, "%.*s,\n\"gpus\": [", (int)strlen(head) - 1, head);
+  sqlite3_finalize(st);
+  st = NULL;
+  if ((rc = write_rows(db, out, gpus_sql, all, NULL)) != PM_OK) goto fail;
+  fputs("],\n\"measurements\": [", out);
+  if ((rc = write_rows(db, out, measurements_sql, all, &n)) != PM_OK) goto fail;
+  fputs("]}\n", out);
+  PM__SQLITE(db, sqlite3_exec(h, "COMMIT", NULL, NULL, NULL));
+  if (fflush(out) != 0 || ferror(out))
+    return pm__seterr(pm__db_ctx(db), PM_EIO, "export: cannot write the document: %s",
+                      strerror(errno));
+  if (count) *count = n;
+  return PM_OK;
+fail:
+  sqlite3_finalize(st);
+  pm__db_rollback(db);
+  return rc;
+}
+
+/* ---- Import: the text ----------------------------------------------------------------------- */
+
+/* Whether s[0..len) is UTF-8 without overlong forms, surrogates or code points past U+10FFFF. */
+static int valid_utf8(const unsigned char *s, size_t len) {
+  for (size_t i = 0; i < len;) {
+    unsigned c = s[i];
+    size_t n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
+    if (n == 9 || i + n >= len) return 0;
+    unsigned cp = n == 0 ? c : c & (0x3f >> n);
+    for (size_t k = 1; k <= n; k++) {
+      if ((s[i + k] & 0xc0) != 0x80) return 0;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return 0;
+    i += n + 1;
+  }
+  return 1;
+}
+
+static int hexval(const char *p) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+/* SQLite cuts a string at \u0000 and passes lone surrogates through: refuse both. Returns 0 if
+ * the strings of the document have neither (it need not be valid JSON otherwise). */
+static int bad_escape(const char *s, size_t len) {
+  int in = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (!in) {
+      in = s[i] == '"';
+      continue;
+    }
+    if (s[i] == '"') {
+      in = 0;
+    } else if (s[i] == '\\' && i + 1 < len) {
+      i++;
+      if (s[i] != 'u') continue;
+      int v = i + 4 < len ? hexval(s + i + 1) : -1;
+      if (v <= 0) return v == 0 ? 1 : 0; /* \u0000; a malformed escape is json_valid's to find */
+      if (v >= 0xdc00 && v <= 0xdfff) return 1;
+      if (v >= 0xd800 && v <= 0xdbff) {
+        int lo = i + 10 < len && s[i + 5] == '\\' && s[i + 6] == 'u' ? hexval(s + i + 7) : -1;
+        if (lo < 0xdc00 || lo > 0xdfff) return 1;
+        i += 6;
+      }
+      i += 4;
+    }
+  }
+  return 0;
+}
+
+/* ---- Import: objects and fields ------------------------------------------------------------- */
+
+typedef enum ftype { F_TEXT, F_INT, F_NUMBER, F_BOOL, F_OBJECT, F_ARRAY } ftype;
+
+typedef struct field {
+  const char *name;
+  ftype type;
+  int required, nullable;
+} field;
+
+typedef struct value {
+  int present, null;
+  char *text; /* F_TEXT, F_OBJECT, F_ARRAY: heap */
+  int64_t i;  /* F_INT, F_BOOL */
+  double d;   /* F_NUMBER */
+} value;
+
+static const char *const type_names[] = {"a string", "an integer", "a number", "true or false",
+                                         "an object", "an array"};
+
+static void free_values(value *v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i].text);
+  memset(v, 0, n * sizeof *v);
+}
+
+/* Reads the JSON object text json into v[] along fields[]: each field at most once, of its type,
+ * none unknown, the required ones present. where names the object in messages. */
+static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields,
+                       value *v, const char *where) {
+  int rc = PM_OK, r;
+  pm_ctx *c = pm__db_ctx(db);
+  sqlite3_stmt *st = NULL;
+  memset(v, 0, nfields * sizeof *v);
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_type(?1)", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  const char *what = (const char *)sqlite3_column_text(st, 0);
+  if (what == NULL || strcmp(what, "object") != 0) {
+    rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
+    goto fail;
+  }
+  sqlite3_finalize(st);
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT key, type, atom, value FROM json_each(?1)",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    const char *type = (const char *)sqlite3_column_text(st, 1);
+    size_t k = 0;
+    while (k < nfields && strcmp(fields[k].name, key) != 0) k++;
+    if (k == nfields) {
+      rc = pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, key);
+      goto fail;
+    }
+    const field *f = &fields[k];
+    if (v[k].present) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: given twice", where, f->name);
+      goto fail;
+    }
+    v[k].present = 1;
+    if (strcmp(type, "null") == 0) {
+      if (!f->nullable) {
+        rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got null", where, f->name,
+                        type_names[f->type]);
+        goto fail;
+      }
+      v[k].null = 1;
+      continue;
+    }
+    int ok = 0, col = f->type == F_OBJECT || f->type == F_ARRAY ? 3 : 2;
+    switch (f->type) {
+      case F_TEXT: ok = strcmp(type, "text") == 0; break;
+      case F_INT: ok = strcmp(type, "integer") == 0; break;
+      case F_NUMBER: ok = strcmp(type, "integer") == 0 || strcmp(type, "real") == 0; break;
+      case F_BOOL: ok = strcmp(type, "true") == 0 || strcmp(type, "false") == 0; break;
+      case F_OBJECT: ok = strcmp(type, "object") == 0; break;
+      case F_ARRAY: ok = strcmp(type, "array") == 0; break;
+    }
+    if (!ok) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got %s", where, f->name,
+                      type_names[f->type], type);
+      goto fail;
+    }
+    if (f->type == F_INT && sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: integer out of range", where, f->name);
+      goto fail;
+    }
+    if (f->type == F_NUMBER && !isfinite(v[k].d = sqlite3_column_double(st, 2))) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: number out of range", where, f->name);
+      goto fail;
+    }
+    if (f->type == F_INT || f->type == F_BOOL) v[k].i = sqlite3_column_int64(st, 2);
+    if (f->type == F_TEXT || f->type == F_OBJECT || f->type == F_ARRAY) {
+      const char *t = (const char *)sqlite3_column_text(st, col);
+      if (t == NULL || (v[k].text = strdup(t)) == NULL) {
+        rc = pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
+        goto fail;
+      }
+    }
+  }
+  PM__SQLITE_ST(db, st, r);
+  for (size_t k = 0; k < nfields; k++)
+    if (fields[k].required && !v[k].present) {
+      rc = pm__seterr(c, PM_EINVAL, "%s: no field '%s'", where, fields[k].name);
+      goto fail;
+    }
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* A text field of 1..max bytes, printable (newlines and tabs too where multiline). */
+static int check_text(pm_ctx *c, const value *v, const char *where, const char *name, size_t max,
+                      int multiline) {
+  if (!v->present || v->null) return PM_OK;
+  size_t n = strlen(v->text);
+  if (n == 0 || n > max)
+    return pm__seterr(c, PM_EINVAL, "%s.%s: expected 1 to %zu bytes, got %zu", where, name, max, n);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)v->text[i];
+    if ((ch < 0x20 && !(multiline && (ch == '\n' || ch == '\t' || ch == '\r'))) || ch == 0x7f)
+      return pm__seterr(c, PM_EINVAL, "%s.%s: control character 0x%02x", where, name, ch);
+  }
+  return PM_OK;
+}
+
+static int check_int(pm_ctx *c, const value *v, const char *where, const char *name, int64_t lo,
+                     int64_t hi) {
+  if (!v->present || v->null || (v->i >= lo && v->i <= hi)) return PM_OK;
+  return pm__seterr(c, PM_EINVAL, "%s.%s: %lld is not in %lld..%lld", where, name,
+                    (long long)v->i, (long long)lo, (long long)hi);
+}
+
+/* 'YYYY-MM-DDTHH:MM:SS.SSSZ', as the database writes times. */
+static int valid_time(const char *s) {
+  static const char pattern[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+  if (strlen(s) != sizeof pattern - 1) return 0;
+  for (size_t i = 0; pattern[i] != '\0'; i++)
+    if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return 0;
+  int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
+  int hour = (s[11] - '0') * 10 + (s[12] - '0'), min = (s[14] - '0') * 10 + (s[15] - '0');
+  int sec = (s[17] - '0') * 10 + (s[18] - '0');
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 && min < 60 && sec < 61;
+}
+
+/* ---- Import: the document ------------------------------------------------------------------- */
+
+enum { T_FORMAT, T_VERSION, T_PMTUNE, T_EXPORTED, T_ALL, T_GPUS, T_MEASUREMENTS, T_N };
+static const field top_fields[T_N] = {
+    {"format", F_TEXT, 1, 0}, {"version", F_INT, 1, 0},     {"pmtune_version", F_TEXT, 0, 0},
+    {"exported_at", F_TEXT, 0, 0}, {"all", F_BOOL, 0, 0}, {"gpus", F_ARRAY, 1, 0},
+    {"measurements", F_ARRAY, 1, 0}};
+
+enum { G_UUID, G_NAME, G_CC_MAJOR, G_CC_MINOR, G_ARCH, G_SMS, G_MEM, G_DRIVER, G_RUNTIME, G_N };
+static const field gpu_fields[G_N] = {
+    {"uuid", F_TEXT, 1, 0},      {"name", F_TEXT, 1, 0},           {"cc_major", F_INT, 1, 0},
+    {"cc_minor", F_INT, 1, 0},   {"arch", F_TEXT, 1, 0},           {"sm_count", F_INT, 1, 0},
+    {"mem_bytes", F_INT, 1, 0},  {"driver_version", F_INT, 1, 0}, {"runtime_version", F_INT, 1, 0}};
+
+enum {
+  M_GPU, M_OP, M_DTYPE, M_ROWS, M_COLS, M_N, M_RADIUS, M_VARIANT, M_SHA, M_CONFIG, M_PARAMS,
+  M_SEED, M_STATUS, M_ERROR, M_MEDIAN, M_MIN, M_MAX, M_SAMPLES, M_GBPS, M_VERIFIED, M_MAXERR,
+  M_AT, M_N_
+};
+static const field measurement_fields[M_N_] = {
+    {"gpu", F_TEXT, 1, 0},         {"op", F_TEXT, 1, 0},          {"dtype", F_TEXT, 1, 0},
+    {"rows", F_INT, 0, 1},         {"cols", F_INT, 0, 1},         {"n", F_INT, 0, 1},
+    {"radius", F_INT, 0, 1},       {"variant", F_TEXT, 0, 0},     {"template_sha256", F_TEXT, 1, 0},
+    {"config", F_TEXT, 1, 0},      {"params", F_OBJECT, 1, 0},    {"is_seed", F_BOOL, 1, 0},
+    {"status", F_TEXT, 1, 0},      {"error", F_TEXT, 0, 1},       {"median_ms", F_NUMBER, 0, 1},
+    {"min_ms", F_NUMBER, 0, 1},    {"max_ms", F_NUMBER, 0, 1},    {"samples", F_INT, 0, 1},
+    {"gbps", F_NUMBER, 0, 1},      {"verified", F_BOOL, 1, 0},    {"max_error", F_NUMBER, 0, 1},
+    {"measured_at", F_TEXT, 1, 0}};
+
+typedef struct known_gpu {
+  char uuid[48];
+  int64_t id;
+} known_gpu;
+
+static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known, int nknown,
+                      pm__db_import_stats *st) {
+  pm_ctx *c = pm__db_ctx(db);
+  value v[G_N];
+  char where[48];
+  int rc, added = 0;
+  snprintf(where, sizeof where, "gpus[%d]", index);
+  if ((rc = read_object(db, json, gpu_fields, G_N, v, where)) != PM_OK) goto done;
+  if ((rc = check_text(c, &v[G_UUID], where, "uuid", 47, 0)) != PM_OK ||
+      (rc = check_text(c, &v[G_NAME], where, "name", 255, 0)) != PM_OK ||
+      (rc = check_text(c, &v[G_ARCH], where, "arch", 15, 0)) != PM_OK ||
+      (rc = check_int(c, &v[G_CC_MAJOR], where, "cc_major", 1, 99)) != PM_OK ||
+      (rc = check_int(c, &v[G_CC_MINOR], where, "cc_minor", 0, 9)) != PM_OK ||
+      (rc = check_int(c, &v[G_SMS], where, "sm_count", 1, 1 << 20)) != PM_OK ||
+      (rc = check_int(c, &v[G_MEM], where, "mem_bytes", 1, (int64_t)1 << 50)) != PM_OK ||
+      (rc = check_int(c, &v[G_DRIVER], where, "driver_version", 0, 1 << 30)) != PM_OK ||
+      (rc = check_int(c, &v[G_RUNTIME], where, "runtime_version", 0, 1 << 30)) != PM_OK)
+    goto done;
+  for (int i = 0; i < nknown; i++)
+    if (strcmp(known[i].uuid, v[G_UUID].text) == 0) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.uuid: '%s' is given twice", where, v[G_UUID].text);
+      goto done;
+    }
+  pm__device_info d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.uuid, sizeof d.uuid, "%s", v[G_UUID].text);
+  snprintf(d.name, sizeof d.name, "%s", v[G_NAME].text);
+  snprintf(d.arch, sizeof d.arch, "%s", v[G_ARCH].text);
+  d.cc_major = (int)v[G_CC_MAJOR].i;
+  d.cc_minor = (int)v[G_CC_MINOR].i;
+  d.sm_count = (int)v[G_SMS].i;
+  d.mem_bytes = (size_t)v[G_MEM].i;
+  snprintf(known[nknown].uuid, sizeof known[nknown].uuid, "%s", d.uuid);
+  rc = pm__db_gpu_write(db, &d, (int)v[G_DRIVER].i, (int)v[G_RUNTIME].i, 1, &known[nknown].id,
+                        &added);
+  if (rc == PM_EINVAL) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", pm_errmsg(c));
+    rc = pm__seterr(c, PM_EINVAL, "%s: %s", where, msg);
+  }
+  if (rc == PM_OK) st->gpus_added += added;
+done:
+  free_values(v, G_N);
+  return rc;
+}
+
+static int import_measurement(pm__db *db, const char *json, int index, const known_gpu *known,
+                              int nknown, pm__db_import_stats *st) {
+  static const char *const statuses[] = {"ok", "compile_error", "launch_error", "wrong_result"};
+  pm_ctx *c = pm__db_ctx(db);
+  value v[M_N_];
+  char where[48];
+  int rc, what = 0;
+  snprintf(where, sizeof where, "measurements[%d]", index);
+  if ((rc = read_object(db, json, measurement_fields, M_N_, v, where)) != PM_OK) goto done;
+  if ((rc = check_text(c, &v[M_GPU], where, "gpu", 47, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_OP], where, "op", 16, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_DTYPE], where, "dtype", 16, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_SHA], where, "template_sha256", 64, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_CONFIG], where, "config", PM__DB_CONFIG_MAX - 1, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_STATUS], where, "status", 16, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_ERROR], where, "error", ERROR_TEXT_MAX, 1)) != PM_OK ||
+      (rc = check_text(c, &v[M_AT], where, "measured_at", 24, 0)) != PM_OK ||
+      (rc = check_int(c, &v[M_ROWS], where, "rows", 1, INT64_MAX)) != PM_OK ||
+      (rc = check_int(c, &v[M_COLS], where, "cols", 1, INT64_MAX)) != PM_OK ||
+      (rc = check_int(c, &v[M_N], where, "n", 1, INT64_MAX)) != PM_OK ||
+      (rc = check_int(c, &v[M_RADIUS], where, "radius", 1, 3)) != PM_OK ||
+      (rc = check_int(c, &v[M_SAMPLES], where, "samples", 1, 1 << 30)) != PM_OK)
+    goto done;
+  if (v[M_VARIANT].present && strlen(v[M_VARIANT].text) > 32) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.variant: longer than 32 bytes", where);
+    goto done;
+  }
+  if (!valid_time(v[M_AT].text)) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.measured_at: '%s' is not YYYY-MM-DDTHH:MM:SS.SSSZ", where,
+                    v[M_AT].text);
+    goto done;
+  }
+  pm__db_measurement m;
+  memset(&m, 0, sizeof m);
+  for (int i = 0; i < nknown && m.gpu_id == 0; i++)
+    if (strcmp(known[i].uuid, v[M_GPU].text) == 0) m.gpu_id = known[i].id;
+  if (m.gpu_id == 0) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.gpu: '%s' is not one of the document's gpus", where,
+                    v[M_GPU].text);
+    goto done;
+  }
+  int outcome = -1;
+  for (int i = 0; i < 4; i++)
+    if (strcmp(statuses[i], v[M_STATUS].text) == 0) outcome = i;
+  if (outcome < 0) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.status: '%.40s' is not ok, compile_error, launch_error or "
+                    "wrong_result", where, v[M_STATUS].text);
+    goto done;
+  }
+  m.problem.op = v[M_OP].text;
+  m.problem.dtype = v[M_DTYPE].text;
+  m.problem.rows = v[M_ROWS].null ? 0 : v[M_ROWS].i;
+  m.problem.cols = v[M_COLS].null ? 0 : v[M_COLS].i;
+  m.problem.n = v[M_N].null ? 0 : v[M_N].i;
+  m.problem.radius = v[M_RADIUS].null ? 0 : (int)v[M_RADIUS].i;
+  m.problem.variant = v[M_VARIANT].present ? v[M_VARIANT].text : "";
+  m.template_sha256 = v[M_SHA].text;
+  m.params = v[M_PARAMS].text;
+  m.config = v[M_CONFIG].text;
+  m.is_seed = (int)v[M_SEED].i;
+  m.outcome = (pm__db_outcome)outcome;
+  m.error = v[M_ERROR].null ? NULL : v[M_ERROR].text;
+  m.median_ms = v[M_MEDIAN].d;
+  m.min_ms = v[M_MIN].d;
+  m.max_ms = v[M_MAX].d;
+  m.samples = v[M_SAMPLES].null ? 0 : (int)v[M_SAMPLES].i;
+  m.gbps = v[M_GBPS].d;
+  m.verified = (int)v[M_VERIFIED].i;
+  m.max_error = v[M_MAXERR].d;
+  if (m.verified && (!v[M_MAXERR].present || v[M_MAXERR].null)) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.max_error: verified, so it is required", where);
+    goto done;
+  }
+  rc = pm__db_measurement_write(db, &m, v[M_AT].text, 1, &what);
+  if (rc == PM_EINVAL) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", pm_errmsg(c));
+    rc = pm__seterr(c, PM_EINVAL, "%s: %s", where, msg);
+  }
+  if (rc == PM_OK) {
+    st->added += what == 0;
+    st->updated += what == 1;
+    st->kept += what == 2;
+  }
+done:
+  free_values(v, M_N_);
+  return rc;
+}
+
+/* Runs fn on each element of the array text json. */
+static int each_element(pm__db *db, const char *json, int (*fn)(pm__db *, const char *, int, void *),
+                        void *arg) {
+  int rc = PM_OK, r, i = 0;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT value FROM json_each(?1)", -1, &st,
+                                    NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *elem = (const char *)sqlite3_column_text(st, 0);
+    if ((rc = fn(db, elem ? elem : "null", i++, arg)) != PM_OK) goto fail;
+  }
+  PM__SQLITE_ST(db, st, r);
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+typedef struct import_state {
+  known_gpu *gpus;
+  int ngpus;
+  pm__db_import_stats st;
+} import_state;
+
+static int gpu_cb(pm__db *db, const char *json, int i, void *arg) {
+  import_state *s = arg;
+  if (s->ngpus == IMPORT_MAX_GPUS)
+    return pm__seterr(pm__db_ctx(db), PM_EINVAL, "gpus: more than %d", IMPORT_MAX_GPUS);
+  int rc = import_gpu(db, json, i, s->gpus, s->ngpus, &s->st);
+  if (rc == PM_OK) s->ngpus++;
+  return rc;
+}
+
+static int measurement_cb(pm__db *db, const char *json, int i, void *arg) {
+  import_state *s = arg;
+  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st);
+}
+
+int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *stats) {
+  pm_ctx *c = pm__db_ctx(db);
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  value v[T_N];
+  import_state s = {0};
+  memset(v, 0, sizeof v);
+  if (stats) memset(stats, 0, sizeof *stats);
+  if (json == NULL) return pm__seterr(c, PM_EINVAL, "import: no document given");
+  if (len > IMPORT_MAX_BYTES)
+    return pm__seterr(c, PM_EINVAL, "import: the document has %zu bytes, at most %zu", len,
+                      IMPORT_MAX_BYTES);
+  if (memchr(json, '\0', len) != NULL)
+    return pm__seterr(c, PM_EINVAL, "import: the document contains a NUL byte");
+  if (!valid_utf8((const unsigned char *)json, len))
+    return pm__seterr(c, PM_EINVAL, "import: the document is not UTF-8");
+  if (bad_escape(json, len))
+    return pm__seterr(c, PM_EINVAL, "import: a string holds \\u0000 or a lone surrogate escape");
+
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_valid(?1)", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, (int)len, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  if (sqlite3_column_int(st, 0) != 1) {
+    rc = pm__seterr(c, PM_EINVAL, "import: not valid JSON (or nested deeper than SQLite reads)");
+    goto fail;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  /* json may lack a NUL at len: the fields are read from a copy that has one. */
+  char *doc = malloc(len + 1);
+  if (doc == NULL) return pm__seterr(c, PM_ENOMEM, "import: out of memory");
+  memcpy(doc, json, len);
+  doc[len] = '\0';
+  rc = read_object(db, doc, top_fields, T_N, v, "document");
+  free(doc);
+  if (rc != PM_OK) goto fail;
+  if (strcmp(v[T_FORMAT].text, FORMAT) != 0) {
+    rc = pm__seterr(c, PM_EINVAL, "document.format: '%.40s', not '%s'", v[T_FORMAT].text, FORMAT);
+    goto fail;
+  }
+  if (v[T_VERSION].i != FORMAT_VERSION) {
+    rc = pm__seterr(c, PM_EINVAL, "document.version: %lld, but this pmtune reads version %d",
+                    (long long)v[T_VERSION].i, FORMAT_VERSION);
+    goto fail;
+  }
+  if ((rc = check_text(c, &v[T_PMTUNE], "document", "pmtune_version", 64, 0)) != PM_OK ||
+      (rc = check_text(c, &v[T_EXPORTED], "document", "exported_at", 64, 0)) != PM_OK)
+    goto fail;
+  if ((s.gpus = calloc(IMPORT_MAX_GPUS, sizeof *s.gpus)) == NULL) {
+    rc = pm__seterr(c, PM_ENOMEM, "import: out of memory");
+    goto fail;
+  }
+  /* All or nothing: one transaction, rolled back at the first fault. */
+  if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
+  if ((rc = each_element(db, v[T_GPUS].text, gpu_cb, &s)) != PM_OK ||
+      (rc = each_element(db, v[T_MEASUREMENTS].text, measurement_cb, &s)) != PM_OK) {
+    pm__db_rollback(db);
+    goto fail;
+  }
+  if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
+  if (stats) *stats = s.st;
+fail:
+  sqlite3_finalize(st);
+  free_values(v, T_N);
+  free(s.gpus);
+  return rc;
+}

@@ -1,0 +1,1321 @@
+/* pmdb.c: the tuning database: finding and opening the file, migrations, and what the tuner and
+ * library calls store and look up (GPUs, runs, measurements, winners, cubins), in SQLite. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmdb.h"
+
+#define BUSY_TIMEOUT_MS 10000 /* how long a statement waits for another process's lock */
+#define APPLICATION_ID 1886221429 /* 0x706d7475, 'pmtu', set by 0001_initial.sql */
+#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+struct pm__db {
+  pm_ctx *c;
+  sqlite3 *sql;
+  char *path;
+  int readonly;
+  int version_was; /* user_version when opened */
+};
+
+/* ---- Errors --------------------------------------------------------------------------------- */
+
+static const char *sqlite_code_name(int rc) {
+  static const struct {
+    int code;
+    const char *name;
+  } names[] = {{SQLITE_ERROR, "SQLITE_ERROR"},     {SQLITE_PERM, "SQLITE_PERM"},
+               {SQLITE_ABORT, "SQLITE_ABORT"},     {SQLITE_BUSY, "SQLITE_BUSY"},
+               {SQLITE_LOCKED, "SQLITE_LOCKED"},   {SQLITE_NOMEM, "SQLITE_NOMEM"},
+               {SQLITE_READONLY, "SQLITE_READONLY"}, {SQLITE_INTERRUPT, "SQLITE_INTERRUPT"},
+               {SQLITE_IOERR, "SQLITE_IOERR"},     {SQLITE_CORRUPT, "SQLITE_CORRUPT"},
+               {SQLITE_FULL, "SQLITE_FULL"},       {SQLITE_CANTOPEN, "SQLITE_CANTOPEN"},
+               {SQLITE_PROTOCOL, "SQLITE_PROTOCOL"}, {SQLITE_SCHEMA, "SQLITE_SCHEMA"},
+               {SQLITE_TOOBIG, "SQLITE_TOOBIG"},   {SQLITE_CONSTRAINT, "SQLITE_CONSTRAINT"},
+               {SQLITE_MISMATCH, "SQLITE_MISMATCH"}, {SQLITE_MISUSE, "SQLITE_MISUSE"},
+               {SQLITE_RANGE, "SQLITE_RANGE"},     {SQLITE_NOTADB, "SQLITE_NOTADB"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].code == (rc & 0xff)) return names[i].name;
+  return "SQLITE_?";
+}
+
+int pm__db_sqlite_error(pm__db *db, int rc, const char *call, const char *file, int line) {
+  const char *base = strrchr(file, '/');
+  const char *msg = db->sql != NULL ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc);
+  int n = (int)strlen(call ? call : "");
+  return pm__seterr(db->c, PM_EDB, "tuning database %s: %s (%s) [%s:%d: %.*s%s]", db->path, msg,
+                    sqlite_code_name(rc), base ? base + 1 : file, line, n > 60 ? 60 : n,
+                    call ? call : "", n > 60 ? "..." : "");
+}
+
+pm_ctx *pm__db_ctx(pm__db *db) { return db->c; }
+const char *pm__db_filename(const pm__db *db) { return db->path; }
+sqlite3 *pm__db_handle(pm__db *db) { return db->sql; }
+
+void pm__db_schema(const pm__db *db, int *was, int *now) {
+  if (was) *was = db->version_was;
+  if (now) *now = pm__db_schema_latest();
+}
+
+/* ---- Small statements ----------------------------------------------------------------------- */
+
+/* Runs a statement without parameters whose first column is an integer. */
+static int query_int(pm__db *db, const char *sql, int64_t *v) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  *v = 0;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  if (r == SQLITE_ROW) *v = sqlite3_column_int64(st, 0);
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_begin(pm__db *db) {
+  int rc = PM_OK;
+  PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL));
+fail:
+  return rc;
+}
+
+int pm__db_commit(pm__db *db) {
+  int rc = PM_OK;
+  PM__SQLITE(db, sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL));
+  return PM_OK;
+fail:
+  pm__db_rollback(db);
+  return rc;
+}
+
+void pm__db_rollback(pm__db *db) {
+  if (db != NULL && db->sql != NULL && !sqlite3_get_autocommit(db->sql))
+    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* ---- Where the file is ---------------------------------------------------------------------- */
+
+int pm__db_path(pm_ctx *c, const char *path, char *out, size_t cap) {
+  const char *env = getenv("PMTUNE_DB"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int n;
+  if (path != NULL && path[0] == '\0') return pm__seterr(c, PM_EINVAL, "database path is empty");
+  if (path != NULL)
+    n = snprintf(out, cap, "%s", path);
+  else if (env != NULL && env[0] != '\0')
+    n = snprintf(out, cap, "%s", env);
+  else if (xdg != NULL && xdg[0] == '/')
+    n = snprintf(out, cap, "%s/pmtune/pmtune.db", xdg);
+  else if (home != NULL && home[0] != '\0')
+    n = snprintf(out, cap, "%s/.cache/pmtune/pmtune.db", home);
+  else
+    return pm__seterr(c, PM_EINVAL,
+                      "no place for the tuning database: give --db PATH, or set $PMTUNE_DB, "
+                      "$XDG_CACHE_HOME or $HOME");
+  if (n < 0 || (size_t)n >= cap)
+    return pm__seterr(c, PM_EINVAL, "database path too long (%d bytes, at most %zu)", n, cap - 1);
+  return PM_OK;
+}
+
+/* mkdir -p of the directory that holds file path. */
+static int make_parent_dirs(pm_ctx *c, const char *path) {
+  char dir[PM__DB_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL || slash == dir) return PM_OK;
+  *slash = '\0';
+  for (char *p = dir + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char keep = *p;
+    *p = '\0';
+    struct stat s;
+    if (stat(dir, &s) != 0) {
+      if (errno != ENOENT || (mkdir(dir, 0777) != 0 && errno != EEXIST))
+        return pm__seterr(c, PM_EIO, "tuning database %s: cannot create directory %s: %s", path,
+                          dir, strerror(errno));
+    } else if (!S_ISDIR(s.st_mode)) {
+      return pm__seterr(c, PM_EIO, "tuning database %s: cannot create directory %s: %s", path,
+                        dir, strerror(ENOTDIR));
+    }
+    *p = keep;
+    if (keep == '\0') break;
+  }
+  return PM_OK;
+}
+
+/* ---- Schema and migrations ------------------------------------------------------------------ */
+
+int pm__db_schema_latest(void) {
+  int n = 0;
+  while (pm__db_migrations[n].name != NULL) n++;
+  return n;
+}
+
+/* The number a migration's file name starts with ("0001_initial" is 1), or -1. */
+static int migration_number(const pm__db_migration *m) {
+  int v = 0, digits = 0;
+  for (const char *p = m->name; isdigit((unsigned char)*p); p++, digits++) v = v * 10 + (*p - '0');
+  return digits == 4 && m->name[4] == '_' ? v : -1;
+}
+
+/* Applies the migrations the file lacks, each in its own IMMEDIATE transaction, re-reading
+ * user_version inside it: several processes may open a new file at once. */
+static int migrate(pm__db *db) {
+  int rc = PM_OK, latest = pm__db_schema_latest();
+  for (;;) {
+    int64_t v = 0, objects = 0;
+    if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+    if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
+    if (v > latest) {
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: schema version %lld is newer than this pmtune's (%d): "
+                      "use a newer pmtune; the file was left as it is",
+                      db->path, (long long)v, latest);
+      goto fail;
+    }
+    if (v == latest) break;
+    if (v == 0) {
+      if ((rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects)) != PM_OK) goto fail;
+      if (objects > 0) {
+        rc = pm__seterr(db->c, PM_EDB,
+                        "tuning database %s: an SQLite database, but not pmtune's (it has tables "
+                        "and no pmtune schema); the file was left as it is",
+                        db->path);
+        goto fail;
+      }
+    }
+    const pm__db_migration *m = &pm__db_migrations[v];
+    if (migration_number(m) != v + 1) {
+      rc = pm__seterr(db->c, PM_EDB, "tuning database %s: migration %s is misnumbered (expected %04lld_*.sql)",
+                      db->path, m->file, (long long)(v + 1));
+      goto fail;
+    }
+    char *err = NULL;
+    int r = sqlite3_exec(db->sql, m->source, NULL, NULL, &err);
+    if (r != SQLITE_OK) {
+      rc = pm__seterr(db->c, PM_EDB, "tuning database %s: migration %s failed: %s (%s)", db->path,
+                      m->file, err ? err : sqlite3_errstr(r), sqlite_code_name(r));
+      sqlite3_free(err);
+      goto fail;
+    }
+    int64_t after = 0;
+    if ((rc = query_int(db, "PRAGMA user_version", &after)) != PM_OK) goto fail;
+    if (after != v + 1) {
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: migration %s left user_version at %lld, not %lld",
+                      db->path, m->file, (long long)after, (long long)(v + 1));
+      goto fail;
+    }
+    if ((rc = pm__db_commit(db)) != PM_OK) return rc;
+  }
+  return pm__db_commit(db);
+fail:
+  pm__db_rollback(db);
+  return rc;
+}
+
+/* Marks the embedded templates current, in one transaction, where one of them is not. */
+static int register_templates(pm__db *db) {
+  int rc = PM_OK, stale = 0;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT current FROM template WHERE sha256 = ?1", -1,
+                                    &st, NULL));
+  for (const pm__template *t = pm__templates; t->name != NULL && !stale; t++) {
+    sqlite3_reset(st);
+    PM__SQLITE(db, sqlite3_bind_text(st, 1, t->sha256, -1, SQLITE_STATIC));
+    int r = sqlite3_step(st);
+    PM__SQLITE_ST(db, st, r);
+    stale = r != SQLITE_ROW || sqlite3_column_int(st, 0) != 1;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (!stale) return PM_OK;
+  for (const pm__template *t = pm__templates; t->name != NULL; t++)
+    if ((rc = pm__db_template_current(db, t->name, t->sha256)) != PM_OK) return rc;
+  return PM_OK;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* PRAGMA journal_mode=WAL needs a moment alone with the file: retries while another process
+ * holds it, up to the busy timeout. */
+static int set_wal(pm__db *db) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA journal_mode = WAL", -1, &st, NULL));
+  for (int waited = 0;; waited += 5) {
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) break;
+    if ((r & 0xff) != SQLITE_BUSY && (r & 0xff) != SQLITE_LOCKED) PM__SQLITE_ST(db, st, r);
+    if (waited >= BUSY_TIMEOUT_MS) PM__SQLITE_ST(db, st, r);
+    sqlite3_reset(st);
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+  }
+  const char *mode = (const char *)sqlite3_column_text(st, 0);
+  if (mode == NULL || strcmp(mode, "wal") != 0)
+    rc = pm__seterr(db->c, PM_EDB, "tuning database %s: cannot switch to WAL (journal mode %s)",
+                    db->path, mode ? mode : "?");
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
+  int rc = PM_OK;
+  char file[PM__DB_PATH_MAX];
+  struct stat s;
+  int64_t app = 0, version = 0, objects = 0;
+  if (out == NULL) return pm__seterr(c, PM_EINVAL, "pm__db_open: no place for the handle");
+  *out = NULL;
+  if ((rc = pm__db_path(c, path, file, sizeof file)) != PM_OK) return rc;
+  pm__db *db = calloc(1, sizeof *db);
+  if (db == NULL || (db->path = strdup(file)) == NULL) {
+    free(db);
+    return pm__seterr(c, PM_ENOMEM, "tuning database %s: out of memory", file);
+  }
+  db->c = c;
+  db->readonly = (flags & PM__DB_READONLY) != 0;
+
+  if (stat(file, &s) != 0) {
+    if (errno != ENOENT) {
+      rc = pm__seterr(c, PM_EIO, "tuning database %s: %s", file, strerror(errno));
+      goto fail;
+    }
+    if (db->readonly) {
+      rc = pm__seterr(c, PM_ENOTFOUND, "tuning database %s: no such file", file);
+      goto fail;
+    }
+    if ((rc = make_parent_dirs(c, file)) != PM_OK) goto fail;
+  } else if (S_ISDIR(s.st_mode)) {
+    rc = pm__seterr(c, PM_EIO, "tuning database %s: is a directory", file);
+    goto fail;
+  }
+
+  int open_flags = db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  PM__SQLITE(db, sqlite3_open_v2(file, &db->sql, open_flags, NULL));
+  sqlite3_busy_timeout(db->sql, BUSY_TIMEOUT_MS);
+  /* Read what the file is before anything writes to it. */
+  if ((rc = query_int(db, "PRAGMA application_id", &app)) != PM_OK) goto fail;
+  if ((rc = query_int(db, "PRAGMA user_version", &version)) != PM_OK) goto fail;
+  db->version_was = (int)version;
+  if (app != 0 && app != APPLICATION_ID) {
+    rc = pm__seterr(c, PM_EDB,
+                    "tuning database %s: an SQLite database, but not pmtune's (application_id "
+                    "%lld); the file was left as it is",
+                    file, (long long)app);
+    goto fail;
+  }
+  if (version > pm__db_schema_latest()) {
+    rc = pm__seterr(c, PM_EDB,
+                    "tuning database %s: schema version %lld is newer than this pmtune's (%d): use "
+                    "a newer pmtune; the file was left as it is",
+                    file, (long long)version, pm__db_schema_latest());
+    goto fail;
+  }
+  if (version == 0 && (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects)) != PM_OK)
+    goto fail;
+  if (version == 0 && objects > 0) {
+    rc = pm__seterr(c, PM_EDB,
+                    "tuning database %s: an SQLite database, but not pmtune's (it has tables and "
+                    "no pmtune schema); the file was left as it is",
+                    file);
+    goto fail;
+  }
+  if (db->readonly && version == 0) {
+    rc = pm__seterr(c, PM_ENOTFOUND,
+                    "tuning database %s: empty, nothing tuned yet ('pmtune db init' creates it)",
+                    file);
+    goto fail;
+  }
+  if (db->readonly && version < pm__db_schema_latest()) {
+    rc = pm__seterr(c, PM_EDB,
+                    "tuning database %s: schema version %lld is older than this pmtune's (%d): "
+                    "'pmtune db init' upgrades it",
+                    file, (long long)version, pm__db_schema_latest());
+    goto fail;
+  }
+  PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA foreign_keys = ON", NULL, NULL, NULL));
+  if (db->readonly) {
+    PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA query_only = ON", NULL, NULL, NULL));
+  } else {
+    if ((rc = set_wal(db)) != PM_OK) goto fail;
+    /* In WAL, NORMAL loses no committed transaction when a process dies, only on power loss. */
+    PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL));
+    if ((rc = migrate(db)) != PM_OK) goto fail;
+    if ((rc = register_templates(db)) != PM_OK) goto fail;
+  }
+  *out = db;
+  return PM_OK;
+fail:
+  pm__db_close(db);
+  return rc;
+}
+
+void pm__db_close(pm__db *db) {
+  if (db == NULL) return;
+  pm__db_rollback(db);
+  sqlite3_close_v2(db->sql);
+  free(db->path);
+  free(db);
+}
+
+/* ---- Checks --------------------------------------------------------------------------------- */
+
+typedef struct report {
+  char *text;
+  size_t len, cap;
+  int problems, nomem;
+} report;
+
+static void add(report *r, int problem, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(report *r, int problem, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char line[1024];
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof line) n = sizeof line - 1;
+  r->problems += problem;
+  if (r->len + (size_t)n + 2 > r->cap) {
+    size_t cap = (r->cap + (size_t)n + 2) * 2;
+    char *p = realloc(r->text, cap);
+    if (p == NULL) {
+      r->nomem = 1;
+      return;
+    }
+    r->text = p, r->cap = cap;
+  }
+  memcpy(r->text + r->len, line, (size_t)n);
+  r->len += (size_t)n;
+  r->text[r->len++] = '\n';
+  r->text[r->len] = '\0';
+}
+
+int pm__db_check(pm__db *db, char **text, int *problems) {
+  static const char *const objects[] = {"gpu",       "template",    "run",
+                                        "measurement", "cubin",     "current_measurement",
+                                        "winner",    "template_one_current", "measurement_one_seed",
+                                        "measurement_by_problem"};
+  int rc = PM_OK;
+  report r = {0};
+  sqlite3_stmt *st = NULL;
+  int64_t v = 0;
+  *text = NULL;
+  *problems = 0;
+
+  /* SQLite's own: structure, NOT NULL and CHECK constraints, indices. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(50)", -1, &st, NULL));
+  int ok = 0, r_;
+  while ((r_ = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    if (m && strcmp(m, "ok") == 0)
+      ok = 1;
+    else
+      add(&r, 1, "integrity     PROBLEM: %s", m ? m : "?");
+  }
+  PM__SQLITE_ST(db, st, r_);
+  if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
+  sqlite3_finalize(st);
+  st = NULL;
+
+  /* Orphan rows: references to rows that are gone (sqlite3 deletes without foreign_keys on). */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &st, NULL));
+  int orphans = 0;
+  while ((r_ = sqlite3_step(st)) == SQLITE_ROW) {
+    if (orphans++ < 20)
+      add(&r, 1, "orphan row    PROBLEM: %s row %lld refers to a missing %s row",
+          (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
+          (const char *)sqlite3_column_text(st, 2));
+    else
+      r.problems++;
+  }
+  PM__SQLITE_ST(db, st, r_);
+  if (orphans > 20) add(&r, 0, "orphan row    ... %d in all", orphans);
+  if (orphans == 0) add(&r, 0, "orphan rows   none (PRAGMA foreign_key_check)");
+  sqlite3_finalize(st);
+  st = NULL;
+
+  /* pmtune's own. */
+  if ((rc = query_int(db, "PRAGMA application_id", &v)) != PM_OK) goto fail;
+  if (v != APPLICATION_ID) add(&r, 1, "application   PROBLEM: application_id %lld is not pmtune's", (long long)v);
+  if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
+  add(&r, v != pm__db_schema_latest(), "schema        version %lld%s (this pmtune: %d)",
+      (long long)v, v != pm__db_schema_latest() ? " PROBLEM" : "", pm__db_schema_latest());
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1,
+                                    &st, NULL));
+  int missing = 0;
+  for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
+    sqlite3_reset(st);
+    PM__SQLITE(db, sqlite3_bind_text(st, 1, objects[i], -1, SQLITE_STATIC));
+    int got = sqlite3_step(st);
+    PM__SQLITE(db, got);
+    if (got != SQLITE_ROW) add(&r, 1, "schema        PROBLEM: %s is missing", objects[i]), missing++;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (missing) goto done;
+  add(&r, 0, "schema        all tables, views and indices present");
+
+  /* What is stored. */
+  int64_t gpus, runs, running, interrupted, meas, okm, failed, stale, winners, cubins, bytes;
+  if ((rc = query_int(db, "SELECT count(*) FROM gpu", &gpus)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM run", &runs)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'running'", &running)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'interrupted'", &interrupted)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM measurement", &meas)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE status = 'ok'", &okm)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE status <> 'ok'", &failed)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE template_sha256 NOT IN "
+                          "(SELECT sha256 FROM template WHERE current = 1)", &stale)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM winner", &winners)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM cubin", &cubins)) != PM_OK ||
+      (rc = query_int(db, "SELECT ifnull(sum(size), 0) FROM cubin", &bytes)) != PM_OK)
+    goto fail;
+  add(&r, 0, "gpus          %lld", (long long)gpus);
+  add(&r, 0, "runs          %lld (%lld still running or killed, %lld interrupted)", (long long)runs,
+      (long long)running, (long long)interrupted);
+  add(&r, 0, "measurements  %lld (%lld ran, %lld failed; %lld of an older template, never served)",
+      (long long)meas, (long long)okm, (long long)failed, (long long)stale);
+  add(&r, 0, "winners       %lld", (long long)winners);
+  add(&r, 0, "cubins        %lld, %.1f KiB", (long long)cubins, bytes / 1024.0);
+done:
+  if (r.nomem) {
+    rc = pm__seterr(db->c, PM_ENOMEM, "tuning database %s: check: out of memory", db->path);
+    goto fail;
+  }
+  *text = r.text;
+  *problems = r.problems;
+  return PM_OK;
+fail:
+  sqlite3_finalize(st);
+  free(r.text);
+  return rc;
+}
+
+/* ---- GPUs and runs -------------------------------------------------------------------------- */
+
+void pm__db_cuda_versions(int *driver, int *runtime) {
+  if (driver != NULL && cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0;
+  if (runtime != NULL && cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
+  cudaGetLastError();
+}
+
+static int printable(const char *s, size_t max) {
+  size_t n = 0;
+  for (; s[n] != '\0'; n++)
+    if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f || n >= max) return 0;
+  return n > 0;
+}
+
+int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version,
+                     int runtime_version, int keep_known, int64_t *id, int *added) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  if (d == NULL || !printable(d->uuid, sizeof d->uuid - 1) || !printable(d->name, sizeof d->name - 1) ||
+      d->cc_major < 1 || d->cc_major > 99 || d->cc_minor < 0 || d->cc_minor > 9 ||
+      strncmp(d->arch, "sm_", 3) != 0 || !printable(d->arch, sizeof d->arch - 1) ||
+      d->sm_count < 1 || d->mem_bytes < 1 || driver_version < 0 || runtime_version < 0)
+    return pm__seterr(db->c, PM_EINVAL,
+                      "GPU: needs a uuid, a name, a compute capability, an sm_XY arch, SMs and "
+                      "memory (got uuid '%s', name '%s', cc %d.%d, arch '%s', %d SMs, %zu bytes)",
+                      d ? d->uuid : "", d ? d->name : "", d ? d->cc_major : 0,
+                      d ? d->cc_minor : 0, d ? d->arch : "", d ? d->sm_count : 0,
+                      d ? d->mem_bytes : 0);
+  *id = 0;
+  if (added) *added = 0;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT id FROM gpu WHERE uuid = ?1", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (*id != 0 && keep_known) return PM_OK;
+  PM__SQLITE(db, sqlite3_prepare_v2(
+                     db->sql,
+                     "INSERT INTO gpu (uuid, name, cc_major, cc_minor, arch, sm_count, mem_bytes,"
+                     " driver_version, runtime_version, first_seen, last_seen)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " NOW ", " NOW ")"
+                     " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name,"
+                     " cc_major = excluded.cc_major, cc_minor = excluded.cc_minor,"
+                     " arch = excluded.arch, sm_count = excluded.sm_count,"
+                     " mem_bytes = excluded.mem_bytes, driver_version = excluded.driver_version,"
+                     " runtime_version = excluded.runtime_version, last_seen = excluded.last_seen"
+                     " RETURNING id",
+                     -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 3, d->cc_major));
+  PM__SQLITE(db, sqlite3_bind_int(st, 4, d->cc_minor));
+  PM__SQLITE(db, sqlite3_bind_text(st, 5, d->arch, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 6, d->sm_count));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 7, (sqlite3_int64)d->mem_bytes));
+  PM__SQLITE(db, sqlite3_bind_int(st, 8, driver_version));
+  PM__SQLITE(db, sqlite3_bind_int(st, 9, runtime_version));
+  PM__SQLITE_ST(db, st, r = sqlite3_step(st));
+  if (r == SQLITE_ROW) {
+    if (added) *added = *id == 0;
+    *id = sqlite3_column_int64(st, 0);
+  }
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
+                   int64_t *id) {
+  int rc;
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  if ((rc = pm__db_gpu_write(db, d, driver_version, runtime_version, 0, id, NULL)) != PM_OK) {
+    pm__db_rollback(db);
+    return rc;
+  }
+  return pm__db_commit(db);
+}
+
+int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64_t *id) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL, *mark = NULL;
+  struct utsname u;
+  const char *host = uname(&u) == 0 ? u.nodename : "?";
+  *id = 0;
+  if (command_line == NULL) command_line = "";
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  /* Runs of this host whose process is gone were killed (or crashed) before they ended. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT id, pid FROM run WHERE status = 'running' AND host = ?1",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(
+                     db->sql,
+                     "UPDATE run SET status = 'interrupted', message = 'its process ('"
+                     " || pid || ') ended without ending the run: killed, or crashed' WHERE id = ?1",
+                     -1, &mark, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC));
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+    if (pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    sqlite3_reset(mark);
+    PM__SQLITE(db, sqlite3_bind_int64(mark, 1, sqlite3_column_int64(st, 0)));
+    PM__SQLITE_ST(db, mark, sqlite3_step(mark));
+  }
+  PM__SQLITE_ST(db, st, r);
+  sqlite3_finalize(st);
+  st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(
+                     db->sql,
+                     "INSERT INTO run (started_at, pmtune_version, nvrtc_version, command_line,"
+                     " host, pid, gpu_id) VALUES (" NOW ", ?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                     -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, pm_version(), -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, pm__nvrtc_version(), -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, command_line, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 4, host, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid()));
+  if (gpu_id > 0) PM__SQLITE(db, sqlite3_bind_int64(st, 6, gpu_id));
+  PM__SQLITE_ST(db, st, r = sqlite3_step(st));
+  if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  sqlite3_finalize(st);
+  sqlite3_finalize(mark);
+  return pm__db_commit(db);
+fail:
+  sqlite3_finalize(st);
+  sqlite3_finalize(mark);
+  pm__db_rollback(db);
+  return rc;
+}
+
+int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char *message) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  if (status != PM__DB_RUN_OK && status != PM__DB_RUN_FAILED)
+    return pm__seterr(db->c, PM_EINVAL, "run %lld: no such end status %d", (long long)id, (int)status);
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "UPDATE run SET status = ?2, message = ?3, ended_at = " NOW
+                                    " WHERE id = ?1",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, status == PM__DB_RUN_OK ? "ok" : "failed", -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, message, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  if (sqlite3_changes(db->sql) != 1) {
+    rc = pm__seterr(db->c, PM_ENOTFOUND, "tuning database %s: no run %lld", db->path, (long long)id);
+    goto fail;
+  }
+  sqlite3_finalize(st);
+  return pm__db_commit(db);
+fail:
+  sqlite3_finalize(st);
+  pm__db_rollback(db);
+  return rc;
+}
+
+/* ---- Problems ------------------------------------------------------------------------------- */
+
+#define DIM_MAX ((int64_t)1 << 31) /* rows, cols: less than this */
+#define SIZE_MAX_ELEMS ((int64_t)1 << 40) /* rows * cols, n: at most this */
+
+static const struct op_spec {
+  const char *op;
+  int matrix, radius; /* rows and cols (else n); radius */
+  const char *variants[3];
+} op_specs[] = {{"matadd", 1, 0, {"order=row", "order=col", NULL}},
+                {"reduce", 0, 0, {"", NULL}},
+                {"filter", 1, 1, {"border=clamp", "border=zero", NULL}}};
+
+static const char *const dtypes[] = {"f32", NULL};
+
+static int valid_sha(const char *s) {
+  size_t n = 0;
+  if (s == NULL) return 0;
+  for (; s[n] != '\0'; n++)
+    if (!isdigit((unsigned char)s[n]) && !(s[n] >= 'a' && s[n] <= 'f')) return 0;
+  return n == 64;
+}
+
+int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
+  const struct op_spec *spec = NULL;
+  out[0] = '\0';
+  if (p == NULL || p->op == NULL) return pm__seterr(c, PM_EINVAL, "problem: no op given");
+  for (size_t i = 0; i < sizeof op_specs / sizeof op_specs[0]; i++)
+    if (strcmp(op_specs[i].op, p->op) == 0) spec = &op_specs[i];
+  if (spec == NULL)
+    return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (matadd, reduce or filter)", p->op);
+  int dtype_ok = 0;
+  for (const char *const *d = dtypes; *d != NULL; d++) dtype_ok |= p->dtype && strcmp(*d, p->dtype) == 0;
+  if (!dtype_ok)
+    return pm__seterr(c, PM_EINVAL, "problem: %s: unknown dtype '%.40s' (f32)", p->op,
+                      p->dtype ? p->dtype : "(none)");
+  const char *variant = p->variant ? p->variant : "";
+  int variant_ok = 0;
+  for (const char *const *v = spec->variants; *v != NULL; v++) variant_ok |= strcmp(*v, variant) == 0;
+  if (!variant_ok)
+    return pm__seterr(c, PM_EINVAL, "problem: %s: variant '%.40s' is not one of: %s%s%s", p->op,
+                      variant, spec->variants[0][0] ? spec->variants[0] : "(none)",
+                      spec->variants[1] ? ", " : "", spec->variants[1] ? spec->variants[1] : "");
+  if (spec->matrix) {
+    if (p->rows < 1 || p->rows >= DIM_MAX || p->cols < 1 || p->cols >= DIM_MAX ||
+        p->rows > SIZE_MAX_ELEMS / p->cols || p->n != 0)
+      return pm__seterr(c, PM_EINVAL,
+                        "problem: %s needs 0 < rows, cols < 2^31, rows*cols <= 2^40 and no n "
+                        "(got rows=%lld cols=%lld n=%lld)",
+                        p->op, (long long)p->rows, (long long)p->cols, (long long)p->n);
+  } else if (p->n < 1 || p->n > SIZE_MAX_ELEMS || p->rows != 0 || p->cols != 0) {
+    return pm__seterr(c, PM_EINVAL,
+                      "problem: %s needs 0 < n <= 2^40 and no rows or cols (got n=%lld rows=%lld "
+                      "cols=%lld)",
+                      p->op, (long long)p->n, (long long)p->rows, (long long)p->cols);
+  }
+  if (spec->radius ? (p->radius < 1 || p->radius > 3) : p->radius != 0)
+    return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d %s", p->op, p->radius,
+                      spec->radius ? "is not 1, 2 or 3" : "does not apply");
+  if (!spec->matrix)
+    snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
+  else if (spec->radius)
+    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d %s", (long long)p->rows,
+             (long long)p->cols, p->radius, variant);
+  else
+    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld %s", (long long)p->rows,
+             (long long)p->cols, variant);
+  return PM_OK;
+}
+
+/* Binds op, dtype, rows, cols, n, radius, variant and problem text at first..first+7 (NULL for
+ * what does not apply). p must have been checked; text is its pm__db_problem_text. */
+static int bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text) {
+  int r = SQLITE_OK;
+  const int64_t v[4] = {p->rows, p->cols, p->n, p->radius};
+  r |= sqlite3_bind_text(st, first, p->op, -1, SQLITE_STATIC);
+  r |= sqlite3_bind_text(st, first + 1, p->dtype, -1, SQLITE_STATIC);
+  for (int i = 0; i < 4; i++)
+    r |= v[i] != 0 ? sqlite3_bind_int64(st, first + 2 + i, v[i]) : sqlite3_bind_null(st, first + 2 + i);
+  r |= sqlite3_bind_text(st, first + 6, p->variant ? p->variant : "", -1, SQLITE_STATIC);
+  r |= sqlite3_bind_text(st, first + 7, text, -1, SQLITE_TRANSIENT);
+  return r;
+}
+
+/* ---- Configurations ------------------------------------------------------------------------- */
+
+/* Checks a configuration's JSON (an object of 1..64 integers with identifier names), writes it
+ * minified to json_out and its text ("bx=32 by=8") to text_out. */
+static int config_from_params(pm__db *db, const char *params, char json_out[PM__DB_PARAMS_MAX],
+                              char text_out[PM__DB_CONFIG_MAX]) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  char keys[64][33];
+  int nkeys = 0;
+  size_t len = 0;
+  text_out[0] = json_out[0] = '\0';
+  if (params == NULL) return pm__seterr(db->c, PM_EINVAL, "configuration: no params JSON given");
+  if (strlen(params) >= 4 * PM__DB_PARAMS_MAX)
+    return pm__seterr(db->c, PM_EINVAL, "configuration: params JSON too long");
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) END,"
+                                    " CASE WHEN json_valid(?1) THEN json(?1) END",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, params, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  const char *type = (const char *)sqlite3_column_text(st, 0);
+  const char *min = (const char *)sqlite3_column_text(st, 1);
+  if (type == NULL || strcmp(type, "object") != 0 || min == NULL) {
+    rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: not a JSON object", params);
+    goto fail;
+  }
+  if (strlen(min) >= PM__DB_PARAMS_MAX) {
+    rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s...: JSON longer than %d bytes", params,
+                    PM__DB_PARAMS_MAX - 1);
+    goto fail;
+  }
+  snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
+  sqlite3_finalize(st);
+  st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st,
+                                    NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    const char *t = (const char *)sqlite3_column_text(st, 1);
+    size_t klen = key ? strlen(key) : 0;
+    int ident = klen > 0 && klen <= 32 && (isalpha((unsigned char)key[0]) || key[0] == '_') &&
+                (size_t)sqlite3_column_bytes(st, 0) == klen;
+    for (size_t i = 1; ident && i < klen; i++)
+      ident = isalnum((unsigned char)key[i]) || key[i] == '_';
+    if (!ident) {
+      rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: parameter name '%.40s' is not an identifier",
+                      json_out, key ? key : "");
+      goto fail;
+    }
+    if (strcmp(t, "integer") != 0 || sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
+      rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: %s is not an integer of 64 bits",
+                      json_out, key);
+      goto fail;
+    }
+    for (int i = 0; i < nkeys; i++)
+      if (strcmp(keys[i], key) == 0) {
+        rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: %s is given twice", json_out, key);
+        goto fail;
+      }
+    if (nkeys == 64) {
+      rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: more than 64 parameters", json_out);
+      goto fail;
+    }
+    snprintf(keys[nkeys++], sizeof keys[0], "%s", key);
+    int n = snprintf(text_out + len, PM__DB_CONFIG_MAX - len, "%s%s=%lld", len ? " " : "", key,
+                     (long long)sqlite3_column_int64(st, 2));
+    if (n < 0 || len + (size_t)n >= PM__DB_CONFIG_MAX) {
+      rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: text longer than %d bytes", json_out,
+                      PM__DB_CONFIG_MAX - 1);
+      goto fail;
+    }
+    len += (size_t)n;
+  }
+  PM__SQLITE_ST(db, st, r);
+  if (nkeys == 0) rc = pm__seterr(db->c, PM_EINVAL, "configuration {}: no parameters");
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ---- Measurements --------------------------------------------------------------------------- */
+
+static const char *const outcome_names[] = {"ok", "compile_error", "launch_error", "wrong_result"};
+
+static int check_timing(pm__db *db, const pm__db_measurement *m, const char *problem,
+                        const char *config) {
+  int measured = m->outcome == PM__DB_MEASURED;
+  if (m->outcome < PM__DB_MEASURED || m->outcome > PM__DB_WRONG_RESULT)
+    return pm__seterr(db->c, PM_EINVAL, "measurement %s %s [%s]: no such outcome %d", m->problem.op,
+                      problem, config, (int)m->outcome);
+  if (measured && !(isfinite(m->median_ms) && isfinite(m->max_ms) && m->min_ms > 0 &&
+                    m->min_ms <= m->median_ms && m->median_ms <= m->max_ms && m->samples >= 1 &&
+                    isfinite(m->gbps) && m->gbps >= 0))
+    return pm__seterr(db->c, PM_EINVAL,
+                      "measurement %s %s [%s]: needs 0 < min <= median <= max, samples >= 1 and "
+                      "gbps >= 0 (got min %g, median %g, max %g ms, %d samples, %g GB/s)",
+                      m->problem.op, problem, config, m->min_ms, m->median_ms, m->max_ms,
+                      m->samples, m->gbps);
+  if (!measured && (m->error == NULL || m->error[0] == '\0'))
+    return pm__seterr(db->c, PM_EINVAL, "measurement %s %s [%s]: %s, but no error says why",
+                      m->problem.op, problem, config, outcome_names[m->outcome]);
+  if ((m->verified != 0 && m->verified != 1) || (m->is_seed != 0 && m->is_seed != 1) ||
+      (m->verified && !(isfinite(m->max_error) && m->max_error >= 0)))
+    return pm__seterr(db->c, PM_EINVAL,
+                      "measurement %s %s [%s]: verified and is_seed are 0 or 1, and a verified "
+                      "max_error is finite and >= 0 (got %d, %d, %g)",
+                      m->problem.op, problem, config, m->verified, m->is_seed, m->max_error);
+  return PM_OK;
+}
+
+/* Registers sha256 as a template of op (not current) unless known; refuses one known as
+ * another op's. */
+static int template_known(pm__db *db, const char *op, const char *sha256) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "INSERT INTO template (sha256, op, current, first_seen)"
+                                    " VALUES (?1, ?2, 0, " NOW ") ON CONFLICT (sha256) DO NOTHING",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  sqlite3_finalize(st);
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st,
+                                    NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  const char *known = (const char *)sqlite3_column_text(st, 0);
+  if (known == NULL || strcmp(known, op) != 0)
+    rc = pm__seterr(db->c, PM_EINVAL, "template %.12s... is %s's, not %s's", sha256,
+                    known ? known : "?", op);
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
+                             int only_if_newer, int *what) {
+  int rc = PM_OK, exists = 0;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX], params[PM__DB_PARAMS_MAX], config[PM__DB_CONFIG_MAX];
+  if (what) *what = 0;
+  if (m == NULL) return pm__seterr(db->c, PM_EINVAL, "measurement: none given");
+  if ((rc = pm__db_problem_text(db->c, &m->problem, problem)) != PM_OK) return rc;
+  if (!valid_sha(m->template_sha256))
+    return pm__seterr(db->c, PM_EINVAL,
+                      "measurement %s %s: template_sha256 '%.70s' is not 64 lowercase hex digits",
+                      m->problem.op, problem, m->template_sha256 ? m->template_sha256 : "(none)");
+  if ((rc = config_from_params(db, m->params, params, config)) != PM_OK) return rc;
+  if (m->config != NULL && strcmp(m->config, config) != 0)
+    return pm__seterr(db->c, PM_EINVAL,
+                      "measurement %s %s: configuration text '%.80s' does not say what its JSON "
+                      "%s says ('%s')",
+                      m->problem.op, problem, m->config, params, config);
+  if ((rc = check_timing(db, m, problem, config)) != PM_OK) return rc;
+  if ((rc = template_known(db, m->problem.op, m->template_sha256)) != PM_OK) return rc;
+
+  /* The GPU and the run must exist: say so, rather than "FOREIGN KEY constraint failed". */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT (SELECT count(*) FROM gpu WHERE id = ?1),"
+                                    " (SELECT count(*) FROM run WHERE id = ?2)",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 2, m->run_id));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  if (sqlite3_column_int(st, 0) != 1 || (m->run_id != 0 && sqlite3_column_int(st, 1) != 1)) {
+    rc = pm__seterr(db->c, PM_EINVAL, "measurement %s %s [%s]: no GPU %lld or no run %lld in %s",
+                    m->problem.op, problem, config, (long long)m->gpu_id, (long long)m->run_id,
+                    db->path);
+    goto fail;
+  }
+  sqlite3_finalize(st);
+
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
+                                    " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
+                                    " template_sha256 = ?6",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, m->problem.op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, m->problem.dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 4, problem, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 5, config, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 6, m->template_sha256, -1, SQLITE_STATIC));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  exists = r == SQLITE_ROW;
+  sqlite3_finalize(st);
+
+  PM__SQLITE(db, sqlite3_prepare_v2(
+      db->sql,
+      "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, n, radius, variant, problem,"
+      " config, params, is_seed, template_sha256, status, error, median_ms, min_ms, max_ms,"
+      " samples, gbps, verified, max_error, run_id, measured_at)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+      " ?19, ?20, ?21, ?22, ?23, coalesce(?24, " NOW "))"
+      " ON CONFLICT (gpu_id, op, dtype, problem, config, template_sha256) DO UPDATE SET"
+      " params = excluded.params, is_seed = excluded.is_seed, status = excluded.status,"
+      " error = excluded.error, median_ms = excluded.median_ms, min_ms = excluded.min_ms,"
+      " max_ms = excluded.max_ms, samples = excluded.samples, gbps = excluded.gbps,"
+      " verified = excluded.verified, max_error = excluded.max_error, run_id = excluded.run_id,"
+      " measured_at = excluded.measured_at"
+      " WHERE ?25 = 0 OR excluded.measured_at > measurement.measured_at",
+      -1, &st, NULL));
+  int measured = m->outcome == PM__DB_MEASURED;
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
+  PM__SQLITE(db, bind_problem(st, 2, &m->problem, problem));
+  PM__SQLITE(db, sqlite3_bind_text(st, 10, config, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 11, params, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 12, m->is_seed));
+  PM__SQLITE(db, sqlite3_bind_text(st, 13, m->template_sha256, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 14, outcome_names[m->outcome], -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 15, measured ? NULL : m->error, -1, SQLITE_STATIC));
+  if (measured) {
+    PM__SQLITE(db, sqlite3_bind_double(st, 16, m->median_ms));
+    PM__SQLITE(db, sqlite3_bind_double(st, 17, m->min_ms));
+    PM__SQLITE(db, sqlite3_bind_double(st, 18, m->max_ms));
+    PM__SQLITE(db, sqlite3_bind_int(st, 19, m->samples));
+    PM__SQLITE(db, sqlite3_bind_double(st, 20, m->gbps));
+  }
+  PM__SQLITE(db, sqlite3_bind_int(st, 21, m->verified));
+  if (m->verified) PM__SQLITE(db, sqlite3_bind_double(st, 22, m->max_error));
+  if (m->run_id > 0) PM__SQLITE(db, sqlite3_bind_int64(st, 23, m->run_id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 24, measured_at, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 25, only_if_newer));
+  r = sqlite3_step(st);
+  if ((r & 0xff) == SQLITE_CONSTRAINT &&
+      strstr(sqlite3_errmsg(db->sql), "measurement.template_sha256") != NULL) {
+    /* the one-seed index names these columns; say it in words */
+    rc = pm__seterr(db->c, PM_EINVAL,
+                    "measurement %s %s [%s]: another configuration is already this problem's seed",
+                    m->problem.op, problem, config);
+    goto fail;
+  }
+  PM__SQLITE_ST(db, st, r);
+  if (what) *what = !exists ? 0 : sqlite3_changes(db->sql) > 0 ? 1 : 2;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_measurement_put(pm__db *db, const pm__db_measurement *m) {
+  int rc;
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  if ((rc = pm__db_measurement_write(db, m, NULL, 0, NULL)) != PM_OK) {
+    pm__db_rollback(db);
+    return rc;
+  }
+  return pm__db_commit(db);
+}
+
+int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const char *config,
+                    const char *template_sha256, int *found) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX];
+  *found = 0;
+  if ((rc = pm__db_problem_text(db->c, p, problem)) != PM_OK) return rc;
+  if (config == NULL || !valid_sha(template_sha256))
+    return pm__seterr(db->c, PM_EINVAL, "measured: needs a configuration and a template hash");
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
+                                    " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
+                                    " template_sha256 = ?6",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 4, problem, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 5, config, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 6, template_sha256, -1, SQLITE_STATIC));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  *found = r == SQLITE_ROW;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ---- Winners -------------------------------------------------------------------------------- */
+
+/* The GPUs whose results serve device ?1..?6: itself (uuid ?1), and those of its model. */
+#define SAME_MODEL                                                                          \
+  "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
+  " AND g.mem_bytes = ?6))"
+
+static int bind_device(sqlite3_stmt *st, const pm__device_info *d) {
+  return sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC) |
+         sqlite3_bind_int(st, 3, d->cc_major) | sqlite3_bind_int(st, 4, d->cc_minor) |
+         sqlite3_bind_int(st, 5, d->sm_count) |
+         sqlite3_bind_int64(st, 6, (sqlite3_int64)d->mem_bytes);
+}
+
+static int check_lookup(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                        const char *sha, char problem[PM__DB_PROBLEM_MAX]) {
+  int rc = pm__db_problem_text(db->c, p, problem);
+  if (rc != PM_OK) return rc;
+  if (d == NULL || !valid_sha(sha))
+    return pm__seterr(db->c, PM_EINVAL, "winner: needs a device and a template hash");
+  return PM_OK;
+}
+
+int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                      const char *template_sha256, pm__db_winner *out) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX];
+  memset(out, 0, sizeof *out);
+  if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(
+      db->sql,
+      "SELECT m.config, m.params, m.median_ms, m.min_ms, m.max_ms, m.gbps, m.samples,"
+      " ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0), ifnull(m.radius, 0),"
+      " g.uuid = ?1 AS same_gpu,"
+      " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
+      "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
+      "  AND s.is_seed = 1 AND s.status = 'ok') AS seed_ms"
+      " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+      " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.problem = ?9"
+      " AND m.template_sha256 = ?10 AND m.status = 'ok' AND m.verified = 1"
+      " ORDER BY same_gpu DESC, m.median_ms, m.id LIMIT 1",
+      -1, &st, NULL));
+  PM__SQLITE(db, bind_device(st, d));
+  PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 9, problem, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 10, template_sha256, -1, SQLITE_STATIC));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  if (r != SQLITE_ROW) {
+    rc = pm__seterr(db->c, PM_ENOTFOUND,
+                    "tuning database %s: nothing tuned for %s %s %s on %s (%s) or its model, "
+                    "template %.12s...",
+                    db->path, p->op, p->dtype, problem, d->name, d->uuid, template_sha256);
+    goto fail;
+  }
+  snprintf(out->config, sizeof out->config, "%s", (const char *)sqlite3_column_text(st, 0));
+  snprintf(out->params, sizeof out->params, "%s", (const char *)sqlite3_column_text(st, 1));
+  out->median_ms = sqlite3_column_double(st, 2);
+  out->min_ms = sqlite3_column_double(st, 3);
+  out->max_ms = sqlite3_column_double(st, 4);
+  out->gbps = sqlite3_column_double(st, 5);
+  out->samples = sqlite3_column_int(st, 6);
+  out->rows = sqlite3_column_int64(st, 7);
+  out->cols = sqlite3_column_int64(st, 8);
+  out->n = sqlite3_column_int64(st, 9);
+  out->radius = sqlite3_column_int(st, 10);
+  out->same_gpu = sqlite3_column_int(st, 11);
+  if (sqlite3_column_type(st, 12) != SQLITE_NULL)
+    out->speedup = sqlite3_column_double(st, 12) / out->median_ms;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                          const char *template_sha256, pm__db_winner *out) {
+  int rc = PM_OK, found = 0;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX];
+  pm__db_problem best = *p;
+  double best_d = 0, best_a = 0, best_size = 0;
+  memset(out, 0, sizeof *out);
+  if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(
+      db->sql,
+      "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0)"
+      " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+      " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.variant = ?9"
+      " AND m.radius IS ?10 AND m.template_sha256 = ?11 AND m.status = 'ok' AND m.verified = 1",
+      -1, &st, NULL));
+  PM__SQLITE(db, bind_device(st, d));
+  PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 9, p->variant ? p->variant : "", -1, SQLITE_STATIC));
+  if (p->radius != 0) PM__SQLITE(db, sqlite3_bind_int(st, 10, p->radius));
+  PM__SQLITE(db, sqlite3_bind_text(st, 11, template_sha256, -1, SQLITE_STATIC));
+  int matrix = p->n == 0, r;
+  double size = matrix ? (double)p->rows * (double)p->cols : (double)p->n;
+  double aspect = matrix ? (double)p->rows / (double)p->cols : 1.0;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t rows = sqlite3_column_int64(st, 0), cols = sqlite3_column_int64(st, 1),
+            n = sqlite3_column_int64(st, 2);
+    if (matrix ? rows < 1 || cols < 1 : n < 1) continue;
+    double s = matrix ? (double)rows * (double)cols : (double)n;
+    double dist = fabs(log(size / s)), a = matrix ? fabs(log(aspect * cols / rows)) : 0;
+    int better = !found || dist < best_d - 1e-12 ||
+                 (dist <= best_d + 1e-12 &&
+                  (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
+    if (!better) continue;
+    found = 1, best_d = dist, best_a = a, best_size = s;
+    best.rows = rows, best.cols = cols, best.n = n;
+  }
+  PM__SQLITE_ST(db, st, r);
+  if (!found) {
+    rc = pm__seterr(db->c, PM_ENOTFOUND,
+                    "tuning database %s: no size of %s %s like %s tuned on %s (%s) or its "
+                    "model, template %.12s...",
+                    db->path, p->op, p->dtype, problem, d->name, d->uuid, template_sha256);
+    goto fail;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if ((rc = pm__db_winner_get(db, d, &best, template_sha256, out)) != PM_OK) return rc;
+  out->distance = best_d;
+  out->aspect_distance = best_a;
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ---- Templates ------------------------------------------------------------------------------ */
+
+int pm__db_template_current(pm__db *db, const char *op, const char *sha256) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  if (op == NULL || op[0] == '\0' || !valid_sha(sha256))
+    return pm__seterr(db->c, PM_EINVAL, "template: needs an op and 64 lowercase hex digits");
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "UPDATE template SET current = 0 WHERE op = ?1 AND current = 1"
+                                    " AND sha256 <> ?2",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, sha256, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  sqlite3_finalize(st);
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "INSERT INTO template (sha256, op, current, first_seen)"
+                                    " VALUES (?1, ?2, 1, " NOW ")"
+                                    " ON CONFLICT (sha256) DO UPDATE SET current = 1",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  sqlite3_finalize(st);
+  return pm__db_commit(db);
+fail:
+  sqlite3_finalize(st);
+  pm__db_rollback(db);
+  return rc;
+}
+
+/* ---- Cubins --------------------------------------------------------------------------------- */
+
+/* Orders "NAME=VALUE" defines by NAME, then by the whole text. */
+static int define_cmp(const void *a, const void *b) {
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+  int c = strncmp(x, y, nx < ny ? nx : ny);
+  if (c != 0) return c;
+  if (nx != ny) return nx < ny ? -1 : 1;
+  return strcmp(x, y);
+}
+
+int pm__db_defines_text(pm_ctx *c, const char *const *defines, size_t n, char *out, size_t cap) {
+  if (out == NULL || cap == 0) return pm__seterr(c, PM_EINVAL, "defines: no room for the text");
+  out[0] = '\0';
+  if (n == 0) return PM_OK;
+  const char **sorted = malloc(n * sizeof *sorted);
+  if (sorted == NULL) return pm__seterr(c, PM_ENOMEM, "defines: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (defines[i] == NULL || defines[i][0] == '\0' || defines[i][0] == '=' ||
+        strpbrk(defines[i], " \t\n") != NULL) {
+      free(sorted);
+      return pm__seterr(c, PM_EINVAL, "defines: '%s' is not NAME or NAME=VALUE",
+                        defines[i] ? defines[i] : "(null)");
+    }
+    sorted[i] = defines[i];
+  }
+  qsort(sorted, n, sizeof *sorted, define_cmp);
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) {
+    int w = snprintf(out + len, cap - len, "%s-D%s", i ? " " : "", sorted[i]);
+    if (w < 0 || len + (size_t)w >= cap) {
+      free(sorted);
+      out[0] = '\0';
+      return pm__seterr(c, PM_EINVAL, "defines: the text does not fit in %zu bytes", cap);
+    }
+    len += (size_t)w;
+  }
+  free(sorted);
+  return PM_OK;
+}
+
+static int check_cubin_key(pm__db *db, const pm__db_cubin_key *k) {
+  if (k == NULL || !valid_sha(k->template_sha256) || k->defines == NULL || k->arch == NULL ||
+      strncmp(k->arch, "sm_", 3) != 0 || k->nvrtc_version == NULL || k->nvrtc_version[0] == '\0' ||
+      k->driver_version < 0)
+    return pm__seterr(db->c, PM_EINVAL,
+                      "cubin: the key needs a template hash, defines, an sm_XY arch, an NVRTC "
+                      "version and a driver version >= 0");
+  return PM_OK;
+}
+
+static int bind_cubin_key(sqlite3_stmt *st, const pm__db_cubin_key *k) {
+  return sqlite3_bind_text(st, 1, k->template_sha256, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 2, k->defines, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 3, k->arch, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 4, k->nvrtc_version, -1, SQLITE_STATIC) |
+         sqlite3_bind_int(st, 5, k->driver_version);
+}
+
+int pm__db_cubin_get(pm__db *db, const pm__db_cubin_key *k, pm__cubin *out) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  memset(out, 0, sizeof *out);
+  if ((rc = check_cubin_key(db, k)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT data, compile_ms FROM cubin WHERE template_sha256 = ?1"
+                                    " AND defines = ?2 AND arch = ?3 AND nvrtc_version = ?4"
+                                    " AND driver_version = ?5",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, bind_cubin_key(st, k));
+  int r = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, r);
+  if (r != SQLITE_ROW) {
+    rc = pm__seterr(db->c, PM_ENOTFOUND,
+                    "tuning database %s: no cubin of template %.12s... with '%s' for %s by NVRTC "
+                    "%s, driver %d",
+                    db->path, k->template_sha256, k->defines, k->arch, k->nvrtc_version,
+                    k->driver_version);
+    goto fail;
+  }
+  const void *data = sqlite3_column_blob(st, 0);
+  int size = sqlite3_column_bytes(st, 0);
+  if (data == NULL || size <= 0 || (out->data = malloc((size_t)size)) == NULL) {
+    rc = data == NULL || size <= 0
+             ? pm__seterr(db->c, PM_EDB, "tuning database %s: an empty cubin is stored", db->path)
+             : pm__seterr(db->c, PM_ENOMEM, "tuning database %s: cubin: out of memory", db->path);
+    goto fail;
+  }
+  memcpy(out->data, data, (size_t)size);
+  out->size = (size_t)size;
+  out->compile_ms = sqlite3_column_double(st, 1);
+fail:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int pm__db_cubin_put(pm__db *db, const pm__db_cubin_key *k, const pm__cubin *b) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  if ((rc = check_cubin_key(db, k)) != PM_OK) return rc;
+  if (b == NULL || b->data == NULL || b->size == 0 || b->size > 512u << 20)
+    return pm__seterr(db->c, PM_EINVAL, "cubin: empty, or larger than 512 MiB");
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(
+                     db->sql,
+                     "INSERT INTO cubin (template_sha256, defines, arch, nvrtc_version,"
+                     " driver_version, data, size, compile_ms, created_at)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, " NOW ")"
+                     " ON CONFLICT (template_sha256, defines, arch, nvrtc_version, driver_version)"
+                     " DO UPDATE SET data = excluded.data, size = excluded.size,"
+                     " compile_ms = excluded.compile_ms, created_at = excluded.created_at",
+                     -1, &st, NULL));
+  PM__SQLITE(db, bind_cubin_key(st, k));
+  PM__SQLITE(db, sqlite3_bind_blob64(st, 6, b->data, b->size, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 7, (sqlite3_int64)b->size));
+  PM__SQLITE(db, sqlite3_bind_double(st, 8, b->compile_ms));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  sqlite3_finalize(st);
+  return pm__db_commit(db);
+fail:
+  sqlite3_finalize(st);
+  pm__db_rollback(db);
+  return rc;
+}

@@ -1,0 +1,281 @@
+/* pmdb.h: the tuning database: where it is, its schema, and what the tuner and library calls
+ * store in it and read from it (GPUs, runs, measurements, winners, compiled cubins). */
+#ifndef PM_DB_H
+#define PM_DB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "pm_internal.h"
+
+/* Every function takes the context its errors are recorded on (through the pm__db it was opened
+ * with): it returns PM_OK or a PM_E* status, and pm_errmsg(c) then names the database file and
+ * says what failed. PM_EDB is an SQLite error (locked past the busy timeout, corrupt, not a
+ * database, read-only, disk full), PM_EIO a file system error, PM_EINVAL a malformed argument or
+ * document, PM_ENOTFOUND nothing stored for what was asked. Nothing here prints or exits.
+ * A pm__db is used by one thread at a time; processes share the file through SQLite's locks. */
+
+/* ---- The embedded schema (db/NNNN_what.sql, a generated table) ------------------------------ */
+
+/* Migration NNNN brings a database from user_version NNNN-1 to NNNN. Same layout as
+ * pm__template, so that one CMake script (cmake/embed_files.cmake) writes both tables. */
+typedef struct pm__db_migration {
+  const char *name;   /* "0001_initial" */
+  const char *file;   /* "0001_initial.sql" */
+  const char *source; /* the SQL, NUL-terminated */
+  size_t length;
+  const char *sha256;
+} pm__db_migration;
+
+/* In file name order, ended by an entry whose name is NULL. */
+extern const pm__db_migration pm__db_migrations[];
+
+/* The schema version this pmtune writes: the number of the last migration. */
+int pm__db_schema_latest(void);
+
+/* ---- Where it is, opening and closing ------------------------------------------------------- */
+
+#define PM__DB_PATH_MAX 4096
+
+/* Which file to use: path if not NULL, else $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/pmtune.db
+ * (an unset, empty or relative $XDG_CACHE_HOME is ignored), else $HOME/.cache/pmtune/pmtune.db.
+ * Writes it to out (cap bytes). PM_EINVAL where none applies or it does not fit. Touches no file. */
+int pm__db_path(pm_ctx *c, const char *path, char *out, size_t cap);
+
+typedef struct pm__db pm__db;
+
+enum {
+  PM__DB_READONLY = 1 /* for library calls: never creates, migrates or writes anything */
+};
+
+/* Opens the database at path (NULL: pm__db_path's choice) and keeps c for its errors.
+ * Read-write: creates the file and its directories as needed, switches it to WAL, applies the
+ * missing migrations (one transaction each) and marks the embedded templates current.
+ * PM__DB_READONLY: the file must exist and have this pmtune's schema (PM_ENOTFOUND where it is
+ * missing or empty, PM_EDB where its schema is older). Either way a database of a newer schema,
+ * or an SQLite file that is not pmtune's, is refused with PM_EDB and left untouched.
+ * On failure *out is NULL. */
+int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out);
+
+/* Closes it. pm__db_close(NULL) does nothing. */
+void pm__db_close(pm__db *db);
+
+/* The file in use, and the schema versions: *was when it was opened (0: new), *now after. */
+const char *pm__db_filename(const pm__db *db);
+void pm__db_schema(const pm__db *db, int *was, int *now);
+
+/* The SQLite connection, for tests and for reading what no function here gives. */
+sqlite3 *pm__db_handle(pm__db *db);
+
+/* Runs SQLite's integrity and foreign-key (orphan rows) checks and pmtune's own (application id,
+ * schema version, tables present) and counts what is stored. *report (heap; the caller frees
+ * it) says what was found, one finding a line; *problems is the number of problems among them.
+ * PM_OK when the checks ran, whatever they found. */
+int pm__db_check(pm__db *db, char **report, int *problems);
+
+/* ---- GPUs and runs -------------------------------------------------------------------------- */
+
+/* The driver and runtime versions, as cudaDriverGetVersion and cudaRuntimeGetVersion give them
+ * (12040 is 12.4); 0 for what cannot be had (no driver). Needs no GPU. */
+void pm__db_cuda_versions(int *driver, int *runtime);
+
+/* Records a GPU (identified by d->uuid; d->name, cc, arch, sm_count and mem_bytes are kept up
+ * to date) and the versions it ran with; *id is its row. */
+int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
+                   int64_t *id);
+
+typedef enum pm__db_run_status {
+  PM__DB_RUN_OK,    /* it did what it was asked */
+  PM__DB_RUN_FAILED /* it stopped on an error (message says which) */
+} pm__db_run_status;
+
+/* Starts a run of this pmtune on GPU gpu_id (0: none) for command_line; *id is its row. Runs of
+ * this host left 'running' by processes that no longer exist are marked 'interrupted'. */
+int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64_t *id);
+/* Ends run id with status and an optional message (NULL). */
+int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char *message);
+
+/* ---- Problems and measurements -------------------------------------------------------------- */
+
+/* What was tuned. Fields that do not apply to op are 0 / NULL:
+ *   matadd: rows, cols, variant "order=row" | "order=col"
+ *   reduce: n (variant NULL or "")
+ *   filter: rows, cols, radius 1..3, variant "border=clamp" | "border=zero"
+ * dtype: "f32". Every function checks a problem (PM_EINVAL, saying what is wrong). */
+typedef struct pm__db_problem {
+  const char *op;
+  const char *dtype;
+  int64_t rows, cols, n;
+  int radius;
+  const char *variant;
+} pm__db_problem;
+
+#define PM__DB_PROBLEM_MAX 128 /* the canonical text fits in this, NUL included */
+#define PM__DB_CONFIG_MAX 256  /* the longest configuration text, NUL included */
+#define PM__DB_PARAMS_MAX 512  /* the longest configuration JSON, NUL included */
+
+/* The canonical text of a problem ("rows=4096 cols=4096 order=row"), the key SQL uses. */
+int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]);
+
+typedef enum pm__db_outcome {
+  PM__DB_MEASURED,      /* "ok": ran and was timed */
+  PM__DB_COMPILE_ERROR, /* "compile_error" */
+  PM__DB_LAUNCH_ERROR,  /* "launch_error" */
+  PM__DB_WRONG_RESULT   /* "wrong_result": ran, but its result differs from the reference */
+} pm__db_outcome;
+
+/* One measurement, as the tuner hands it over. */
+typedef struct pm__db_measurement {
+  int64_t gpu_id;              /* from pm__db_gpu_put */
+  int64_t run_id;              /* from pm__db_run_begin; 0: none */
+  pm__db_problem problem;
+  const char *template_sha256; /* the template's content hash: 64 lowercase hex digits */
+  const char *params;          /* the configuration: a JSON object of integers {"bx":32,"by":8} */
+  const char *config;          /* its text "bx=32 by=8": NULL to derive it from params; if given,
+                                  it must be exactly that */
+  int is_seed;                 /* 1: the seed configuration of this problem (one per problem) */
+  pm__db_outcome outcome;
+  const char *error;           /* why it failed: required unless outcome is PM__DB_MEASURED */
+  double median_ms, min_ms, max_ms; /* required when measured: 0 < min <= median <= max */
+  int samples;                 /* >= 1 when measured */
+  double gbps;                 /* >= 0 */
+  int verified;                /* 1: checked against the reference */
+  double max_error;            /* the largest difference found when verified */
+} pm__db_measurement;
+
+/* Stores a measurement, replacing the row of the same (GPU, op, dtype, problem, config,
+ * template): storing it again is harmless. One short transaction; checks every field first. */
+int pm__db_measurement_put(pm__db *db, const pm__db_measurement *m);
+
+/* Whether (gpu_id, problem, config text, template) is stored, whatever its outcome: a tuning run
+ * that resumes skips what is. *found is 1 or 0. */
+int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const char *config,
+                    const char *template_sha256, int *found);
+
+/* ---- Winners -------------------------------------------------------------------------------- */
+
+/* The fastest verified configuration of a problem, for the template of that hash. */
+typedef struct pm__db_winner {
+  char config[PM__DB_CONFIG_MAX]; /* "bx=32 by=8 vec=4" */
+  char params[PM__DB_PARAMS_MAX]; /* {"bx":32,"by":8,"vec":4} */
+  double median_ms, min_ms, max_ms, gbps;
+  int samples;
+  double speedup;          /* seed median / winner median; 0 where the seed was not measured */
+  int64_t rows, cols, n;   /* the problem it was tuned for (nearest: may differ from the ask) */
+  int radius;
+  int same_gpu;            /* 1: measured on this very GPU; 0: on another GPU of its model */
+  double distance;         /* nearest: |ln(size asked / size tuned)|, size = rows*cols or n */
+  double aspect_distance;  /* nearest: |ln(aspect asked / aspect tuned)|, aspect = rows/cols */
+} pm__db_winner;
+
+/* The winner of exactly problem p on GPU d, measured on d itself (same UUID) or else on a GPU of
+ * d's model (same name, compute capability, SM count and memory size: what an import from
+ * another machine gives), among rows of template template_sha256 that ran, were verified and
+ * passed. PM_ENOTFOUND where there is none. Works read-only. */
+int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                      const char *template_sha256, pm__db_winner *out);
+
+/* The winner at the tuned size nearest to p, among problems of the same op, dtype, variant and
+ * radius on GPU d or its model: nearest by distance (|ln(size / tuned size)|, where size is
+ * rows*cols or n), then by aspect_distance (|ln(aspect / tuned aspect)|, aspect rows/cols), then
+ * the smaller size. An exact match has distance 0. PM_ENOTFOUND where nothing is tuned. */
+int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                          const char *template_sha256, pm__db_winner *out);
+
+/* ---- Templates ------------------------------------------------------------------------------ */
+
+/* Makes sha256 the current template of op: the winner view then shows only its measurements
+ * (the others stay for history). pm__db_open does it for the embedded templates. */
+int pm__db_template_current(pm__db *db, const char *op, const char *sha256);
+
+/* ---- Compiled cubins ------------------------------------------------------------------------ */
+
+typedef struct pm__db_cubin_key {
+  const char *template_sha256;
+  const char *defines;       /* canonical, as pm__db_defines_text writes it: "-DBX=32 -DBY=8" */
+  const char *arch;          /* "sm_90" */
+  const char *nvrtc_version; /* pm__nvrtc_version() */
+  int driver_version;        /* as pm__db_cuda_versions gives it */
+} pm__db_cubin_key;
+
+/* The canonical defines text of defines[0..n): "-DNAME=VALUE" sorted by name, one space apart
+ * ("" for none). PM_EINVAL where it does not fit in cap bytes. */
+int pm__db_defines_text(pm_ctx *c, const char *const *defines, size_t n, char *out, size_t cap);
+
+/* The cubin stored for exactly key k: out->data is heap (pm__cubin_free), out->compile_ms what
+ * compiling it took then. PM_ENOTFOUND where none is. Works read-only. */
+int pm__db_cubin_get(pm__db *db, const pm__db_cubin_key *k, pm__cubin *out);
+
+/* Stores a cubin under k, replacing one stored there. */
+int pm__db_cubin_put(pm__db *db, const pm__db_cubin_key *k, const pm__cubin *b);
+
+/* ---- Export and import (exchange.c) --------------------------------------------------------- */
+
+/* Writes the winners of the current templates, with their seeds and GPUs, to out as a JSON
+ * document (db/README.md describes it); all: every measurement instead, failed and stale ones
+ * included. *count (may be NULL) receives the number of measurements written. */
+int pm__db_export(pm__db *db, FILE *out, int all, int *count);
+
+typedef struct pm__db_import_stats {
+  int gpus_added;   /* GPUs that were not known */
+  int added;        /* measurements that were not stored */
+  int updated;      /* stored, and replaced by a later measurement of the document */
+  int kept;         /* stored already, as recent as the document's or more */
+} pm__db_import_stats;
+
+/* Merges a document that pm__db_export wrote (json, len bytes) into the database, all or
+ * nothing: every field is checked first, and anything wrong (malformed JSON, a missing,
+ * unknown or duplicate field, a wrong type, a value out of range) is PM_EINVAL saying where,
+ * with nothing written. A measurement replaces a stored one of the same key only if it was
+ * measured later. st may be NULL. */
+int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *st);
+
+/* ---- What the modules of db/ share ---------------------------------------------------------- */
+
+/* Records an SQLite failure (rc) on db's context:
+ * "tuning database PATH: message (SQLITE_X) [file:line: call]". Returns PM_EDB. */
+int pm__db_sqlite_error(pm__db *db, int rc, const char *call, const char *file, int line);
+
+/* Short write transactions: BEGIN IMMEDIATE (waits for the write lock up to the busy timeout),
+ * COMMIT, and ROLLBACK (always harmless). */
+int pm__db_begin(pm__db *db);
+int pm__db_commit(pm__db *db);
+void pm__db_rollback(pm__db *db);
+
+/* Checks m (and the problem, params and config in it) and stores it inside the caller's
+ * transaction. measured_at NULL: now. only_if_newer: keep a stored row of the same key unless
+ * measured_at is later. *what (may be NULL): 0 added, 1 replaced, 2 kept. */
+int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
+                             int only_if_newer, int *what);
+
+/* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is. */
+int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version,
+                     int runtime_version, int keep_known, int64_t *id, int *added);
+
+/* The check macro for SQLite calls: anything but SQLITE_OK, SQLITE_ROW or SQLITE_DONE records
+ * the error on db's context, sets rc and jumps to the function's `fail`. */
+#define PM__SQLITE(db, call)                                                        \
+  do {                                                                              \
+    int r_ = (call);                                                                \
+    if (r_ != SQLITE_OK && r_ != SQLITE_ROW && r_ != SQLITE_DONE) {                 \
+      rc = pm__db_sqlite_error((db), r_, #call, __FILE__, __LINE__);                \
+      goto fail;                                                                    \
+    }                                                                               \
+  } while (0)
+
+/* The same for a call on statement st: the error names its SQL rather than the C call. */
+#define PM__SQLITE_ST(db, st, call)                                                 \
+  do {                                                                              \
+    int r_ = (call);                                                                \
+    if (r_ != SQLITE_OK && r_ != SQLITE_ROW && r_ != SQLITE_DONE) {                 \
+      rc = pm__db_sqlite_error((db), r_, sqlite3_sql(st), __FILE__, __LINE__);      \
+      goto fail;                                                                    \
+    }                                                                               \
+  } while (0)
+
+/* The context a database was opened with. */
+pm_ctx *pm__db_ctx(pm__db *db);
+
+#endif /* PM_DB_H */

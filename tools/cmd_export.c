@@ -1,0 +1,84 @@
+/* cmd_export.c: `pmtune export FILE`, the tuning results as a JSON document that import reads. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pmdb.h"
+
+const char cmd_export_usage[] =
+    "usage: pmtune export FILE [--all] [--db PATH]\n"
+    "\n"
+    "Writes the winners (the fastest verified configuration per GPU, op, dtype and problem\n"
+    "size, with their seed configurations and GPUs) to FILE as JSON, for 'pmtune import' on\n"
+    "other machines with the same GPU model. FILE '-' is the standard output. FILE is\n"
+    "replaced at once when the document is complete, never left half written.\n"
+    "\n"
+    "  --all       every measurement instead: failed ones and older templates' too\n"
+    "  --db PATH   the tuning database (default: see 'pmtune db --help')\n";
+
+int cmd_export(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"db", required_argument, 0, 'd'}, {"all", no_argument, 0, 'a'}, {0, 0, 0, 0}};
+  const char *dbpath = NULL;
+  int ch, all = 0;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 'd': dbpath = optarg; break;
+      case 'a': all = 1; break;
+      default: return cli_bad_option("export", argv, ch);
+    }
+  }
+  if (optind == argc) return cli_usage_error("export", "no FILE given (see 'pmtune export --help')");
+  const char *file = argv[optind];
+  if (optind + 1 < argc)
+    return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
+  if (file[0] == '\0') return cli_usage_error("export", "FILE is empty");
+  if (dbpath != NULL && dbpath[0] == '\0') return cli_usage_error("export", "--db: empty path");
+
+  pm_ctx *c = NULL;
+  pm_options opts = {.device = PM_DEVICE_NONE};
+  pm__db *db = NULL;
+  FILE *out = NULL;
+  char tmp[PM__DB_PATH_MAX + 32] = "";
+  int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
+  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, &db) != PM_OK) {
+    status = cli_fail("export", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (to_stdout) {
+    out = stdout;
+  } else {
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
+    if ((out = fopen(tmp, "w")) == NULL) {
+      status = cli_fail("export", "cannot write '%s': %s", tmp, strerror(errno));
+      tmp[0] = '\0';
+      goto done;
+    }
+  }
+  if (pm__db_export(db, out, all, &count) != PM_OK) {
+    status = cli_fail("export", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (!to_stdout) {
+    int bad = fclose(out) != 0;
+    out = NULL;
+    if (bad || rename(tmp, file) != 0) {
+      status = cli_fail("export", "cannot write '%s': %s", file, strerror(errno));
+      goto done;
+    }
+    tmp[0] = '\0';
+    printf("exported %d measurement%s from %s to %s\n", count, count == 1 ? "" : "s",
+           pm__db_filename(db), file);
+  }
+done:
+  if (out != NULL && out != stdout) fclose(out);
+  if (tmp[0] != '\0') remove(tmp);
+  pm__db_close(db);
+  pm_close(c);
+  return status;
+}
