@@ -1,0 +1,161 @@
+/* test_gpu_ops.c: every valid point of every search space gives the right answer on a GPU, against
+ * a CPU reference on fresh random data, with the output poisoned (NaN) before each run, at awkward
+ * sizes. matadd and filter must match the reference bit for bit (every variant adds in the
+ * reference's order); reduce must stay within its error bound (op_reduce.c) and give the same bits
+ * run to run. Skips without a GPU. */
+#include <stdio.h>
+
+#include "compile.h"
+#include "testutil.h"
+
+static pm_ctx *ctx;
+
+static void setup(void) {
+  pm_test_require_gpu();
+  cr_assert_eq(pm_open(&ctx, NULL), PM_OK, "%s", pm_errmsg(ctx));
+}
+static void teardown(void) { pm_close(ctx); }
+
+TestSuite(gpu_ops, .init = setup, .fini = teardown, .timeout = 1800);
+
+typedef struct tally {
+  unsigned long long runs, failures;
+} tally;
+
+/* Compiles and loads every kernel of op valid for the stand-in problem `defs_pr`. */
+static pm__kernel *load_all(const pm__op *op, const pm__problem *defs_pr, const pm__limits *lim,
+                            pm__variants *vs) {
+  cr_assert_eq(pm__variants_make(ctx, op, defs_pr, lim, ctx->dev.arch, vs), PM_OK, "%s",
+               pm_errmsg(ctx));
+  double t0 = pm__now_ms();
+  cr_assert_eq(pm__compile_many(ctx, vs->jobs, vs->n, 0), PM_OK);
+  pm__kernel *ks = calloc(vs->n, sizeof *ks);
+  cr_assert_not_null(ks);
+  for (size_t i = 0; i < vs->n; i++) {
+    cr_assert_eq(vs->jobs[i].status, PM_OK, "%s", vs->jobs[i].error);
+    cr_assert_eq(pm__kernel_load(ctx, vs->jobs[i].cubin.data, op->entries, op->nentries, &ks[i]),
+                 PM_OK, "%s", pm_errmsg(ctx));
+  }
+  printf("%s: compiled and loaded %zu kernels for %s in %.1f s\n", op->name, vs->n, ctx->dev.arch,
+         (pm__now_ms() - t0) / 1e3);
+  return ks;
+}
+
+/* Runs every point valid for pr under lim (but not under `already`, where given), in every
+ * layout, and checks each result; with `determinism`, also that a second run gives the same bits. */
+static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limits *lim,
+                        const pm__limits *already, const pm__variants *vs, const pm__kernel *ks,
+                        int determinism, tally *t) {
+  uint64_t seed = pm_test_seed();
+  char ptext[96];
+  pm__problem_text(op, pr, ptext, sizeof ptext);
+  pm__data d = {0};
+  cr_assert_eq(op->prepare(ctx, pr, seed, &d), PM_OK, "%s: %s", ptext, pm_errmsg(ctx));
+  const pm__param *align = NULL;
+  for (int i = 0; i < op->nparams; i++)
+    if (op->params[i].define == NULL && strcmp(op->params[i].name, "align") == 0)
+      align = &op->params[i];
+  int nlayouts = align ? align->nvalues : 1;
+  uint64_t total = pm__space_size(op);
+  for (int l = 0; l < nlayouts; l++) {
+    size_t layout = align ? (size_t)align->values[l] : 0;
+    cr_assert_eq(pm__data_place(ctx, &d, layout), PM_OK, "%s", pm_errmsg(ctx));
+    for (uint64_t i = 0; i < total; i++) {
+      int v[PM__MAX_PARAMS];
+      pm__space_point(op, i, v);
+      if (op->layout(v) != layout || op->check(v, pr, lim) != NULL) continue;
+      if (already != NULL && op->check(v, pr, already) == NULL) continue;
+      const pm__kernel *k = &ks[vs->job_of[pm__kernel_index(op, v)]];
+      char text[PM__CONFIG_TEXT];
+      pm__config_text(op, v, text, sizeof text);
+      cr_assert_eq(pm__data_poison(ctx, &d, 0), PM_OK);
+      cr_assert_eq(op->launch(ctx, k, v, &d, 0), PM_OK, "%s %s: %s", ptext, text, pm_errmsg(ctx));
+      CUDA_OK(cudaDeviceSynchronize());
+      double err = 0;
+      t->runs++;
+      if (op->verify(ctx, v, &d, &err) != PM_OK) {
+        if (t->failures++ < 10)
+          cr_log_error("%s %s (seed %#llx): %s", ptext, text, (unsigned long long)seed,
+                       pm_errmsg(ctx));
+        continue;
+      }
+      if (determinism) {
+        float first, again;
+        CUDA_OK(cudaMemcpy(&first, d.out, sizeof first, cudaMemcpyDeviceToHost));
+        cr_assert_eq(pm__data_poison(ctx, &d, 0), PM_OK);
+        cr_assert_eq(op->launch(ctx, k, v, &d, 0), PM_OK, "%s", pm_errmsg(ctx));
+        CUDA_OK(cudaMemcpy(&again, d.out, sizeof again, cudaMemcpyDeviceToHost));
+        if (memcmp(&first, &again, sizeof first) != 0 && t->failures++ < 10)
+          cr_log_error("%s %s: not deterministic: %a then %a", ptext, text, first, again);
+      }
+    }
+  }
+  pm__data_free(&d);
+}
+
+static void unload_all(pm__variants *vs, pm__kernel *ks) {
+  for (size_t i = 0; i < vs->n; i++) pm__kernel_unload(&ks[i]);
+  free(ks);
+  pm__variants_free(vs);
+}
+
+Test(gpu_ops, matadd_every_variant_both_orders) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  pm__kernel *ks = load_all(&pm__op_matadd, NULL, &lim, &vs);
+  const unsigned sizes[][2] = {{1, 1}, {1, 100003}, {100003, 1}, {4097, 3001}, {37, 1000}, {64, 64}};
+  tally t = {0};
+  double t0 = pm__now_ms();
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (int order = 0; order < 2; order++) {
+      pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .colmajor = order};
+      run_problem(&pm__op_matadd, &pr, &lim, NULL, &vs, ks, 0, &t);
+    }
+  printf("matadd: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_gt(t.runs, 40000);
+}
+
+Test(gpu_ops, reduce_every_variant_within_its_bound_and_deterministic) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  lim.allow_nondeterministic = 1; /* compile and check them all; determinism only where promised */
+  pm__kernel *ks = load_all(&pm__op_reduce, NULL, &lim, &vs);
+  const unsigned sizes[] = {1, 2, 3, 5, 1000, 100003, (1u << 20) + 1, (1u << 28) + 3};
+  tally t = {0};
+  double t0 = pm__now_ms();
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    pm__problem pr = {.n = sizes[s]};
+    pm__limits det = lim;
+    det.allow_nondeterministic = 0;
+    run_problem(&pm__op_reduce, &pr, &det, NULL, &vs, ks, 1, &t);
+    /* then the atomic-combine variants: within the bound, but not promised to repeat */
+    run_problem(&pm__op_reduce, &pr, &lim, &det, &vs, ks, 0, &t);
+  }
+  printf("reduce: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_gt(t.runs, 30000);
+}
+
+Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  const unsigned sizes[][2] = {{1, 1}, {2, 3}, {5, 5}, {1, 100003}, {100003, 1}, {64, 64}, {4097, 3001}};
+  tally t = {0};
+  double t0 = pm__now_ms();
+  for (int r = 1; r <= PM__MAX_RADIUS; r++) {
+    pm__problem defs = {.rows = 1, .cols = 1, .radius = r};
+    pm__variants vs;
+    pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+      for (int zero = 0; zero < 2; zero++) {
+        pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .zero_border = zero};
+        run_problem(&pm__op_filter, &pr, &lim, NULL, &vs, ks, 0, &t);
+      }
+    unload_all(&vs, ks);
+  }
+  printf("filter: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_gt(t.runs, 100000);
+}
