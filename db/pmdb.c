@@ -286,12 +286,13 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
   db->readonly = (flags & PM__DB_READONLY) != 0;
 
   if (stat(file, &s) != 0) {
-    if (errno != ENOENT) {
+    if (errno != ENOENT && errno != ENOTDIR) {
       rc = pm__seterr(c, PM_EIO, "tuning database %s: %s", file, strerror(errno));
       goto fail;
     }
     if (db->readonly) {
-      rc = pm__seterr(c, PM_ENOTFOUND, "tuning database %s: no such file", file);
+      rc = pm__seterr(c, PM_ENOTFOUND, "tuning database %s: no such file%s", file,
+                      errno == ENOTDIR ? " (a part of its path is not a directory)" : "");
       goto fail;
     }
     if ((rc = make_parent_dirs(c, file)) != PM_OK) goto fail;
@@ -303,9 +304,14 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
   int open_flags = db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   PM__SQLITE(db, sqlite3_open_v2(file, &db->sql, open_flags, NULL));
   sqlite3_busy_timeout(db->sql, BUSY_TIMEOUT_MS);
-  /* Read what the file is before anything writes to it. */
-  if ((rc = query_int(db, "PRAGMA application_id", &app)) != PM_OK) goto fail;
-  if ((rc = query_int(db, "PRAGMA user_version", &version)) != PM_OK) goto fail;
+  /* Read what the file is before anything writes to it, in one snapshot: another process may
+   * be creating it meanwhile. */
+  PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL));
+  if ((rc = query_int(db, "PRAGMA application_id", &app)) != PM_OK ||
+      (rc = query_int(db, "PRAGMA user_version", &version)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects)) != PM_OK)
+    goto fail;
+  PM__SQLITE(db, sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL));
   db->version_was = (int)version;
   if (app != 0 && app != APPLICATION_ID) {
     rc = pm__seterr(c, PM_EDB,
@@ -321,8 +327,6 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
                     file, (long long)version, pm__db_schema_latest());
     goto fail;
   }
-  if (version == 0 && (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects)) != PM_OK)
-    goto fail;
   if (version == 0 && objects > 0) {
     rc = pm__seterr(c, PM_EDB,
                     "tuning database %s: an SQLite database, but not pmtune's (it has tables and "
@@ -427,6 +431,10 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
   sqlite3_finalize(st);
   st = NULL;
+  if (!ok) {
+    add(&r, 0, "(the other checks need a sound file: skipped)");
+    goto done;
+  }
 
   /* Orphan rows: references to rows that are gone (sqlite3 deletes without foreign_keys on). */
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &st, NULL));

@@ -1,0 +1,132 @@
+/* dbtest.h: what the tuning database's tests share: scratch files, fabricated GPUs (no GPU is
+ * needed), measurements, and plain SQLite access to what pmtune wrote. */
+#ifndef PM_DBTEST_H
+#define PM_DBTEST_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmdb.h"
+
+/* Two template hashes that no real template has. */
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* A scratch directory, removed by dbtest_cleanup. */
+static inline void dbtest_mkdir(char dir[64]) {
+  snprintf(dir, 64, "/tmp/pmtune-dbtest-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+static inline void dbtest_cleanup(const char *dir) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* GPU i of a model (model 0: "Fake H100", 132 SMs; model 1: "Fake A100", 108 SMs). */
+static inline pm__device_info dbtest_gpu(int model, int i) {
+  pm__device_info d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.uuid, sizeof d.uuid, "GPU-%08d-0000-0000-0000-%012d", model, i);
+  snprintf(d.name, sizeof d.name, "%s", model == 0 ? "Fake H100" : "Fake A100");
+  d.cc_major = model == 0 ? 9 : 8;
+  d.cc_minor = 0;
+  snprintf(d.arch, sizeof d.arch, "sm_%d0", d.cc_major);
+  d.sm_count = model == 0 ? 132 : 108;
+  d.mem_bytes = (size_t)80 << 30;
+  return d;
+}
+
+static inline pm__db_problem dbtest_matadd(int64_t rows, int64_t cols) {
+  return (pm__db_problem){.op = "matadd", .dtype = "f32", .rows = rows, .cols = cols,
+                          .variant = "order=row"};
+}
+
+/* A measurement that ran and was verified, of configuration params, median ms. */
+static inline pm__db_measurement dbtest_measurement(int64_t gpu, pm__db_problem p, const char *sha,
+                                                    const char *params, double median) {
+  return (pm__db_measurement){.gpu_id = gpu, .problem = p, .template_sha256 = sha,
+                              .params = params, .outcome = PM__DB_MEASURED, .median_ms = median,
+                              .min_ms = median * 0.9, .max_ms = median * 1.2, .samples = 20,
+                              .gbps = 1000.0 / median, .verified = 1, .max_error = 1e-7};
+}
+
+/* The first column of the first row of sql, as an integer (-1 where there is no row). */
+static inline int64_t dbtest_int(sqlite3 *h, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(h));
+  int r = sqlite3_step(st);
+  cr_assert(r == SQLITE_ROW || r == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(h));
+  int64_t v = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Every row of sql, its columns joined by '|' and its rows by '\n' (heap). */
+static inline char *dbtest_rows(sqlite3 *h, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(h));
+  size_t cap = 4096, len = 0;
+  char *out = malloc(cap);
+  cr_assert_not_null(out);
+  out[0] = '\0';
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      const char *t = (const char *)sqlite3_column_text(st, i);
+      size_t need = len + (t ? strlen(t) : 4) + 4;
+      if (need > cap) {
+        cap = need * 2;
+        out = realloc(out, cap);
+        cr_assert_not_null(out);
+      }
+      len += (size_t)sprintf(out + len, "%s%s", i ? "|" : "", t ? t : "NULL");
+    }
+    out[len++] = '\n';
+    out[len] = '\0';
+  }
+  cr_assert_eq(r, SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(h));
+  sqlite3_finalize(st);
+  return out;
+}
+
+/* Runs sql on the file with plain SQLite, as a person with sqlite3 would. */
+static inline void dbtest_exec(const char *path, const char *sql) {
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+  char *err = NULL;
+  cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, &err), SQLITE_OK, "%s: %s", sql, err);
+  sqlite3_close(h);
+}
+
+/* The whole content of a file (heap; *len its size), or NULL where it cannot be read. */
+static inline char *dbtest_slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *buf = malloc((size_t)n + 1);
+  cr_assert_not_null(buf);
+  cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = '\0';
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+static inline void dbtest_write(const char *path, const void *data, size_t len) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s", path);
+  cr_assert_eq(fwrite(data, 1, len, f), len);
+  cr_assert_eq(fclose(f), 0);
+}
+
+#endif /* PM_DBTEST_H */

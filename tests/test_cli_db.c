@@ -1,0 +1,236 @@
+/* test_cli_db.c: pmtune db, export and import as a user runs them: output, files, exit statuses. */
+#include <sys/wait.h>
+
+#include "dbtest.h"
+
+static char dir[64];
+static char out[1 << 20], err[65536];
+
+static void setup(void) { dbtest_mkdir(dir); }
+static void teardown(void) { dbtest_cleanup(dir); }
+
+TestSuite(cli_db, .init = setup, .fini = teardown, .timeout = 60);
+
+static void slurp_into(const char *file, char *buf, size_t cap) {
+  FILE *f = fopen(file, "rb");
+  size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+  buf[n] = '\0';
+  if (f) fclose(f);
+}
+
+/* Runs `env ENV pmtune ARGS` (ENV: assignments, "-u NAME"s, or ""), with $HOME and the XDG and
+ * PMTUNE_DB variables cleared unless ENV sets them; fills out and err; returns the exit status. */
+static int run(const char *env, const char *args) {
+  char cmd[8192], o[128], e[128];
+  snprintf(o, sizeof o, "%s/.out", dir);
+  snprintf(e, sizeof e, "%s/.err", dir);
+  snprintf(cmd, sizeof cmd, "env -u PMTUNE_DB -u XDG_CACHE_HOME HOME=%s/home %s '%s' %s >%s 2>%s",
+           dir, env, PMTUNE_BIN, args, o, e);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s", cmd);
+  slurp_into(o, out, sizeof out);
+  slurp_into(e, err, sizeof err);
+  return WEXITSTATUS(st);
+}
+
+static int lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void expect_usage(const char *args, const char *needle) {
+  int st = run("", args);
+  cr_assert_eq(st, 2, "pmtune %s: status %d: %s", args, st, err);
+  cr_assert_eq(lines(err), 1, "pmtune %s: one line: %s", args, err);
+  cr_assert_not_null(strstr(err, needle), "pmtune %s: '%s' not in %s", args, needle, err);
+}
+
+static void expect_failure(const char *env, const char *args, const char *needle) {
+  int st = run(env, args);
+  cr_assert_eq(st, 1, "pmtune %s: status %d: %s", args, st, err);
+  cr_assert_eq(lines(err), 1, "pmtune %s: one line: %s", args, err);
+  cr_assert_not_null(strstr(err, needle), "pmtune %s: '%s' not in %s", args, needle, err);
+}
+
+Test(cli_db, help_lists_the_commands_and_each_has_its_usage) {
+  cr_assert_eq(run("", "--help"), 0);
+  cr_assert_not_null(strstr(out, "  db "), "%s", out);
+  cr_assert_not_null(strstr(out, "  export "), "%s", out);
+  cr_assert_not_null(strstr(out, "  import "), "%s", out);
+  const char *cmds[] = {"db", "export", "import"};
+  static char help[65536];
+  for (int i = 0; i < 3; i++) {
+    char args[64];
+    snprintf(args, sizeof args, "help %s", cmds[i]);
+    cr_assert_eq(run("", args), 0);
+    cr_assert_not_null(strstr(out, "usage: pmtune"), "%s", out);
+    cr_assert_not_null(strstr(out, "--db PATH"), "%s", out);
+    strcpy(help, out);
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    cr_assert_eq(run("", args), 0);
+    cr_assert_str_eq(out, help);
+  }
+}
+
+Test(cli_db, bad_usage_is_one_line_and_status_2) {
+  expect_usage("db", "no action given");
+  expect_usage("db frobnicate", "unknown action 'frobnicate'");
+  expect_usage("db path extra", "unexpected argument 'extra'");
+  expect_usage("db path --db", "needs a value");
+  expect_usage("db path --db ''", "empty path");
+  expect_usage("db check --bogus", "unknown option '--bogus'");
+  expect_usage("export", "no FILE given");
+  expect_usage("export a.json b.json", "unexpected argument 'b.json'");
+  expect_usage("export --everything x.json", "unknown option");
+  expect_usage("import", "no FILE given");
+  expect_usage("import a.json b.json", "unexpected argument");
+}
+
+Test(cli_db, db_path_follows_option_env_xdg_home) {
+  char env[256], want[256];
+  cr_assert_eq(run("", "db path"), 0, "%s", err);
+  snprintf(want, sizeof want, "%s/home/.cache/pmtune/pmtune.db\n", dir);
+  cr_assert_str_eq(out, want);
+  snprintf(env, sizeof env, "XDG_CACHE_HOME=%s/xdg", dir);
+  cr_assert_eq(run(env, "db path"), 0);
+  snprintf(want, sizeof want, "%s/xdg/pmtune/pmtune.db\n", dir);
+  cr_assert_str_eq(out, want);
+  snprintf(env, sizeof env, "XDG_CACHE_HOME=%s/xdg PMTUNE_DB=/from/env.db", dir);
+  cr_assert_eq(run(env, "db path"), 0);
+  cr_assert_str_eq(out, "/from/env.db\n");
+  cr_assert_eq(run(env, "db path --db /from/option.db"), 0);
+  cr_assert_str_eq(out, "/from/option.db\n");
+  cr_assert_eq(run("", "db path"), 0);
+  snprintf(want, sizeof want, "%s/home", dir);
+  cr_assert_eq(access(want, F_OK), -1, "db path creates nothing");
+}
+
+Test(cli_db, init_creates_and_check_says_what_it_found) {
+  char args[256], file[200];
+  snprintf(file, sizeof file, "%s/x/y/tune.db", dir);
+  snprintf(args, sizeof args, "db check --db %s", file);
+  expect_failure("", args, "no such file");
+  cr_assert_eq(access(file, F_OK), -1, "check creates nothing");
+  snprintf(args, sizeof args, "db init --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "created, schema version 1"), "%s", out);
+  cr_assert_eq(run("", args), 0);
+  cr_assert_not_null(strstr(out, "up to date"), "%s", out);
+  snprintf(args, sizeof args, "db check --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "integrity     ok"), "%s", out);
+  cr_assert_not_null(strstr(out, "no problems found"), "%s", out);
+  /* The default place, through $HOME. */
+  cr_assert_eq(run("", "db init"), 0, "%s", err);
+  snprintf(file, sizeof file, "%s/home/.cache/pmtune/pmtune.db", dir);
+  cr_assert_eq(access(file, F_OK), 0, "%s", out);
+}
+
+Test(cli_db, broken_files_are_named_with_status_1) {
+  char args[256], file[200];
+  snprintf(file, sizeof file, "%s/text.db", dir);
+  dbtest_write(file, "hello, this is not a database at all, but text\n", 48);
+  snprintf(args, sizeof args, "db check --db %s", file);
+  expect_failure("", args, "not a database");
+  cr_assert_not_null(strstr(err, file), "%s", err);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  expect_failure("", args, "not a database");
+
+  snprintf(file, sizeof file, "%s/future.db", dir);
+  dbtest_exec(file, "PRAGMA user_version = 42;");
+  snprintf(args, sizeof args, "db init --db %s", file);
+  expect_failure("", args, "newer than this pmtune's");
+
+  snprintf(file, sizeof file, "%s/text.db/below/x.db", dir);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  expect_failure("", args, "cannot create directory");
+
+  /* Orphans are problems: status 1, and the report says which. */
+  snprintf(file, sizeof file, "%s/orphans.db", dir);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  dbtest_exec(file, "INSERT INTO run (started_at, pmtune_version, nvrtc_version, command_line, host,"
+                    " pid, gpu_id) VALUES ('x', 'x', 'x', 'x', 'x', 1, 77);");
+  snprintf(args, sizeof args, "db check --db %s", file);
+  expect_failure("", args, "1 problem found");
+  cr_assert_not_null(strstr(out, "run row 1 refers to a missing gpu row"), "%s", out);
+}
+
+/* A database with one GPU's winner, its seed and a loser, written through the library. */
+static void make_db(const char *file) {
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(c, file, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  const pm__template *t = pm__template_find("matadd");
+  cr_assert_not_null(t);
+  pm__device_info d = dbtest_gpu(0, 0);
+  int64_t gpu;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
+  const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
+  const double ms[] = {2.0, 1.0, 3.0};
+  for (int i = 0; i < 3; i++) {
+    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), t->sha256, params[i], ms[i]);
+    m.is_seed = i == 0;
+    cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  }
+  pm__db_close(db);
+  pm_close(c);
+}
+
+Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
+  char src[160], dst[160], json[160], args[512];
+  snprintf(src, sizeof src, "%s/src.db", dir);
+  snprintf(dst, sizeof dst, "%s/dst.db", dir);
+  snprintf(json, sizeof json, "%s/winners.json", dir);
+  make_db(src);
+  snprintf(args, sizeof args, "export %s --db %s", json, src);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "exported 2 measurements"), "the winner and its seed: %s", out);
+  snprintf(args, sizeof args, "import %s --db %s", json, dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "2 measurements added"), "%s", out);
+  cr_assert_not_null(strstr(out, "1 GPU added"), "%s", out);
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(dst, &h), SQLITE_OK);
+  char *rows = dbtest_rows(h, "SELECT config, speedup FROM winner");
+  cr_assert_str_eq(rows, "bx=64 by=4|2.0\n");
+  free(rows);
+  sqlite3_close(h);
+  /* --all, to the standard output, and back in through the standard input. */
+  snprintf(args, sizeof args, "export - --all --db %s | '%s' import - --db %s", src, PMTUNE_BIN, dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "1 measurement added, 0 updated, 2 kept"), "%s", out);
+  /* Exporting from nothing fails and leaves no file. */
+  snprintf(args, sizeof args, "export %s/none.json --db %s/none.db", dir, dir);
+  expect_failure("", args, "no such file");
+  snprintf(json, sizeof json, "%s/none.json", dir);
+  cr_assert_eq(access(json, F_OK), -1);
+}
+
+Test(cli_db, a_bad_document_imports_nothing_with_status_1) {
+  char dst[160], json[160], args[512];
+  snprintf(dst, sizeof dst, "%s/dst.db", dir);
+  snprintf(json, sizeof json, "%s/bad.json", dir);
+  make_db(dst);
+  const char *docs[][2] = {
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[{\"gpu\":1}]}",
+       "measurements[0].gpu: expected a string"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,", "not valid JSON"},
+      {"", "not valid JSON"},
+  };
+  for (int i = 0; i < 3; i++) {
+    dbtest_write(json, docs[i][0], strlen(docs[i][0]));
+    snprintf(args, sizeof args, "import %s --db %s", json, dst);
+    expect_failure("", args, docs[i][1]);
+    cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+  }
+  snprintf(args, sizeof args, "import %s/missing.json --db %s", dir, dst);
+  expect_failure("", args, "cannot read");
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(dst, &h), SQLITE_OK);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 3);
+  sqlite3_close(h);
+}

@@ -1,0 +1,1125 @@
+/* test_db.c: the tuning database with no GPU: where it is, schema and migrations, what is stored
+ * and served, validity, faults (corrupt, foreign, read-only, full, killed), export and import. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "dbtest.h"
+
+static pm_ctx *ctx;
+static char dir[64], path[128];
+
+static void setup(void) {
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&ctx, &o), PM_OK);
+  dbtest_mkdir(dir);
+  snprintf(path, sizeof path, "%s/pmtune.db", dir);
+}
+
+static void teardown(void) {
+  pm_close(ctx);
+  dbtest_cleanup(dir);
+}
+
+TestSuite(db, .init = setup, .fini = teardown, .timeout = 60);
+
+static pm__db *open_rw(void) {
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, 0, &db), PM_OK, "%s", pm_errmsg(ctx));
+  return db;
+}
+
+static int64_t add_gpu(pm__db *db, int model, int i) {
+  pm__device_info d = dbtest_gpu(model, i);
+  int64_t id = 0;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &id), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_gt(id, 0);
+  return id;
+}
+
+static void put(pm__db *db, const pm__db_measurement *m) {
+  cr_assert_eq(pm__db_measurement_put(db, m), PM_OK, "%s", pm_errmsg(ctx));
+}
+
+static void expect_msg(const char *needle) {
+  cr_assert_not_null(strstr(pm_errmsg(ctx), needle), "'%s' not in: %s", needle, pm_errmsg(ctx));
+}
+
+/* ---- Schema and migrations ------------------------------------------------------------------ */
+
+Test(db, migrations_are_embedded_numbered_and_match_their_files) {
+  int n = 0;
+  for (const pm__db_migration *m = pm__db_migrations; m->name != NULL; m++, n++) {
+    char expect[16], file[512], version[64];
+    snprintf(expect, sizeof expect, "%04d_", n + 1);
+    cr_assert_eq(strncmp(m->name, expect, 5), 0, "%s is migration %d", m->file, n + 1);
+    snprintf(file, sizeof file, "%s/db/%s", PM_SOURCE_DIR, m->file);
+    size_t len = 0;
+    char *text = dbtest_slurp(file, &len);
+    cr_assert_not_null(text, "%s", file);
+    cr_assert_eq(len, m->length);
+    cr_assert_eq(memcmp(text, m->source, len), 0, "%s is embedded as it is", m->file);
+    free(text);
+    snprintf(version, sizeof version, "PRAGMA user_version = %d;", n + 1);
+    cr_assert_not_null(strstr(m->source, version), "%s sets %s", m->file, version);
+  }
+  cr_assert_geq(n, 1);
+  cr_assert_eq(pm__db_schema_latest(), n);
+}
+
+Test(db, the_path_is_option_then_env_then_xdg_then_home) {
+  char out[PM__DB_PATH_MAX];
+  setenv("PMTUNE_DB", "/env/db.sqlite", 1);
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  setenv("HOME", "/home/someone", 1);
+  cr_assert_eq(pm__db_path(ctx, "/given.db", out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "/given.db");
+  cr_assert_eq(pm__db_path(ctx, NULL, out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "/env/db.sqlite");
+  setenv("PMTUNE_DB", "", 1);
+  cr_assert_eq(pm__db_path(ctx, NULL, out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "/xdg/pmtune/pmtune.db", "an empty $PMTUNE_DB is unset");
+  setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  cr_assert_eq(pm__db_path(ctx, NULL, out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "/home/someone/.cache/pmtune/pmtune.db", "a relative XDG path is ignored");
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  unsetenv("PMTUNE_DB");
+  cr_assert_eq(pm__db_path(ctx, NULL, out, sizeof out), PM_EINVAL);
+  expect_msg("--db");
+  cr_assert_eq(pm__db_path(ctx, "", out, sizeof out), PM_EINVAL);
+  cr_assert_eq(pm__db_path(ctx, "/a/long/path.db", out, 8), PM_EINVAL);
+}
+
+Test(db, open_creates_directories_wal_and_the_schema) {
+  snprintf(path, sizeof path, "%s/a/b/c/pmtune.db", dir);
+  pm__db *db = open_rw();
+  int was = -1, now = -1;
+  pm__db_schema(db, &was, &now);
+  cr_assert_eq(was, 0);
+  cr_assert_eq(now, pm__db_schema_latest());
+  cr_assert_str_eq(pm__db_filename(db), path);
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "PRAGMA user_version"), pm__db_schema_latest());
+  cr_assert_eq(dbtest_int(h, "PRAGMA application_id"), 0x706d7475);
+  cr_assert_eq(dbtest_int(h, "PRAGMA busy_timeout"), 10000);
+  char *mode = dbtest_rows(h, "PRAGMA journal_mode");
+  cr_assert_str_eq(mode, "wal\n");
+  free(mode);
+  const char *names[] = {"gpu", "template", "run", "measurement", "cubin", "winner",
+                         "current_measurement"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_schema WHERE name = '%s'", names[i]);
+    cr_assert_eq(dbtest_int(h, sql), 1, "%s", names[i]);
+  }
+  /* The embedded templates are registered as current. */
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE current = 1 AND op = 'matadd'"), 1);
+  pm__db_close(db);
+  db = open_rw();
+  pm__db_schema(db, &was, &now);
+  cr_assert_eq(was, pm__db_schema_latest(), "reopening migrates nothing");
+  char *report = NULL;
+  int problems = -1;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(problems, 0, "%s", report);
+  cr_assert_not_null(strstr(report, "integrity     ok"), "%s", report);
+  free(report);
+  pm__db_close(db);
+  pm__db_close(NULL);
+}
+
+/* Opens must refuse the file with status and needle, and leave it byte for byte as it was. */
+static void expect_refused_untouched(int flags, int status, const char *needle) {
+  size_t before_len = 0, after_len = 0;
+  char *before = dbtest_slurp(path, &before_len);
+  cr_assert_not_null(before);
+  pm__db *db = (pm__db *)1;
+  cr_assert_eq(pm__db_open(ctx, path, flags, &db), status, "flags %d: %s", flags, pm_errmsg(ctx));
+  cr_assert_null(db);
+  expect_msg(path);
+  expect_msg(needle);
+  char *after = dbtest_slurp(path, &after_len);
+  cr_assert_eq(after_len, before_len, "the file's size is unchanged");
+  cr_assert_eq(memcmp(before, after, before_len), 0, "the file is byte-identical");
+  free(before);
+  free(after);
+}
+
+Test(db, a_newer_schema_is_refused_and_left_byte_identical) {
+  /* One that pmtune wrote (WAL) and a newer pmtune then migrated further. */
+  pm__db_close(open_rw());
+  dbtest_exec(path, "PRAGMA user_version = 99; CREATE TABLE from_the_future (x);");
+  expect_refused_untouched(0, PM_EDB, "schema version 99 is newer than this pmtune's");
+  expect_refused_untouched(PM__DB_READONLY, PM_EDB, "newer");
+  /* And a plain rollback-journal file: opening it must not even switch it to WAL. */
+  remove(path);
+  dbtest_exec(path, "PRAGMA application_id = 1886221429; PRAGMA user_version = 7;");
+  expect_refused_untouched(0, PM_EDB, "schema version 7 is newer");
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+  char *mode = dbtest_rows(h, "PRAGMA journal_mode");
+  cr_assert_str_eq(mode, "delete\n");
+  free(mode);
+  sqlite3_close(h);
+}
+
+Test(db, another_programs_sqlite_file_is_refused_untouched) {
+  dbtest_exec(path, "CREATE TABLE notes (x); INSERT INTO notes VALUES ('mine');");
+  expect_refused_untouched(0, PM_EDB, "not pmtune's");
+  dbtest_exec(path, "PRAGMA application_id = 42;");
+  expect_refused_untouched(0, PM_EDB, "not pmtune's");
+}
+
+Test(db, a_file_that_is_not_sqlite_is_refused_naming_it) {
+  const char text[] = "this is a text file, not a database; it is long enough to have a header\n";
+  dbtest_write(path, text, sizeof text - 1);
+  expect_refused_untouched(0, PM_EDB, "not a database");
+  expect_refused_untouched(PM__DB_READONLY, PM_EDB, "not a database");
+}
+
+/* ---- Faults ----------------------------------------------------------------------------------- */
+
+static void fill(pm__db *db, int64_t gpu, int n) {
+  for (int i = 0; i < n; i++) {
+    char params[64];
+    snprintf(params, sizeof params, "{\"bx\":%d,\"by\":8}", 32 * (i + 1));
+    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), SHA_A, params, 1.0 + i);
+    put(db, &m);
+  }
+}
+
+Test(db, a_corrupt_file_gives_a_clear_error_and_check_finds_it) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_A), PM_OK);
+  fill(db, gpu, 200);
+  pm__db_close(db);
+  /* Scribble over the second half of the file: the rows stored last (the schema stays). */
+  size_t len = 0;
+  char *bytes = dbtest_slurp(path, &len);
+  cr_assert_gt(len, 8192);
+  size_t page = (size_t)((unsigned char)bytes[16] << 8 | (unsigned char)bytes[17]);
+  if (page == 1) page = 65536;
+  for (size_t i = len / 2 / page * page; i < len; i++) bytes[i] = (char)(i * 7 + 3);
+  dbtest_write(path, bytes, len);
+  free(bytes);
+
+  db = NULL;
+  int rc = pm__db_open(ctx, path, 0, &db);
+  if (rc != PM_OK) {
+    cr_assert_eq(rc, PM_EDB);
+    expect_msg(path);
+    expect_msg("malformed");
+  }
+  pm__db_close(db);
+  /* Read-only: opening reads only the header and the schema, so it opens; using it fails
+   * cleanly. */
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  pm__device_info d = dbtest_gpu(0, 0);
+  pm__db_problem p = dbtest_matadd(4096, 4096);
+  pm__db_winner w;
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_A, &w), PM_EDB);
+  expect_msg(path);
+  expect_msg("malformed");
+  char *report = NULL;
+  int problems = 0;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_gt(problems, 0, "check says it is damaged: %s", report);
+  cr_assert_not_null(strstr(report, "integrity     PROBLEM"), "%s", report);
+  free(report);
+  pm__db_close(db);
+}
+
+Test(db, read_only_mode_writes_nothing) {
+  pm__db *db = (pm__db *)1;
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_ENOTFOUND);
+  cr_assert_null(db);
+  expect_msg(path);
+  cr_assert_eq(access(path, F_OK), -1, "read-only never creates the file");
+  dbtest_write(path, "", 0);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_ENOTFOUND);
+  expect_msg("empty");
+  remove(path);
+
+  db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_close(db);
+  size_t before_len = 0, after_len = 0;
+  char *before = dbtest_slurp(path, &before_len);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_EDB);
+  expect_msg(path);
+  expect_msg("readonly");
+  pm__device_info d = dbtest_gpu(0, 1);
+  int64_t id;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 1, 1, &id), PM_EDB);
+  pm__cubin b = {.data = "x", .size = 1};
+  pm__db_cubin_key k = {SHA_A, "", "sm_90", "13.0", 0};
+  cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_EDB);
+  /* Reading works. */
+  int found = -1;
+  cr_assert_eq(pm__db_measured(db, gpu, &m.problem, "bx=1", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0);
+  pm__db_close(db);
+  char *after = dbtest_slurp(path, &after_len);
+  cr_assert_eq(before_len, after_len);
+  cr_assert_eq(memcmp(before, after, before_len), 0);
+  free(before);
+  free(after);
+}
+
+Test(db, a_directory_that_cannot_be_made_is_a_clear_error) {
+  char file[160], bad[200];
+  snprintf(file, sizeof file, "%s/plainfile", dir);
+  dbtest_write(file, "x", 1);
+  snprintf(bad, sizeof bad, "%s/sub/pmtune.db", file);
+  pm__db *db = (pm__db *)1;
+  cr_assert_eq(pm__db_open(ctx, bad, 0, &db), PM_EIO);
+  cr_assert_null(db);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), bad), "%s", pm_errmsg(ctx));
+  expect_msg("cannot create directory");
+  expect_msg("Not a directory");
+  cr_assert_eq(pm__db_open(ctx, dir, 0, &db), PM_EIO, "a directory is not a database");
+  expect_msg("is a directory");
+}
+
+Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  fill(db, gpu, 5);
+  sqlite3 *h = pm__db_handle(db);
+  /* The file may not grow any more: what a full disk looks like to SQLite. */
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
+           (long long)dbtest_int(h, "PRAGMA page_count"));
+  free(dbtest_rows(h, sql));
+  static char big[200000];
+  memset(big, 'x', sizeof big - 1);
+  int rc = PM_OK, i;
+  for (i = 0; i < 50 && rc == PM_OK; i++) {
+    char params[32];
+    snprintf(params, sizeof params, "{\"bx\":%d}", 1000 + i);
+    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, params, 1);
+    m.outcome = PM__DB_COMPILE_ERROR;
+    m.error = big;
+    rc = pm__db_measurement_put(db, &m);
+  }
+  cr_assert_eq(rc, PM_EDB, "the disk filled up");
+  expect_msg(path);
+  expect_msg("full");
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement WHERE problem = 'rows=4096 cols=4096 order=row'"), 5);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 5 + i - 1,
+               "the failed one left no part of itself");
+  pm__db_close(db);
+  db = open_rw();
+  char *report;
+  int problems;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
+  pm__db_close(db);
+}
+
+/* ---- GPUs, measurements, winners ------------------------------------------------------------ */
+
+Test(db, gpus_are_upserted_by_uuid) {
+  pm__db *db = open_rw();
+  int64_t a = add_gpu(db, 0, 0), b = add_gpu(db, 0, 1);
+  cr_assert_neq(a, b);
+  pm__device_info d = dbtest_gpu(0, 0);
+  int64_t again = 0;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 13000, 13000, &again), PM_OK);
+  cr_assert_eq(again, a);
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM gpu"), 2);
+  cr_assert_eq(dbtest_int(h, "SELECT driver_version FROM gpu WHERE id = 1"), 13000,
+               "a new driver is recorded");
+  d.uuid[0] = '\0';
+  cr_assert_eq(pm__db_gpu_put(db, &d, 1, 1, &again), PM_EINVAL);
+  d = dbtest_gpu(0, 0);
+  d.sm_count = 0;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 1, 1, &again), PM_EINVAL);
+  pm__db_close(db);
+}
+
+Test(db, a_measurement_is_stored_once_per_key_and_readable_by_sql) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 2048), SHA_A,
+                                            "{\"bx\": 32, \"by\": 8, \"vec\": 4, \"align\": 256}", 2.0);
+  put(db, &m);
+  put(db, &m);
+  m.median_ms = 1.5, m.min_ms = 1.4, m.max_ms = 1.6;
+  put(db, &m);
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1);
+  char *row = dbtest_rows(h, "SELECT op, dtype, rows, cols, n, radius, variant, problem, config,"
+                             " params, median_ms, status, verified FROM measurement");
+  cr_assert_str_eq(row, "matadd|f32|4096|2048|NULL|NULL|order=row|rows=4096 cols=2048 order=row|"
+                        "bx=32 by=8 vec=4 align=256|{\"bx\":32,\"by\":8,\"vec\":4,\"align\":256}|"
+                        "1.5|ok|1\n");
+  free(row);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement WHERE json_extract(params, '$.vec') = 4"
+                             " AND rows * cols > 1000000"), 1, "SQL can filter on both");
+  /* The same configuration given as text must say what the JSON says. */
+  m.config = "bx=32 by=8 vec=4 align=256";
+  put(db, &m);
+  m.config = "bx=32 by=8";
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL);
+  expect_msg("does not say what its JSON");
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1);
+  pm__db_close(db);
+}
+
+Test(db, bad_measurements_are_refused_saying_why) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  const pm__db_measurement good = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
+  struct {
+    const char *why, *needle;
+    pm__db_measurement m;
+  } cases[16];
+  int n = 0;
+#define CASE(WHY, NEEDLE, FIELD, VALUE)                              \
+  cases[n].why = WHY, cases[n].needle = NEEDLE, cases[n].m = good;   \
+  cases[n++].m.FIELD = VALUE
+  CASE("unknown op", "unknown op", problem.op, "transpose");
+  CASE("unknown dtype", "unknown dtype", problem.dtype, "f16");
+  CASE("bad variant", "variant", problem.variant, "order=diagonal");
+  CASE("no rows", "needs 0 < rows", problem.rows, 0);
+  CASE("n on a matrix", "no n", problem.n, 5);
+  CASE("radius on matadd", "radius", problem.radius, 2);
+  CASE("bad sha", "64 lowercase hex", template_sha256, "ABC");
+  CASE("params not object", "not a JSON object", params, "[1,2]");
+  CASE("params not JSON", "not a JSON object", params, "{bx:1}");
+  CASE("params float", "not an integer", params, "{\"bx\":1.5}");
+  CASE("params nested", "not an integer", params, "{\"bx\":{\"deep\":1}}");
+  CASE("params twice", "given twice", params, "{\"bx\":1,\"bx\":2}");
+  CASE("params bad name", "not an identifier", params, "{\"b x\":1}");
+  CASE("no timing", "min <= median", median_ms, 0);
+  CASE("no gpu", "no GPU", gpu_id, 999);
+  CASE("failed without why", "no error says why", outcome, PM__DB_LAUNCH_ERROR);
+#undef CASE
+  for (int i = 0; i < n; i++) {
+    cr_assert_eq(pm__db_measurement_put(db, &cases[i].m), PM_EINVAL, "%s", cases[i].why);
+    expect_msg(cases[i].needle);
+  }
+  pm__db_problem reduce = {.op = "reduce", .dtype = "f32", .n = 1 << 20, .rows = 4};
+  pm__db_measurement m = good;
+  m.problem = reduce;
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL, "reduce has no rows");
+  pm__db_problem filter = {.op = "filter", .dtype = "f32", .rows = 64, .cols = 64, .radius = 4,
+                           .variant = "border=clamp"};
+  m.problem = filter;
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL, "radius 4");
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement"), 0);
+  /* One seed per problem. */
+  m = good;
+  m.is_seed = 1;
+  put(db, &m);
+  m.params = "{\"bx\":2}";
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL);
+  expect_msg("seed");
+  pm__db_close(db);
+}
+
+Test(db, the_winner_view_and_lookup_agree_with_speedup_over_the_seed) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_A), PM_OK);
+  pm__db_problem p = dbtest_matadd(8192, 8192);
+  pm__db_measurement seed = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":16,\"by\":16}", 4.0);
+  seed.is_seed = 1;
+  put(db, &seed);
+  pm__db_measurement mid = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":32,\"by\":8}", 2.0);
+  put(db, &mid);
+  pm__db_measurement best = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":64,\"by\":4}", 1.6);
+  put(db, &best);
+  /* Faster, but not verified, or wrong, or failed: never the winner. */
+  pm__db_measurement unverified = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":128,\"by\":2}", 0.5);
+  unverified.verified = 0;
+  put(db, &unverified);
+  pm__db_measurement wrong = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":256,\"by\":1}", 0.4);
+  wrong.outcome = PM__DB_WRONG_RESULT, wrong.error = "max error 0.5 at (3, 7)";
+  put(db, &wrong);
+  pm__db_measurement failed = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":512,\"by\":1}", 0);
+  failed.outcome = PM__DB_COMPILE_ERROR, failed.error = "matadd.cu(12): error: too many threads";
+  put(db, &failed);
+
+  sqlite3 *h = pm__db_handle(db);
+  char *row = dbtest_rows(h, "SELECT config, median_ms, seed_config, speedup FROM winner");
+  cr_assert_str_eq(row, "bx=64 by=4|1.6|bx=16 by=16|2.5\n");
+  free(row);
+  row = dbtest_rows(h, "SELECT status, error FROM measurement WHERE status <> 'ok' ORDER BY status");
+  cr_assert_str_eq(row, "compile_error|matadd.cu(12): error: too many threads\n"
+                        "wrong_result|max error 0.5 at (3, 7)\n");
+  free(row);
+
+  pm__device_info d = dbtest_gpu(0, 0);
+  pm__db_winner w;
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_A, &w), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_str_eq(w.config, "bx=64 by=4");
+  cr_assert_str_eq(w.params, "{\"bx\":64,\"by\":4}");
+  cr_assert_float_eq(w.median_ms, 1.6, 1e-12);
+  cr_assert_float_eq(w.speedup, 2.5, 1e-12);
+  cr_assert_eq(w.same_gpu, 1);
+  cr_assert_eq(w.rows, 8192);
+  cr_assert_eq(w.samples, 20);
+  /* No seed measured: speedup 0 (NULL in the view). */
+  pm__db_problem q = dbtest_matadd(1024, 1024);
+  pm__db_measurement only = dbtest_measurement(gpu, q, SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+  put(db, &only);
+  cr_assert_eq(pm__db_winner_get(db, &d, &q, SHA_A, &w), PM_OK);
+  cr_assert_eq(w.speedup, 0.0);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM winner WHERE problem = 'rows=1024 cols=1024 order=row'"
+                             " AND speedup IS NULL"), 1);
+  pm__db_problem none = dbtest_matadd(16, 16);
+  cr_assert_eq(pm__db_winner_get(db, &d, &none, SHA_A, &w), PM_ENOTFOUND);
+  expect_msg("nothing tuned");
+  pm__db_close(db);
+}
+
+Test(db, a_changed_template_invalidates_its_rows_but_keeps_them) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_A), PM_OK);
+  pm__db_problem p = dbtest_matadd(4096, 4096);
+  pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":32}", 1.0);
+  put(db, &m);
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM winner"), 1);
+  pm__device_info d = dbtest_gpu(0, 0);
+  pm__db_winner w;
+  int found = 0;
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_A, &w), PM_OK);
+
+  /* The template's source changed: its hash is now SHA_B. */
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_B), PM_OK);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM winner"), 0, "old rows are not winners");
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_B, &w), PM_ENOTFOUND, "nor served");
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_B, &w), PM_ENOTFOUND);
+  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32", SHA_B, &found), PM_OK);
+  cr_assert_eq(found, 0, "a resumed run measures it again");
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1, "kept for history");
+  m.template_sha256 = SHA_B;
+  m.median_ms = 0.8, m.min_ms = 0.7, m.max_ms = 0.9;
+  put(db, &m);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 2);
+  char *row = dbtest_rows(h, "SELECT template_sha256 = '" SHA_B "', median_ms FROM winner");
+  cr_assert_str_eq(row, "1|0.8\n");
+  free(row);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE op = 'matadd' AND current = 1"), 1);
+  /* A hash belongs to one op. */
+  pm__db_measurement other = dbtest_measurement(gpu, (pm__db_problem){.op = "reduce", .dtype = "f32",
+                                                .n = 1000}, SHA_B, "{\"bx\":32}", 1.0);
+  cr_assert_eq(pm__db_measurement_put(db, &other), PM_EINVAL);
+  expect_msg("matadd's");
+  pm__db_close(db);
+}
+
+Test(db, other_gpus_of_the_model_are_served_this_gpu_first) {
+  pm__db *db = open_rw();
+  int64_t a = add_gpu(db, 0, 0), b = add_gpu(db, 0, 1);
+  pm__db_problem p = dbtest_matadd(2048, 2048);
+  pm__db_measurement ma = dbtest_measurement(a, p, SHA_A, "{\"bx\":32}", 1.0);
+  put(db, &ma);
+  pm__device_info db_b = dbtest_gpu(0, 1), other_b = dbtest_gpu(0, 7), a100 = dbtest_gpu(1, 0);
+  pm__db_winner w;
+  cr_assert_eq(pm__db_winner_get(db, &other_b, &p, SHA_A, &w), PM_OK,
+               "a GPU of the same model, never recorded (read-only serving): %s", pm_errmsg(ctx));
+  cr_assert_eq(w.same_gpu, 0);
+  cr_assert_str_eq(w.config, "bx=32");
+  cr_assert_eq(pm__db_winner_get(db, &a100, &p, SHA_A, &w), PM_ENOTFOUND, "another model");
+  pm__device_info fewer = dbtest_gpu(0, 0);
+  fewer.sm_count = 114;
+  snprintf(fewer.uuid, sizeof fewer.uuid, "GPU-other");
+  cr_assert_eq(pm__db_winner_get(db, &fewer, &p, SHA_A, &w), PM_ENOTFOUND, "fewer SMs");
+  /* B's own measurement wins for B although A's is faster. */
+  pm__db_measurement mb = dbtest_measurement(b, p, SHA_A, "{\"bx\":64}", 1.3);
+  put(db, &mb);
+  cr_assert_eq(pm__db_winner_get(db, &db_b, &p, SHA_A, &w), PM_OK);
+  cr_assert_str_eq(w.config, "bx=64");
+  cr_assert_eq(w.same_gpu, 1);
+  pm__db_close(db);
+}
+
+Test(db, the_nearest_tuned_size_is_by_element_count_then_aspect) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  const int64_t sizes[][2] = {{1024, 1024}, {4096, 4096}, {4096, 1024}};
+  for (int i = 0; i < 3; i++) {
+    char params[32];
+    snprintf(params, sizeof params, "{\"bx\":%d}", i + 1);
+    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(sizes[i][0], sizes[i][1]), SHA_A,
+                                              params, 1.0);
+    put(db, &m);
+  }
+  pm__db_measurement col = dbtest_measurement(gpu, dbtest_matadd(2048, 2048), SHA_A, "{\"bx\":9}", 1);
+  col.problem.variant = "order=col";
+  put(db, &col);
+  pm__device_info d = dbtest_gpu(0, 0);
+  pm__db_winner w;
+  struct {
+    int64_t rows, cols, want_rows, want_cols;
+    const char *config;
+  } cases[] = {
+      {2048, 2048, 4096, 1024, "bx=3"}, /* same count (distance 0) beats same aspect */
+      {8192, 2048, 4096, 4096, "bx=2"}, /* count first, aspect second */
+      {1024, 4096, 4096, 1024, "bx=3"}, /* same count wins, even at the opposite aspect */
+      {1000, 1000, 1024, 1024, "bx=1"}, /* nearly exact */
+      {1, 1, 1024, 1024, "bx=1"},       /* far below everything */
+      {4096, 4096, 4096, 4096, "bx=2"}, /* exact */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    pm__db_problem p = dbtest_matadd(cases[i].rows, cases[i].cols);
+    cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_A, &w), PM_OK, "%s", pm_errmsg(ctx));
+    cr_assert_eq(w.rows, cases[i].want_rows, "%lldx%lld", (long long)cases[i].rows,
+                 (long long)cases[i].cols);
+    cr_assert_eq(w.cols, cases[i].want_cols, "%lldx%lld", (long long)cases[i].rows,
+                 (long long)cases[i].cols);
+    cr_assert_str_eq(w.config, cases[i].config);
+  }
+  pm__db_problem p = dbtest_matadd(4096, 4096);
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_A, &w), PM_OK);
+  cr_assert_eq(w.distance, 0.0);
+  p = dbtest_matadd(2048, 2048);
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_A, &w), PM_OK);
+  cr_assert_float_eq(w.aspect_distance, log(4.0), 1e-9);
+  p.variant = "order=col";
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_A, &w), PM_OK);
+  cr_assert_str_eq(w.config, "bx=9", "only sizes of the same variant");
+  /* reduce: by n; filter: only the same radius. */
+  for (int i = 0; i < 2; i++) {
+    pm__db_problem r = {.op = "reduce", .dtype = "f32", .n = i ? 1 << 24 : 1 << 16};
+    char params[32];
+    snprintf(params, sizeof params, "{\"ept\":%d}", i + 1);
+    pm__db_measurement m = dbtest_measurement(gpu, r, SHA_B, params, 1.0);
+    put(db, &m);
+  }
+  pm__db_problem r = {.op = "reduce", .dtype = "f32", .n = 1 << 22};
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &r, SHA_B, &w), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(w.n, 1 << 24);
+  pm__db_problem f = {.op = "filter", .dtype = "f32", .rows = 512, .cols = 512, .radius = 1,
+                      .variant = "border=zero"};
+  pm__db_measurement fm = dbtest_measurement(gpu, f, "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
+                                             "{\"bx\":8}", 1.0);
+  put(db, &fm);
+  f.radius = 2;
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &f, fm.template_sha256, &w), PM_ENOTFOUND);
+  f.radius = 1, f.rows = 8192;
+  cr_assert_eq(pm__db_winner_nearest(db, &d, &f, fm.template_sha256, &w), PM_OK);
+  cr_assert_eq(w.radius, 1);
+  cr_assert_eq(w.rows, 512);
+  pm__db_close(db);
+}
+
+Test(db, measured_says_what_a_resumed_run_may_skip) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_problem p = dbtest_matadd(512, 512);
+  int found = -1;
+  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0);
+  pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+  m.outcome = PM__DB_LAUNCH_ERROR, m.error = "too many resources requested for launch";
+  put(db, &m);
+  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 1, "a failure is stored too: not tried again");
+  pm__db_problem other = dbtest_matadd(512, 1024);
+  cr_assert_eq(pm__db_measured(db, gpu, &other, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0);
+  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", "xyz", &found), PM_EINVAL);
+  pm__db_close(db);
+}
+
+/* ---- Cubins --------------------------------------------------------------------------------- */
+
+Test(db, defines_text_is_canonical) {
+  char out[128];
+  const char *d[] = {"BY=8", "BX=32", "B1=2", "B=1", "VEC"};
+  cr_assert_eq(pm__db_defines_text(ctx, d, 5, out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "-DB=1 -DB1=2 -DBX=32 -DBY=8 -DVEC");
+  cr_assert_eq(pm__db_defines_text(ctx, NULL, 0, out, sizeof out), PM_OK);
+  cr_assert_str_eq(out, "");
+  cr_assert_eq(pm__db_defines_text(ctx, d, 5, out, 10), PM_EINVAL);
+  const char *bad[] = {"A B"};
+  cr_assert_eq(pm__db_defines_text(ctx, bad, 1, out, sizeof out), PM_EINVAL);
+}
+
+Test(db, cubins_are_cached_per_exact_key) {
+  pm__db *db = open_rw();
+  static unsigned char blob[20000];
+  for (size_t i = 0; i < sizeof blob; i++) blob[i] = (unsigned char)(i * 31);
+  memcpy(blob, "\177ELF", 4);
+  pm__cubin b = {.data = blob, .size = sizeof blob, .compile_ms = 36.7}, got;
+  pm__db_cubin_key k = {SHA_A, "-DBX=32 -DBY=8", "sm_90", "13.0", 13000};
+  cr_assert_eq(pm__db_cubin_get(db, &k, &got), PM_ENOTFOUND);
+  cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_cubin_get(db, &k, &got), PM_OK);
+  cr_assert_eq(got.size, sizeof blob);
+  cr_assert_eq(memcmp(got.data, blob, sizeof blob), 0);
+  cr_assert_float_eq(got.compile_ms, 36.7, 1e-9);
+  pm__cubin_free(&got);
+  /* Any other part of the key misses: a new NVRTC or driver compiles anew. */
+  pm__db_cubin_key other[] = {{SHA_B, "-DBX=32 -DBY=8", "sm_90", "13.0", 13000},
+                              {SHA_A, "-DBX=64 -DBY=8", "sm_90", "13.0", 13000},
+                              {SHA_A, "-DBX=32 -DBY=8", "sm_80", "13.0", 13000},
+                              {SHA_A, "-DBX=32 -DBY=8", "sm_90", "13.1", 13000},
+                              {SHA_A, "-DBX=32 -DBY=8", "sm_90", "13.0", 13010}};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+    cr_assert_eq(pm__db_cubin_get(db, &other[i], &got), PM_ENOTFOUND, "key %zu", i);
+    cr_assert_null(got.data);
+  }
+  /* Storing again replaces. */
+  blob[100] ^= 0xff;
+  cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_OK);
+  cr_assert_eq(pm__db_cubin_get(db, &k, &got), PM_OK);
+  cr_assert_eq(((unsigned char *)got.data)[100], blob[100]);
+  pm__cubin_free(&got);
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM cubin"), 1);
+  cr_assert_eq(dbtest_int(h, "SELECT sum(size) FROM cubin"), (int64_t)sizeof blob);
+  pm__db_cubin_key bad = {SHA_A, "", "90", "13.0", 0};
+  cr_assert_eq(pm__db_cubin_put(db, &bad, &b), PM_EINVAL);
+  pm__cubin empty = {0};
+  cr_assert_eq(pm__db_cubin_put(db, &k, &empty), PM_EINVAL);
+  pm__db_close(db);
+  /* And read-only, as a library call reads it. */
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK);
+  cr_assert_eq(pm__db_cubin_get(db, &k, &got), PM_OK);
+  pm__cubin_free(&got);
+  pm__db_close(db);
+}
+
+/* ---- Runs, killed processes, check ---------------------------------------------------------- */
+
+Test(db, runs_record_how_they_ended) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), run = 0, run2 = 0;
+  cr_assert_eq(pm__db_run_begin(db, gpu, "pmtune tune --op matadd", &run), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_run_begin(db, 0, "pmtune tune --op reduce", &run2), PM_OK);
+  cr_assert_eq(pm__db_run_end(db, run, PM__DB_RUN_OK, NULL), PM_OK);
+  cr_assert_eq(pm__db_run_end(db, run2, PM__DB_RUN_FAILED, "no CUDA device"), PM_OK);
+  cr_assert_eq(pm__db_run_end(db, 12345, PM__DB_RUN_OK, NULL), PM_ENOTFOUND);
+  char *rows = dbtest_rows(pm__db_handle(db),
+                           "SELECT command_line, status, ifnull(message, '-'), pmtune_version,"
+                           " gpu_id IS NULL, ended_at IS NOT NULL FROM run ORDER BY id");
+  char expect[512];
+  snprintf(expect, sizeof expect,
+           "pmtune tune --op matadd|ok|-|%s|0|1\npmtune tune --op reduce|failed|no CUDA device|%s|1|1\n",
+           pm_version(), pm_version());
+  cr_assert_str_eq(rows, expect);
+  free(rows);
+  pm__db_close(db);
+}
+
+Test(db, check_finds_orphan_rows) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  fill(db, gpu, 3);
+  pm__db_close(db);
+  /* sqlite3 does not enforce foreign keys unless asked: a person can leave orphans. */
+  dbtest_exec(path, "DELETE FROM gpu;");
+  db = open_rw();
+  char *report = NULL;
+  int problems = 0;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 3, "%s", report);
+  cr_assert_not_null(strstr(report, "measurement row 1 refers to a missing gpu row"), "%s", report);
+  free(report);
+  pm__db_close(db);
+}
+
+/* The child: tunes configuration after configuration of one problem, each stored as soon as it
+ * is measured, until its parent kills it (most likely in the middle of a write). */
+static void child_tunes_forever(void) {
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  pm__db *db = NULL;
+  int64_t gpu = 0, run = 0;
+  pm__device_info d = dbtest_gpu(0, 0);
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, path, 0, &db) != PM_OK ||
+      pm__db_gpu_put(db, &d, 1, 1, &gpu) != PM_OK || pm__db_run_begin(db, gpu, "tune", &run) != PM_OK)
+    _exit(3);
+  for (int i = 0;; i++) {
+    char params[32];
+    snprintf(params, sizeof params, "{\"bx\":%d}", i);
+    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), SHA_A, params, 1 + i);
+    m.run_id = run;
+    if (pm__db_measurement_put(db, &m) != PM_OK) _exit(4);
+  }
+}
+
+Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
+  pm__db_close(open_rw());
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) child_tunes_forever();
+  /* Kill it, with SIGKILL, once it has stored a good part. */
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  int64_t stored = 0;
+  for (int i = 0; i < 20000 && stored < 200; i++) {
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+    stored = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
+  }
+  pm__db_close(db);
+  cr_assert_eq(kill(pid, SIGKILL), 0);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFSIGNALED(status), "the child was killed (exit %d)", WEXITSTATUS(status));
+  cr_assert_geq(stored, 200);
+
+  /* pmtune db check passes. */
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  char *report = NULL;
+  int problems = -1;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 0, "%s", report);
+  cr_assert_not_null(strstr(report, "1 still running or killed"), "%s", report);
+  free(report);
+  int64_t have = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
+  cr_assert_geq(have, stored);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms IS NULL"
+                                             " OR config <> 'bx=' || json_extract(params, '$.bx')"), 0,
+               "every row is whole");
+  pm__db_close(db);
+
+  /* The next run resumes: it measures only what is not stored. */
+  db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), run = 0;
+  cr_assert_eq(pm__db_run_begin(db, gpu, "tune again", &run), PM_OK);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM run WHERE status = 'interrupted'"
+                                             " AND message LIKE '%killed%'"), 1,
+               "the killed run is marked interrupted");
+  int skipped = 0, measured = 0, all = (int)have + 50;
+  for (int i = 0; i < all; i++) {
+    char params[32], config[32];
+    snprintf(params, sizeof params, "{\"bx\":%d}", i);
+    snprintf(config, sizeof config, "bx=%d", i);
+    pm__db_problem p = dbtest_matadd(4096, 4096);
+    int found = 0;
+    cr_assert_eq(pm__db_measured(db, gpu, &p, config, SHA_A, &found), PM_OK);
+    if (found) {
+      skipped++;
+      continue;
+    }
+    pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, params, 1 + i);
+    m.run_id = run;
+    put(db, &m);
+    measured++;
+  }
+  cr_assert_eq(skipped, have, "what was stored is not measured again");
+  cr_assert_eq(measured, 50);
+  cr_assert_eq(pm__db_run_end(db, run, PM__DB_RUN_OK, NULL), PM_OK);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement"), all);
+  pm__db_close(db);
+}
+
+/* ---- Export and import ---------------------------------------------------------------------- */
+
+/* A database worth exporting: two GPUs of two models, winners with seeds, losers, failures, and
+ * rows of an older template. */
+static void populate(pm__db *db) {
+  int64_t h100 = add_gpu(db, 0, 0), a100 = add_gpu(db, 1, 0);
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_B), PM_OK);
+  cr_assert_eq(pm__db_template_current(db, "reduce", SHA_A), PM_OK);
+  int64_t gpus[2] = {h100, a100};
+  for (int g = 0; g < 2; g++) {
+    pm__db_problem p = dbtest_matadd(4096, 8192);
+    pm__db_measurement seed = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":16,\"by\":16}", 3.0 + g);
+    seed.is_seed = 1;
+    put(db, &seed);
+    pm__db_measurement fast = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":64,\"by\":4}", 1.25 + g);
+    put(db, &fast);
+    pm__db_measurement slow = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":8,\"by\":8}", 7.5);
+    put(db, &slow);
+    pm__db_measurement bad = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":1024,\"by\":4}", 0);
+    bad.outcome = PM__DB_COMPILE_ERROR;
+    bad.error = "matadd.cu(3): error: \"quoted\" 'and' \\ back\nslash; DROP TABLE gpu;--";
+    put(db, &bad);
+    pm__db_measurement old = dbtest_measurement(gpus[g], p, "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+                                                "{\"bx\":64,\"by\":4}", 0.5);
+    put(db, &old);
+    pm__db_problem r = {.op = "reduce", .dtype = "f32", .n = 123456789};
+    pm__db_measurement red = dbtest_measurement(gpus[g], r, SHA_A, "{\"ept\":4,\"bs\":256}", 0.333333333333);
+    put(db, &red);
+  }
+}
+
+static char *export_text(pm__db *db, int all, int *count) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert_not_null(f);
+  cr_assert_eq(pm__db_export(db, f, all, count), PM_OK, "%s", pm_errmsg(ctx));
+  fclose(f);
+  return buf;
+}
+
+static const char measurements_sql[] =
+    "SELECT g.uuid, m.op, m.dtype, m.problem, m.rows, m.cols, m.n, m.radius, m.variant, m.config,"
+    " m.params, m.is_seed, m.template_sha256, m.status, m.error, m.median_ms, m.min_ms, m.max_ms,"
+    " m.samples, m.gbps, m.verified, m.max_error, m.measured_at"
+    " FROM measurement m JOIN gpu g ON g.id = m.gpu_id ORDER BY 1, 2, 3, 4, 10, 13";
+static const char winners_sql[] =
+    "SELECT gpu_uuid, op, problem, config, median_ms, seed_config, speedup FROM winner ORDER BY 1, 2, 3";
+
+Test(db, export_then_import_gives_the_same_winners_and_measurements) {
+  pm__db *src = open_rw();
+  populate(src);
+  int count = 0;
+  char *winners = export_text(src, 0, &count);
+  cr_assert_eq(count, 6, "the winners and their seeds: %s", winners);
+  char *all = export_text(src, 1, &count);
+  cr_assert_eq(count, 12, "%s", all);
+  char *src_winners = dbtest_rows(pm__db_handle(src), winners_sql);
+  char *src_measurements = dbtest_rows(pm__db_handle(src), measurements_sql);
+  pm__db_close(src);
+
+  /* Winners only, into a fresh database: the same winners. */
+  snprintf(path, sizeof path, "%s/fleet.db", dir);
+  pm__db *dst = open_rw();
+  cr_assert_eq(pm__db_template_current(dst, "matadd", SHA_B), PM_OK);
+  cr_assert_eq(pm__db_template_current(dst, "reduce", SHA_A), PM_OK);
+  pm__db_import_stats st;
+  cr_assert_eq(pm__db_import(dst, winners, strlen(winners), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.gpus_added, 2);
+  cr_assert_eq(st.added, 6);
+  char *dst_winners = dbtest_rows(pm__db_handle(dst), winners_sql);
+  cr_assert_str_eq(dst_winners, src_winners);
+  /* And they serve another GPU of the model, as a fleet machine's library call would. */
+  pm__device_info fleet = dbtest_gpu(0, 42);
+  pm__db_problem p = dbtest_matadd(4096, 8192);
+  pm__db_winner w;
+  cr_assert_eq(pm__db_winner_get(dst, &fleet, &p, SHA_B, &w), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_str_eq(w.config, "bx=64 by=4");
+  cr_assert_float_eq(w.speedup, 3.0 / 1.25, 1e-12);
+  /* Importing the same again changes nothing. */
+  cr_assert_eq(pm__db_import(dst, winners, strlen(winners), &st), PM_OK);
+  cr_assert_eq(st.added + st.updated + st.gpus_added, 0);
+  cr_assert_eq(st.kept, 6);
+  pm__db_close(dst);
+
+  /* Everything, into another: the same measurements, and it exports the same document. */
+  snprintf(path, sizeof path, "%s/all.db", dir);
+  dst = open_rw();
+  cr_assert_eq(pm__db_template_current(dst, "matadd", SHA_B), PM_OK);
+  cr_assert_eq(pm__db_template_current(dst, "reduce", SHA_A), PM_OK);
+  cr_assert_eq(pm__db_import(dst, all, strlen(all), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.added, 12);
+  char *dst_measurements = dbtest_rows(pm__db_handle(dst), measurements_sql);
+  cr_assert_str_eq(dst_measurements, src_measurements);
+  char *again = export_text(dst, 1, &count);
+  cr_assert_str_eq(strchr(again, '\n'), strchr(all, '\n'), "the same document but for its time");
+  pm__db_close(dst);
+  free(winners), free(all), free(again);
+  free(src_winners), free(src_measurements), free(dst_winners), free(dst_measurements);
+}
+
+Test(db, import_keeps_the_later_measurement) {
+  pm__db *db = open_rw();
+  populate(db);
+  char *doc = export_text(db, 1, NULL);
+  /* Re-measure one row here: it is now later than the document's. */
+  cr_assert_eq(pm__db_template_current(db, "matadd", SHA_B), PM_OK);
+  pm__db_measurement m = dbtest_measurement(1, dbtest_matadd(4096, 8192), SHA_B, "{\"bx\":8,\"by\":8}", 9.0);
+  put(db, &m);
+  pm__db_import_stats st;
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.kept, 12);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 1);
+  /* A document measured later than what is stored replaces it. */
+  char *later = strdup(doc);
+  for (char *p = later; (p = strstr(p, "\"measured_at\":\"")) != NULL; p++) memcpy(p + 15, "2999", 4);
+  cr_assert_eq(pm__db_import(db, later, strlen(later), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.updated, 12);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 0);
+  free(doc);
+  free(later);
+  pm__db_close(db);
+}
+
+/* Imports doc, which must be refused with needle in the message, and change nothing. */
+static void expect_import_refused(pm__db *db, const char *doc, size_t len, const char *needle) {
+  sqlite3 *h = pm__db_handle(db);
+  int64_t m0 = dbtest_int(h, "SELECT count(*) FROM measurement"), g0 = dbtest_int(h, "SELECT count(*) FROM gpu");
+  int64_t t0 = dbtest_int(h, "SELECT count(*) FROM template");
+  int rc = pm__db_import(db, doc, len, NULL);
+  cr_assert_eq(rc, PM_EINVAL, "'%.200s': %s", doc, pm_errmsg(ctx));
+  if (needle) cr_assert_not_null(strstr(pm_errmsg(ctx), needle), "'%.200s': '%s' not in: %s", doc, needle, pm_errmsg(ctx));
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), m0, "'%.200s'", doc);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM gpu"), g0, "'%.200s'", doc);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template"), t0, "'%.200s'", doc);
+}
+
+/* The export with the first occurrence of from replaced by to. */
+static char *edited(const char *doc, const char *from, const char *to) {
+  const char *at = strstr(doc, from);
+  cr_assert_not_null(at, "'%s' is in the document", from);
+  size_t n = strlen(doc) - strlen(from) + strlen(to) + 1;
+  char *out = malloc(n);
+  snprintf(out, n, "%.*s%s%s", (int)(at - doc), doc, to, at + strlen(from));
+  return out;
+}
+
+Test(db, malformed_and_hostile_documents_import_nothing) {
+  pm__db *src = open_rw();
+  populate(src);
+  char *doc = export_text(src, 1, NULL);
+  pm__db_close(src);
+  snprintf(path, sizeof path, "%s/target.db", dir);
+  pm__db *db = open_rw();
+  int64_t mine = add_gpu(db, 0, 9);
+  pm__db_measurement m = dbtest_measurement(mine, dbtest_matadd(64, 64), SHA_B, "{\"bx\":1}", 1.0);
+  put(db, &m);
+
+  const char *plain[][2] = {
+      {"", "not valid JSON"},
+      {"null", "expected an object"},
+      {"[]", "expected an object"},
+      {"\"pmtune\"", "expected an object"},
+      {"{", "not valid JSON"},
+      {"{}", "no field 'format'"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],}", "not valid JSON"},
+      {"{\"format\":\"csv\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "format"},
+      {"{\"format\":\"pmtune-export\",\"version\":2,\"gpus\":[],\"measurements\":[]}", "version"},
+      {"{\"format\":\"pmtune-export\",\"version\":1.0,\"gpus\":[],\"measurements\":[]}", "expected an integer"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":{},\"measurements\":[]}", "expected an array"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],\"evil\":1}", "unknown field"},
+      {"{\"format\":\"pmtune-export\",\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "twice"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[1],\"measurements\":[]}", "gpus[0]: expected an object"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[null]}", "measurements[0]"},
+      {"{\"format\":\"pmtune-export\",\"version\":NaN,\"gpus\":[],\"measurements\":[]}", "not valid JSON"},
+      {"{\"format\":\"pmtune-\\u0000export\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "\\u0000"},
+      {"{\"format\":\"\\ud800\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "surrogate"},
+      {"{\"format\":\"\xff\xfe\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "UTF-8"},
+      {"{\"format\":\"\xc0\xaf\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "UTF-8"},
+  };
+  for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+    expect_import_refused(db, plain[i][0], strlen(plain[i][0]), plain[i][1]);
+  expect_import_refused(db, "{\"format\"\0:1}", 13, "NUL");
+
+  /* Deep nesting, at the top and inside a field. */
+  size_t depth = 100000;
+  char *deep = malloc(2 * depth + 1);
+  memset(deep, '[', depth);
+  memset(deep + depth, ']', depth);
+  deep[2 * depth] = '\0';
+  expect_import_refused(db, deep, strlen(deep), "not valid JSON");
+  char *nested = malloc(2 * depth + 64);
+  snprintf(nested, 2 * depth + 64, "\"params\":%s", deep);
+  char *in_field = edited(doc, "\"params\":{\"bx\":1024,\"by\":4}", nested);
+  expect_import_refused(db, in_field, strlen(in_field), "not valid JSON");
+  free(in_field);
+  /* Deep, but not too deep for SQLite's parser: the field's type is wrong. */
+  snprintf(nested, 2 * depth + 64, "\"params\":%.1500s%.1500s", deep, deep + depth);
+  in_field = edited(doc, "\"params\":{\"bx\":1024,\"by\":4}", nested);
+  expect_import_refused(db, in_field, strlen(in_field), "expected an object, got array");
+  free(deep), free(nested), free(in_field);
+
+  /* Truncated anywhere. */
+  size_t len = strlen(doc);
+  for (size_t cut = 0; cut < len; cut += len / 97 + 1) expect_import_refused(db, doc, cut, NULL);
+
+  /* One bad field in a measurement that follows good ones: nothing of those is kept either. */
+  const char *last = strstr(doc, "\"gpu\":\"GPU-00000001");
+  cr_assert_not_null(last);
+  const char *edits[][3] = {
+      {"\"rows\":4096", "\"rows\":\"4096\"", "expected an integer"},
+      {"\"rows\":4096", "\"rows\":-4096", "rows"},
+      {"\"rows\":4096", "\"rows\":123456789012345678901234567890", "out of range"},
+      {"\"rows\":4096", "\"rows\":4096.5", "expected an integer"},
+      {"\"median_ms\":4.0", "\"median_ms\":1e999", "out of range"},
+      {"\"median_ms\":4.0", "\"median_ms\":-4.0", "median"},
+      {"\"median_ms\":4.0", "\"median_ms\":\"fast\"", "expected a number"},
+      {"\"op\":\"matadd\"", "\"op\":\"matadd'); DROP TABLE measurement; --\"", ".op: expected 1 to 16"},
+      {"\"op\":\"matadd\"", "\"op\":\"x' OR 1=1 --\"", "unknown op"},
+      {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"op\":\"reduce\"", "twice"},
+      {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"extra\":true", "unknown field 'extra'"},
+      {"\"op\":\"matadd\",", "", "no field 'op'"},
+      {"\"is_seed\":true", "\"is_seed\":1", "true or false"},
+      {"\"template_sha256\":\"b", "\"template_sha256\":\"B", "hex"},
+      {"\"config\":\"bx=16 by=16\"", "\"config\":\"bx=16\"", "does not say what its JSON"},
+      {"\"params\":{\"bx\":16,\"by\":16}", "\"params\":{\"bx\":16,\"by\":[16]}", "not an integer"},
+      {"\"status\":\"ok\"", "\"status\":\"great\"", "status"},
+      {"\"measured_at\":\"", "\"measured_at\":\"yesterday", "measured_at"},
+      {"\"gpu\":\"GPU-00000001-0000-0000-0000-000000000000\"", "\"gpu\":\"GPU-nobody\"", "not one of the document's gpus"},
+      {"\"variant\":\"order=row\"", "\"variant\":\"order=row\\u0001\"", "variant"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+    const char *where = strstr(last, edits[i][0]);
+    cr_assert_not_null(where, "'%s' follows the first measurement of the second GPU", edits[i][0]);
+    size_t at = (size_t)(where - doc);
+    size_t n = strlen(doc) + strlen(edits[i][1]) + 1;
+    char *bad = malloc(n);
+    snprintf(bad, n, "%.*s%s%s", (int)at, doc, edits[i][1], doc + at + strlen(edits[i][0]));
+    expect_import_refused(db, bad, strlen(bad), edits[i][2]);
+    free(bad);
+  }
+  char *bad_gpu = edited(doc, "\"cc_major\":9", "\"cc_major\":9000000000");
+  expect_import_refused(db, bad_gpu, strlen(bad_gpu), "cc_major");
+  free(bad_gpu);
+  bad_gpu = edited(doc, "\"name\":\"Fake H100\"", "\"name\":\"\"");
+  expect_import_refused(db, bad_gpu, strlen(bad_gpu), "name");
+  free(bad_gpu);
+
+  /* After all that: the good document still imports, and the database is sound. */
+  pm__db_import_stats st;
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.added, 12);
+  char *report;
+  int problems;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
+  free(doc);
+  pm__db_close(db);
+}
+
+Test(db, randomly_damaged_documents_never_crash_or_half_import) {
+  pm__db *src = open_rw();
+  populate(src);
+  char *doc = export_text(src, 1, NULL);
+  pm__db_close(src);
+  snprintf(path, sizeof path, "%s/fuzz.db", dir);
+  pm__db *db = open_rw();
+  uint64_t seed = (uint64_t)time(NULL) * 2654435761u + 1;
+  cr_log_info("seed %llu", (unsigned long long)seed);
+  size_t len = strlen(doc);
+  char *copy = malloc(len + 1);
+  static const char alphabet[] = "{}[]\",:0123456789.-+eE\\u truefalsnl\x01\xff";
+  int refused = 0, imported = 0;
+  sqlite3 *h = pm__db_handle(db);
+  for (int iter = 0; iter < 300; iter++) {
+    memcpy(copy, doc, len + 1);
+    int edits = 1 + (int)(seed % 4);
+    for (int e = 0; e < edits; e++) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      size_t at = seed % len;
+      copy[at] = alphabet[(seed >> 32) % (sizeof alphabet - 1)];
+    }
+    int64_t before = dbtest_int(h, "SELECT count(*) FROM measurement");
+    int rc = pm__db_import(db, copy, len, NULL);
+    cr_assert(rc == PM_OK || rc == PM_EINVAL, "iteration %d: %s: %s", iter, pm_errname(rc), pm_errmsg(ctx));
+    if (rc == PM_EINVAL) {
+      refused++;
+      cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), before, "iteration %d", iter);
+    } else {
+      imported++;
+    }
+  }
+  cr_assert_gt(refused, 0);
+  char *report;
+  int problems;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
+  free(copy);
+  free(doc);
+  pm__db_close(db);
+}
