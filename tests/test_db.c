@@ -1123,3 +1123,52 @@ Test(db, randomly_damaged_documents_never_crash_or_half_import) {
   free(doc);
   pm__db_close(db);
 }
+
+/* ---- The queries of db/README.md ------------------------------------------------------------ */
+
+Test(db, the_queries_of_the_readme_run_and_answer) {
+  pm__db *db = open_rw();
+  const char *sha = pm__template_find("matadd")->sha256; /* current: open_rw made it so */
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_problem p = dbtest_matadd(4096, 4096);
+  pm__db_measurement seed = dbtest_measurement(gpu, p, sha, "{\"bx\":16,\"by\":16,\"vec\":1}", 2.0);
+  seed.is_seed = 1;
+  put(db, &seed);
+  pm__db_measurement best = dbtest_measurement(gpu, p, sha, "{\"bx\":64,\"by\":4,\"vec\":4}", 1.0);
+  put(db, &best);
+  pm__db_measurement failed = dbtest_measurement(gpu, p, sha, "{\"bx\":2048,\"by\":4,\"vec\":4}", 0);
+  failed.outcome = PM__DB_LAUNCH_ERROR, failed.error = "too many resources requested for launch";
+  put(db, &failed);
+  pm__cubin b = {.data = "\177ELF", .size = 4};
+  pm__db_cubin_key k = {sha, "-DBX=64 -DBY=4 -DVEC=4", "sm_90", pm__nvrtc_version(), 13000};
+  cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_OK);
+
+  char readme[512];
+  snprintf(readme, sizeof readme, "%s/db/README.md", PM_SOURCE_DIR);
+  size_t len = 0;
+  char *text = dbtest_slurp(readme, &len);
+  cr_assert_not_null(text, "%s", readme);
+  pm__device_info d = dbtest_gpu(0, 0);
+  sqlite3 *h = pm__db_handle(db);
+  int queries = 0;
+  for (char *at = text; (at = strstr(at, "```sql\n")) != NULL;) {
+    at += 7;
+    char *end = strstr(at, "```");
+    cr_assert_not_null(end);
+    *end = '\0';
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(h, at, -1, &st, NULL), SQLITE_OK, "%s: %s", at, sqlite3_errmsg(h));
+    int gpu_param = sqlite3_bind_parameter_index(st, "@gpu");
+    if (gpu_param > 0) sqlite3_bind_text(st, gpu_param, d.uuid, -1, SQLITE_STATIC);
+    int rows = 0, r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) rows++;
+    cr_assert_eq(r, SQLITE_DONE, "%s: %s", at, sqlite3_errmsg(h));
+    cr_assert_gt(rows, 0, "this query answers nothing: %s", at);
+    sqlite3_finalize(st);
+    queries++;
+    at = end + 3;
+  }
+  cr_assert_geq(queries, 5);
+  free(text);
+  pm__db_close(db);
+}
