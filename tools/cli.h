@@ -43,6 +43,8 @@ const char *cli_op_names(void);
   X(devices, "list the CUDA devices of this machine")                  \
   X(compile, "compile a kernel template with NVRTC (no GPU needed)")  \
   X(space, "show an operation's search space and how many points are valid") \
+  X(tune, "tune the kernels on this machine's GPUs and store the winners")   \
+  X(show, "list the tuned winners stored in the database")                   \
   X(db, "the tuning database: which file, create it, check it")       \
   X(export, "write the tuning results to a JSON file for other machines") \
   X(import, "merge tuning results that another machine exported")

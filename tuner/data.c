@@ -1,21 +1,74 @@
 /* data.c: the inputs, outputs and references of tuning runs and tests: random data, pitched
  * layouts on the device, and comparing outputs with the reference on the device. */
 #include <math.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "op.h"
 
-void pm__random_fill(float *out, size_t n, uint64_t seed) {
-  uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
-  for (size_t i = 0; i < n; i++) {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    uint64_t r = s * 0x2545F4914F6CDD1DULL;
-    out[i] = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
+typedef struct par {
+  void (*fn)(void *, size_t, size_t);
+  void *arg;
+  size_t n, chunk;
+  atomic_size_t next;
+} par;
+
+static void *par_worker(void *p_) {
+  par *p = p_;
+  for (size_t b; (b = atomic_fetch_add(&p->next, p->chunk)) < p->n;)
+    p->fn(p->arg, b, b + p->chunk < p->n ? b + p->chunk : p->n);
+  return NULL;
+}
+
+void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end), void *arg) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+  par p = {.fn = fn, .arg = arg, .n = n, .chunk = n / ((size_t)threads * 8) + 1};
+  atomic_init(&p.next, 0);
+  pthread_t t[64];
+  int started = 0;
+  if (n > 1)
+    for (; started < threads - 1; started++)
+      if (pthread_create(&t[started], NULL, par_worker, &p) != 0) break;
+  par_worker(&p);
+  for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+}
+
+typedef struct fill {
+  float *out;
+  size_t n;
+  uint64_t seed;
+} fill;
+
+#define FILL_BLOCK ((size_t)1 << 20)
+
+/* Fills blocks [b0, b1) of 2^20 floats, each from a generator seeded by the block's number. */
+static void fill_blocks(void *arg, size_t b0, size_t b1) {
+  const fill *f = arg;
+  for (size_t blk = b0; blk < b1; blk++) {
+    uint64_t s = (f->seed ? f->seed : 0x9E3779B97F4A7C15ULL) ^ ((blk + 1) * 0xD1B54A32D192ED03ULL);
+    if (s == 0) s = 1;
+    size_t lo = blk * FILL_BLOCK, hi = lo + FILL_BLOCK < f->n ? lo + FILL_BLOCK : f->n;
+    for (size_t i = lo; i < hi; i++) {
+      s ^= s >> 12;
+      s ^= s << 25;
+      s ^= s >> 27;
+      uint64_t r = s * 0x2545F4914F6CDD1DULL;
+      f->out[i] = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
+    }
   }
+}
+
+void pm__random_fill(float *out, size_t n, uint64_t seed) {
+  fill f = {out, n, seed};
+  size_t blocks = (n + FILL_BLOCK - 1) / FILL_BLOCK;
+  if (blocks > 4)
+    pm__parallel_for(blocks, fill_blocks, &f);
+  else
+    fill_blocks(&f, 0, blocks);
 }
 
 static void free_device(pm__data *d) {
@@ -62,6 +115,21 @@ int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream) {
   PM__CUDA(c, cudaMemsetAsync(d->out, 0xff, d->out_bytes, stream));
 fail:
   return rc;
+}
+
+int pm__data_place_copy(pm_ctx *c, const pm__data *d, size_t align, pm__data *copy) {
+  *copy = *d;
+  copy->in[0] = copy->in[1] = NULL;
+  copy->out = NULL;
+  copy->work = NULL;
+  int rc = pm__data_place(c, copy, align);
+  if (rc != PM_OK) pm__data_unplace(copy);
+  return rc;
+}
+
+void pm__data_unplace(pm__data *copy) {
+  free_device(copy);
+  memset(copy, 0, sizeof *copy);
 }
 
 void pm__data_free(pm__data *d) {

@@ -75,6 +75,8 @@ typedef struct pm__op {
   /* Why point v cannot run problem pr under lim (a short reason), or NULL where it can. pr may
    * be NULL: then only the problem-independent reasons count (what compiling needs). */
   const char *(*check)(const int *v, const pm__problem *pr, const pm__limits *lim);
+  /* The problem's variant as the database records it: "order=row", "border=clamp", "". */
+  const char *(*variant)(const pm__problem *pr);
   /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
   int (*problem_defines)(const pm__problem *pr, char out[][24]);
   /* Bytes a run must move through device memory: each input read once, each output written. */
@@ -141,11 +143,21 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align);
 /* Fills d's output with NaN, so that an element the kernel does not write cannot pass. */
 int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream);
 
+/* A second placement of d's data: *copy shares d's host data and reference (d keeps owning
+ * them) and gets device buffers of its own in layout align. Free it with pm__data_unplace. */
+int pm__data_place_copy(pm_ctx *c, const pm__data *d, size_t align, pm__data *copy);
+void pm__data_unplace(pm__data *copy);
+
 /* Frees everything prepare and place made; safe on a zeroed or partly filled pm__data. */
 void pm__data_free(pm__data *d);
 
-/* Uniform floats in [-1, 1) from a seeded xorshift64*: never all zero. */
+/* Uniform floats in [-1, 1) from a seeded xorshift64* (one stream per block of 2^20, so that
+ * threads can fill it; the same seed gives the same data): never all zero. */
 void pm__random_fill(float *out, size_t n, uint64_t seed);
+
+/* Calls fn(arg, begin, end) over [0, n) split into ranges on the host's cores; returns when all
+ * are done. For the CPU references of large problems. */
+void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end), void *arg);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there
  * (bitwise). *bad: how many differ; *first: the first that does (line * inner + i). */

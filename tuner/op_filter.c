@@ -42,16 +42,28 @@ static int problem_defines(const pm__problem *pr, char out[][24]) {
   return 1;
 }
 
+static const char *variant(const pm__problem *pr) { return pr->zero_border ? "border=zero" : "border=clamp"; }
+
 static double bytes(const pm__problem *pr) { return 2.0 * sizeof(float) * pr->rows * pr->cols; }
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
 
 /* The reference, in the order every variant uses: mask rows top to bottom, each left to right,
  * fused multiply-adds from 0. So every variant must match it bit for bit. */
-static void reference(const float *in, unsigned rows, unsigned cols, int r, int zero_border,
-                      const float *w, float *out) {
-  int k = 2 * r + 1;
-  for (unsigned y = 0; y < rows; y++)
+typedef struct ref_args {
+  const float *in, *w;
+  float *out;
+  unsigned rows, cols;
+  int r, zero_border;
+} ref_args;
+
+static void reference_rows(void *arg, size_t y0, size_t y1) {
+  const ref_args *a = arg;
+  const float *in = a->in, *w = a->w;
+  float *out = a->out;
+  unsigned rows = a->rows, cols = a->cols;
+  int r = a->r, zero_border = a->zero_border, k = 2 * r + 1;
+  for (unsigned y = (unsigned)y0; y < y1; y++)
     for (unsigned x = 0; x < cols; x++) {
       float acc = 0.0f;
       for (int fy = 0; fy < k; fy++) {
@@ -88,7 +100,8 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   pm__random_fill(d->host_in[0], n, seed);
   pm__random_fill(d->mask, (size_t)(k * k), seed ^ 0x5bd1e995u);
-  reference(d->host_in[0], pr->rows, pr->cols, pr->radius, pr->zero_border, d->mask, d->host_ref);
+  ref_args ra = {d->host_in[0], d->mask, d->host_ref, pr->rows, pr->cols, pr->radius, pr->zero_border};
+  pm__parallel_for(pr->rows, reference_rows, &ra);
   PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
   PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
 fail:
@@ -119,6 +132,7 @@ const pm__op pm__op_filter = {
     .params = params,
     .seed = {[BX] = 16, [BY] = 16, [TILE] = 0, [PAD] = 0, [OX] = 1, [OY] = 1, [ALIGN] = 0},
     .check = check,
+    .variant = variant,
     .problem_defines = problem_defines,
     .bytes = bytes,
     .layout = layout,

@@ -46,6 +46,8 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
+static const char *variant(const pm__problem *pr) { return pr->colmajor ? "order=col" : "order=row"; }
+
 static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->rows * pr->cols; }
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
@@ -100,6 +102,7 @@ const pm__op pm__op_matadd = {
     .params = params,
     .seed = {[BX] = 32, [BY] = 32, [VEC] = 1, [EPT] = 1, [GRID] = 0, [MAP] = 0, [ALIGN] = 0},
     .check = check,
+    .variant = variant,
     .bytes = bytes,
     .layout = layout,
     .prepare = prepare,

@@ -43,6 +43,8 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
+static const char *variant(const pm__problem *pr) { (void)pr; return ""; }
+
 static double bytes(const pm__problem *pr) { return 4.0 * pr->n + 4.0; }
 
 static size_t layout(const int *v) { (void)v; return 0; }
@@ -127,6 +129,7 @@ const pm__op pm__op_reduce = {
     .seed = {[BLOCK] = 256, [ITEMS] = 2, [VEC] = 1, [STEP] = 0, [COMBINE] = 2, [ACC] = 0,
              [GRID] = 0},
     .check = check,
+    .variant = variant,
     .bytes = bytes,
     .layout = layout,
     .prepare = prepare,

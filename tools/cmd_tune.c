@@ -1,0 +1,339 @@
+/* cmd_tune.c: `pmtune tune`, the offline tuning run: every requested (op, size) on every requested
+ * GPU, each candidate compiled, verified and timed, everything stored in the tuning database. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tune.h"
+
+const char cmd_tune_usage[] =
+    "usage: pmtune tune [--op matadd|reduce|filter|all] [--size S]... [--radius R] [--order row|col]\n"
+    "                   [--border clamp|zero] [--device N|all] [--strategy exhaustive|random]\n"
+    "                   [--budget N] [--time SECONDS] [--samples N] [--nondeterministic] [--db PATH]\n"
+    "\n"
+    "Tunes each operation at each size on this machine's GPUs: compiles every candidate of the\n"
+    "search space (in parallel; cubins already in the database are not compiled again), checks\n"
+    "each one's result against a reference, times the good ones, re-times the best few\n"
+    "interleaved, and stores every measurement and the winner. What is already measured for this\n"
+    "GPU and template is not measured again, so a stopped run resumes where it stopped.\n"
+    "\n"
+    "  --op OP            matadd, reduce, filter or all (default: all)\n"
+    "  --size S           ROWSxCOLS (matadd, filter) or N (reduce); repeatable; default: the\n"
+    "                     default sizes below\n"
+    "  --radius R         filter: mask radius 1 to 3 (with --size; default 1)\n"
+    "  --order row|col    matadd: storage order (with --size; default row)\n"
+    "  --border clamp|zero  filter: border (with --size; default clamp)\n"
+    "  --device N|all     which GPU (default: all, one worker per GPU, in parallel)\n"
+    "  --strategy S       exhaustive (default) or random\n"
+    "  --budget N         random: how many points per problem (default 200); the seed comes on top\n"
+    "  --time SECONDS     start no new candidate after this long (the run stops cleanly)\n"
+    "  --samples N        timed runs per candidate (default 7; the best 5 get 15 more)\n"
+    "  --nondeterministic reduce: also tune variants whose result may vary run to run\n"
+    "  --db PATH          the tuning database (default: see 'pmtune db --help')\n"
+    "\n"
+    "Default sizes: matadd 512x512 1024x1024 2048x2048 4096x4096 4097x3001 8192x8192\n"
+    "10000x10000 16384x16384 row-major, 4096x4096 and 10000x10000 column-major; reduce 1000\n"
+    "65536 2^20 2^24 2^28 2^30; filter 1024x1024 and 4096x4096 r=1, 8192x8192 r=1, 2, 3.\n"
+    "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
+
+typedef struct job {
+  const pm__op *op;
+  pm__problem pr;
+} job;
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1;
+  signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+}
+
+static int add_defaults(const pm__op *op, job *jobs, int n, int max) {
+  static const unsigned matadd[][3] = {{512, 512, 0},     {1024, 1024, 0},   {2048, 2048, 0},
+                                       {4096, 4096, 0},   {4097, 3001, 0},   {8192, 8192, 0},
+                                       {10000, 10000, 0}, {16384, 16384, 0}, {4096, 4096, 1},
+                                       {10000, 10000, 1}};
+  static const unsigned reduce[] = {1000, 65536, 1u << 20, 1u << 24, 1u << 28, 1u << 30};
+  static const unsigned filter[][3] = {{1024, 1024, 1}, {4096, 4096, 1}, {8192, 8192, 1},
+                                       {8192, 8192, 2}, {8192, 8192, 3}};
+  if (op == &pm__op_matadd)
+    for (size_t i = 0; i < sizeof matadd / sizeof *matadd && n < max; i++)
+      jobs[n++] = (job){op, {.rows = matadd[i][0], .cols = matadd[i][1], .colmajor = (int)matadd[i][2]}};
+  if (op == &pm__op_reduce)
+    for (size_t i = 0; i < sizeof reduce / sizeof *reduce && n < max; i++)
+      jobs[n++] = (job){op, {.n = reduce[i]}};
+  if (op == &pm__op_filter)
+    for (size_t i = 0; i < sizeof filter / sizeof *filter && n < max; i++)
+      jobs[n++] = (job){op, {.rows = filter[i][0], .cols = filter[i][1], .radius = (int)filter[i][2]}};
+  return n;
+}
+
+typedef struct worker {
+  int device;
+  const char *dbpath, *cmdline;
+  const job *jobs;
+  int njobs;
+  pm__tune_opts opts;
+  int status;      /* CLI_OK or CLI_FAIL */
+  int ndevices;    /* how many workers print: prefix lines with the device where > 1 */
+  double last_print;
+  pm__tune_result total;
+} worker;
+
+static void show_progress(void *arg, const pm__tune_progress *p) {
+  worker *w = arg;
+  double now = pm__now_ms();
+  int tty = isatty(2) && w->ndevices == 1;
+  int phase_end = strcmp(p->phase, "done") == 0;
+  if (!tty && !phase_end && now - w->last_print < 5000) return;
+  if (tty && !phase_end && now - w->last_print < 100) return;
+  w->last_print = now;
+  char dev[16] = "";
+  if (w->ndevices > 1) snprintf(dev, sizeof dev, "[gpu %d] ", w->device);
+  if (phase_end) {
+    if (tty) fputs("\r\033[K", stderr);
+    return;
+  }
+  int width = 24, fill = p->total ? (int)(width * p->done / p->total) : 0;
+  char bar[32];
+  for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+  bar[width] = '\0';
+  double eta = p->done ? p->elapsed_s / (double)p->done * (double)(p->total - p->done) : 0;
+  char best[64] = "";
+  if (p->best_ms > 0) snprintf(best, sizeof best, "  best %.4f ms %.0f GB/s", p->best_ms, p->best_gbps);
+  fprintf(stderr, "%s%s%s %s %-10s [%s] %llu/%llu%s  ETA %.0f s%s", tty ? "\r\033[K" : "", dev,
+          p->op, p->problem, p->phase, bar, (unsigned long long)p->done,
+          (unsigned long long)p->total, best, eta, tty ? "" : "\n");
+  fflush(stderr);
+}
+
+static void *run_worker(void *arg) {
+  worker *w = arg;
+  pm_ctx *c = NULL;
+  pm__db *db = NULL;
+  int64_t gpu_id = 0, run_id = 0;
+  int driver = 0, runtime = 0;
+  const char *why = NULL;
+  pm_options o = {.device = w->device};
+  w->status = CLI_OK;
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, &db) != PM_OK) {
+    w->status = cli_fail("tune", "%s", pm_errmsg(c));
+    goto done;
+  }
+  pm__db_cuda_versions(&driver, &runtime);
+  if (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK ||
+      pm__db_run_begin(db, gpu_id, w->cmdline, &run_id) != PM_OK) {
+    w->status = cli_fail("tune", "%s", pm_errmsg(c));
+    goto done;
+  }
+  printf("GPU %d: %s (%s, %d SMs), tuning database %s\n", w->device, c->dev.name, c->dev.arch,
+         c->dev.sm_count, pm__db_filename(db));
+  fflush(stdout);
+  for (int i = 0; i < w->njobs && !interrupted; i++) {
+    const pm__op *op = w->jobs[i].op;
+    pm__tune_result r;
+    char ptext[96];
+    pm__problem_text(op, &w->jobs[i].pr, ptext, sizeof ptext);
+    if (pm__tune_problem(c, db, gpu_id, run_id, op, &w->jobs[i].pr, &w->opts, &r) != PM_OK) {
+      why = pm_errmsg(c);
+      w->status = cli_fail("tune", "gpu %d: %s %s: %s", w->device, op->name, ptext, why);
+      break;
+    }
+    w->total.candidates += r.candidates, w->total.skipped += r.skipped;
+    w->total.kernels += r.kernels, w->total.compiled += r.compiled;
+    w->total.measured += r.measured, w->total.wrong += r.wrong, w->total.failed += r.failed;
+    w->total.compile_ms += r.compile_ms, w->total.verify_ms += r.verify_ms;
+    w->total.time_ms += r.time_ms, w->total.total_ms += r.total_ms;
+    printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before), %llu kernels (%llu compiled), "
+           "%llu measured, %llu wrong, %llu failed; %.1f s (compile %.1f, verify %.1f, time %.1f)\n",
+           w->device, op->name, ptext, (unsigned long long)r.candidates,
+           (unsigned long long)r.skipped, (unsigned long long)r.kernels,
+           (unsigned long long)r.compiled, (unsigned long long)r.measured,
+           (unsigned long long)r.wrong, (unsigned long long)r.failed, r.total_ms / 1e3,
+           r.compile_ms / 1e3, r.verify_ms / 1e3, r.time_ms / 1e3);
+    if (r.have_winner) {
+      printf("        winner  %s  %.4f ms  %.0f GB/s", r.winner, r.winner_ms, r.winner_gbps);
+      if (r.seed_ms > 0) printf("  %.2fx the seed", r.seed_ms / r.winner_ms);
+      if (r.runner_up[0])
+        printf("\n        runner-up %s  %.4f ms%s", r.runner_up, r.runner_up_ms,
+               r.within_noise ? "  (within the noise: as good as the winner)" : "");
+      printf("\n");
+    }
+    fflush(stdout);
+  }
+done:
+  if (db != NULL && run_id != 0)
+    pm__db_run_end(db, run_id, w->status == CLI_OK && !interrupted ? PM__DB_RUN_OK : PM__DB_RUN_FAILED,
+                   interrupted ? "interrupted (SIGINT): what was measured is stored" : why);
+  pm__db_close(db);
+  pm_close(c);
+  return NULL;
+}
+
+int cmd_tune(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"op", required_argument, 0, 'p'},       {"size", required_argument, 0, 's'},
+      {"radius", required_argument, 0, 'r'},   {"order", required_argument, 0, 'o'},
+      {"border", required_argument, 0, 'b'},   {"device", required_argument, 0, 'D'},
+      {"strategy", required_argument, 0, 'S'}, {"budget", required_argument, 0, 'B'},
+      {"time", required_argument, 0, 'T'},     {"samples", required_argument, 0, 'n'},
+      {"nondeterministic", no_argument, 0, 'N'}, {"db", required_argument, 0, 'd'},
+      {0, 0, 0, 0}};
+  const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
+  int nsizes = 0, radius = 1, colmajor = 0, zero = 0, ch;
+  double seconds = 0;
+  pm__tune_opts opts;
+  pm__tune_opts_default(&opts);
+  opts.budget = 200;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    char *end = NULL;
+    switch (ch) {
+      case 'p': opname = optarg; break;
+      case 's':
+        if (nsizes == 64) return cli_usage_error("tune", "at most 64 --size");
+        sizes[nsizes++] = optarg;
+        break;
+      case 'r':
+        radius = (int)strtol(optarg, &end, 10);
+        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
+          return cli_usage_error("tune", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+        break;
+      case 'o':
+        if (strcmp(optarg, "row") && strcmp(optarg, "col"))
+          return cli_usage_error("tune", "--order '%s': expected row or col", optarg);
+        colmajor = optarg[0] == 'c';
+        break;
+      case 'b':
+        if (strcmp(optarg, "clamp") && strcmp(optarg, "zero"))
+          return cli_usage_error("tune", "--border '%s': expected clamp or zero", optarg);
+        zero = optarg[0] == 'z';
+        break;
+      case 'D': device = optarg; break;
+      case 'S':
+        if (strcmp(optarg, "exhaustive") == 0) opts.strategy = PM__STRATEGY_EXHAUSTIVE;
+        else if (strcmp(optarg, "random") == 0) opts.strategy = PM__STRATEGY_RANDOM;
+        else return cli_usage_error("tune", "--strategy '%s': expected exhaustive or random", optarg);
+        break;
+      case 'B': {
+        long long b = strtoll(optarg, &end, 10);
+        if (*optarg == '\0' || *end || b < 1)
+          return cli_usage_error("tune", "--budget '%s': expected a positive number", optarg);
+        opts.budget = (uint64_t)b;
+        break;
+      }
+      case 'T':
+        seconds = strtod(optarg, &end);
+        if (*optarg == '\0' || *end || !(seconds > 0))
+          return cli_usage_error("tune", "--time '%s': expected seconds > 0", optarg);
+        break;
+      case 'n':
+        opts.samples = (int)strtol(optarg, &end, 10);
+        if (*end || opts.samples < 1 || opts.samples > 64)
+          return cli_usage_error("tune", "--samples '%s': expected 1 to 64", optarg);
+        break;
+      case 'N': opts.allow_nondeterministic = 1; break;
+      case 'd':
+        if (optarg[0] == '\0') return cli_usage_error("tune", "--db: empty path");
+        dbpath = optarg;
+        break;
+      default: return cli_bad_option("tune", argv, ch);
+    }
+  }
+  if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  const pm__op *only = NULL;
+  if (strcmp(opname, "all") != 0 && (only = pm__op_find(opname)) == NULL)
+    return cli_usage_error("tune", "unknown --op '%s' (one of: %s, all)", opname, cli_op_names());
+  if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
+
+  job jobs[128];
+  int njobs = 0;
+  pm_ctx *c = NULL;
+  pm_options none = {.device = PM_DEVICE_NONE};
+  int status = CLI_OK;
+  if (pm_open(&c, &none) != PM_OK) {
+    status = cli_fail("tune", "%s", pm_errmsg(c));
+    goto done;
+  }
+  for (int i = 0; i < nsizes; i++) {
+    pm__problem pr = {.radius = radius, .colmajor = colmajor, .zero_border = zero};
+    if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
+      status = cli_usage_error("tune", "%s", pm_errmsg(c));
+      goto done;
+    }
+    jobs[njobs++] = (job){only, pr};
+  }
+  if (nsizes == 0)
+    for (int i = 0; pm__ops[i] != NULL; i++)
+      if (only == NULL || only == pm__ops[i]) njobs = add_defaults(pm__ops[i], jobs, njobs, 128);
+
+  int ndev = 0, first = 0, last = -1;
+  if (pm__device_count(c, &ndev) != PM_OK) {
+    status = cli_fail("tune", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (strcmp(device, "all") == 0) {
+    last = ndev - 1;
+  } else {
+    char *end;
+    long d = strtol(device, &end, 10);
+    if (*device == '\0' || *end || d < 0)
+      { status = cli_usage_error("tune", "--device '%s': expected an index or all", device); goto done; }
+    if (d >= ndev)
+      { status = cli_fail("tune", "--device %ld: this machine has %d CUDA device%s", d, ndev, ndev == 1 ? "" : "s"); goto done; }
+    first = last = (int)d;
+  }
+
+  char cmdline[2048] = "pmtune";
+  for (int i = 0, len = 6; i < argc && len < (int)sizeof cmdline - 2; i++)
+    len += snprintf(cmdline + len, sizeof cmdline - (size_t)len, " %s", argv[i]);
+  if (seconds > 0) opts.deadline_ms = pm__now_ms() + seconds * 1e3;
+  opts.stop = &interrupted;
+  opts.progress = show_progress;
+  signal(SIGINT, on_sigint);
+
+  int nw = last - first + 1;
+  worker *ws = calloc((size_t)nw, sizeof *ws);
+  pthread_t *ts = calloc((size_t)nw, sizeof *ts);
+  if (ws == NULL || ts == NULL) {
+    free(ws), free(ts);
+    status = cli_fail("tune", "out of memory");
+    goto done;
+  }
+  double t0 = pm__now_ms();
+  for (int i = 0; i < nw; i++) {
+    ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .jobs = jobs,
+                     .njobs = njobs, .opts = opts, .ndevices = nw};
+    ws[i].opts.progress_arg = &ws[i];
+    if (nw == 1 || pthread_create(&ts[i], NULL, run_worker, &ws[i]) != 0) {
+      run_worker(&ws[i]);
+      ts[i] = 0;
+    }
+  }
+  for (int i = 0; i < nw; i++)
+    if (ts[i]) pthread_join(ts[i], NULL);
+  for (int i = 0; i < nw; i++) {
+    pm__tune_result *t = &ws[i].total;
+    printf("gpu %d  all     %llu candidates (%llu stored before), %llu kernels (%llu compiled), "
+           "%llu measured, %llu wrong, %llu failed; tuning %.1f s = compile %.1f + verify %.1f + "
+           "time %.1f + other %.1f\n",
+           ws[i].device, (unsigned long long)t->candidates, (unsigned long long)t->skipped,
+           (unsigned long long)t->kernels, (unsigned long long)t->compiled,
+           (unsigned long long)t->measured, (unsigned long long)t->wrong,
+           (unsigned long long)t->failed, t->total_ms / 1e3, t->compile_ms / 1e3,
+           t->verify_ms / 1e3, t->time_ms / 1e3,
+           (t->total_ms - t->compile_ms - t->verify_ms - t->time_ms) / 1e3);
+    if (ws[i].status != CLI_OK) status = CLI_FAIL;
+  }
+  printf("wall time %.1f s\n", (pm__now_ms() - t0) / 1e3);
+  if (interrupted) status = cli_fail("tune", "interrupted: what was measured is stored; run again to resume");
+  free(ws);
+  free(ts);
+done:
+  pm_close(c);
+  return status;
+}

@@ -1,0 +1,87 @@
+/* tune.h: tuning one problem on one GPU: compile every candidate (from the database's cubin cache
+ * where it can), verify each against the reference, time the good ones, re-time the best few
+ * interleaved, and store every measurement. */
+#ifndef PM_TUNE_H
+#define PM_TUNE_H
+
+#include <signal.h>
+
+#include "compile.h"
+#include "pmdb.h"
+
+enum { PM__STRATEGY_EXHAUSTIVE, PM__STRATEGY_RANDOM };
+
+/* Where a tuning run is, for a progress display. */
+typedef struct pm__tune_progress {
+  const char *op;
+  const char *problem;  /* "4097x3001 row-major" */
+  const char *phase;    /* "compiling", "measuring", "re-timing", "done" */
+  uint64_t done, total; /* candidates of this phase */
+  double best_ms;       /* the best median so far (0: none yet) */
+  double best_gbps;
+  double elapsed_s;
+} pm__tune_progress;
+
+typedef struct pm__tune_opts {
+  int strategy;          /* PM__STRATEGY_* */
+  uint64_t budget;       /* random: how many points to sample (the seed comes on top) */
+  double deadline_ms;    /* pm__now_ms() past which no new candidate starts (0: none) */
+  int samples;           /* timed runs per candidate (default 7) */
+  int top;               /* how many of the best to re-time interleaved (default 5) */
+  int rounds;            /* interleaved rounds of that (default 15) */
+  int allow_nondeterministic;
+  uint64_t seed;         /* for the random strategy and the input data (0: fixed default) */
+  volatile sig_atomic_t *stop; /* set (by a signal handler) to stop after the current candidate */
+  void (*progress)(void *arg, const pm__tune_progress *p);
+  void *progress_arg;
+} pm__tune_opts;
+
+/* What tuning a problem did and found. */
+typedef struct pm__tune_result {
+  uint64_t candidates;   /* points chosen (valid for the problem) */
+  uint64_t skipped;      /* already measured in the database: not measured again */
+  uint64_t kernels;      /* distinct kernels needed */
+  uint64_t compiled;     /* of them, compiled now (the rest came from the cubin cache) */
+  uint64_t measured, wrong, failed; /* timed; rejected by verification; failed to compile or run */
+  double compile_ms, verify_ms, time_ms, total_ms; /* wall time spent on each */
+  int have_winner;       /* among the candidates measured now */
+  char winner[PM__CONFIG_TEXT];
+  double winner_ms, winner_gbps, seed_ms; /* seed_ms 0: not measured now */
+  char runner_up[PM__CONFIG_TEXT];
+  double runner_up_ms;
+  int within_noise;      /* the runner-up is within the winner's run-to-run spread */
+  int stopped;           /* stopped early (signal or deadline) */
+} pm__tune_result;
+
+void pm__tune_opts_default(pm__tune_opts *o);
+
+/* The database's view of a problem of op. */
+void pm__tune_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);
+
+/* Tunes pr on c's device, storing into db under gpu_id and run_id. PM_OK even where candidates
+ * failed (each is stored with its reason); an error only where tuning could not go on. */
+int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
+                     const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res);
+
+/* ---- Timing (shared with pmtune bench) ------------------------------------------------------ */
+
+/* Scratch to flush the L2 cache between timed runs (twice its size). */
+typedef struct pm__timer {
+  void *flush;
+  size_t flush_bytes;
+  cudaEvent_t start[64], stop[64];
+  int nevents;
+} pm__timer;
+
+int pm__timer_init(pm_ctx *c, pm__timer *t);
+void pm__timer_free(pm__timer *t);
+
+/* Times `samples` runs of point v on d (each after flushing L2), with CUDA events. ms[i] gets
+ * each run's time; the caller sorts. samples <= 64. */
+int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
+                  pm__data *d, int samples, double *ms);
+
+/* The median, and the spread between the quartiles, of ms[0..n) (sorts it). */
+double pm__median(double *ms, int n, double *q1, double *q3);
+
+#endif /* PM_TUNE_H */
