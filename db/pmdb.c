@@ -419,15 +419,18 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
 
   /* SQLite's own: structure, NOT NULL and CHECK constraints, indices. */
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(50)", -1, &st, NULL));
-  int ok = 0, r_;
-  while ((r_ = sqlite3_step(st)) == SQLITE_ROW) {
+  int ok = 0, step;
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     const char *m = (const char *)sqlite3_column_text(st, 0);
     if (m && strcmp(m, "ok") == 0)
       ok = 1;
     else
       add(&r, 1, "integrity     PROBLEM: %s", m ? m : "?");
   }
-  PM__SQLITE_ST(db, st, r_);
+  if ((step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB) /* too damaged to list */
+    add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(db->sql), sqlite_code_name(step));
+  else
+    PM__SQLITE_ST(db, st, step);
   if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
   sqlite3_finalize(st);
   st = NULL;
@@ -439,7 +442,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   /* Orphan rows: references to rows that are gone (sqlite3 deletes without foreign_keys on). */
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &st, NULL));
   int orphans = 0;
-  while ((r_ = sqlite3_step(st)) == SQLITE_ROW) {
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     if (orphans++ < 20)
       add(&r, 1, "orphan row    PROBLEM: %s row %lld refers to a missing %s row",
           (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
@@ -447,7 +450,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     else
       r.problems++;
   }
-  PM__SQLITE_ST(db, st, r_);
+  PM__SQLITE_ST(db, st, step);
   if (orphans > 20) add(&r, 0, "orphan row    ... %d in all", orphans);
   if (orphans == 0) add(&r, 0, "orphan rows   none (PRAGMA foreign_key_check)");
   sqlite3_finalize(st);
@@ -455,7 +458,8 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
 
   /* pmtune's own. */
   if ((rc = query_int(db, "PRAGMA application_id", &v)) != PM_OK) goto fail;
-  if (v != APPLICATION_ID) add(&r, 1, "application   PROBLEM: application_id %lld is not pmtune's", (long long)v);
+  if (v != APPLICATION_ID)
+    add(&r, 1, "application   PROBLEM: application_id %lld is not pmtune's", (long long)v);
   if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
   add(&r, v != pm__db_schema_latest(), "schema        version %lld%s (this pmtune: %d)",
       (long long)v, v != pm__db_schema_latest() ? " PROBLEM" : "", pm__db_schema_latest());
@@ -465,9 +469,11 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
     sqlite3_reset(st);
     PM__SQLITE(db, sqlite3_bind_text(st, 1, objects[i], -1, SQLITE_STATIC));
-    int got = sqlite3_step(st);
-    PM__SQLITE(db, got);
-    if (got != SQLITE_ROW) add(&r, 1, "schema        PROBLEM: %s is missing", objects[i]), missing++;
+    PM__SQLITE_ST(db, st, step = sqlite3_step(st));
+    if (step != SQLITE_ROW) {
+      add(&r, 1, "schema        PROBLEM: %s is missing", objects[i]);
+      missing++;
+    }
   }
   sqlite3_finalize(st);
   st = NULL;

@@ -258,21 +258,23 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version,
  * the error on db's context, sets rc and jumps to the function's `fail`. */
 #define PM__SQLITE(db, call)                                                        \
   do {                                                                              \
-    int r_ = (call);                                                                \
-    if (r_ != SQLITE_OK && r_ != SQLITE_ROW && r_ != SQLITE_DONE) {                 \
-      rc = pm__db_sqlite_error((db), r_, #call, __FILE__, __LINE__);                \
+    int sqlite_rc_ = (call);                                                        \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW &&                      \
+        sqlite_rc_ != SQLITE_DONE) {                                                \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);        \
       goto fail;                                                                    \
     }                                                                               \
   } while (0)
 
 /* The same for a call on statement st: the error names its SQL rather than the C call. */
-#define PM__SQLITE_ST(db, st, call)                                                 \
-  do {                                                                              \
-    int r_ = (call);                                                                \
-    if (r_ != SQLITE_OK && r_ != SQLITE_ROW && r_ != SQLITE_DONE) {                 \
-      rc = pm__db_sqlite_error((db), r_, sqlite3_sql(st), __FILE__, __LINE__);      \
-      goto fail;                                                                    \
-    }                                                                               \
+#define PM__SQLITE_ST(db, st, call)                                                    \
+  do {                                                                                 \
+    int sqlite_rc_ = (call);                                                           \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW &&                         \
+        sqlite_rc_ != SQLITE_DONE) {                                                   \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__); \
+      goto fail;                                                                       \
+    }                                                                                  \
   } while (0)
 
 /* The context a database was opened with. */

@@ -318,7 +318,7 @@ Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
   db = open_rw();
   char *report;
   int problems;
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(problems, 0, "%s", report);
   free(report);
   pm__db_close(db);
@@ -727,7 +727,7 @@ Test(db, check_finds_orphan_rows) {
   db = open_rw();
   char *report = NULL;
   int problems = 0;
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(problems, 3, "%s", report);
   cr_assert_not_null(strstr(report, "measurement row 1 refers to a missing gpu row"), "%s", report);
   free(report);
@@ -778,7 +778,7 @@ Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
   cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
   char *report = NULL;
   int problems = -1;
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(problems, 0, "%s", report);
   cr_assert_not_null(strstr(report, "1 still running or killed"), "%s", report);
   free(report);
@@ -1074,7 +1074,7 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
   cr_assert_eq(st.added, 12);
   char *report;
   int problems;
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(problems, 0, "%s", report);
   free(report);
   free(doc);
@@ -1116,7 +1116,7 @@ Test(db, randomly_damaged_documents_never_crash_or_half_import) {
   cr_assert_gt(refused, 0);
   char *report;
   int problems;
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(problems, 0, "%s", report);
   free(report);
   free(copy);
