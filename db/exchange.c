@@ -17,7 +17,7 @@
 /* ---- Export --------------------------------------------------------------------------------- */
 
 /* The measurements exported: every one (?1 = 1), or the winners and their seeds. */
-#define SELECTED                                                                              \
+#define SELECTED                                                                            \
   "(?1 OR m.id IN (SELECT measurement_id FROM winner UNION SELECT seed_measurement_id FROM" \
   " winner WHERE seed_measurement_id IS NOT NULL))"
 
@@ -25,7 +25,8 @@ static const char gpus_sql[] =
     "SELECT json_object('uuid', g.uuid, 'name', g.name, 'cc_major', g.cc_major,"
     " 'cc_minor', g.cc_minor, 'arch', g.arch, 'sm_count', g.sm_count, 'mem_bytes', g.mem_bytes,"
     " 'driver_version', g.driver_version, 'runtime_version', g.runtime_version)"
-    " FROM gpu g WHERE g.id IN (SELECT m.gpu_id FROM measurement m WHERE " SELECTED ")"
+    " FROM gpu g WHERE g.id IN (SELECT m.gpu_id FROM measurement m WHERE " SELECTED
+    ")"
     " ORDER BY g.uuid";
 
 static const char measurements_sql[] =
@@ -65,19 +66,20 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
   all = all != 0;
   /* One read transaction: a snapshot, whatever other processes write meanwhile. */
   PM__SQLITE(db, sqlite3_exec(h, "BEGIN", NULL, NULL, NULL));
-  PM__SQLITE(db, sqlite3_prepare_v2(
-                     h,
-                     "SELECT json_object('format', ?1, 'version', ?2, 'pmtune_version', ?3,"
-                     " 'exported_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'all',"
-                     " json(CASE ?4 WHEN 1 THEN 'true' ELSE 'false' END))",
-                     -1, &st, NULL));
+  PM__SQLITE(
+      db, sqlite3_prepare_v2(h,
+                             "SELECT json_object('format', ?1, 'version', ?2, 'pmtune_version', ?3,"
+                             " 'exported_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'all',"
+                             " json(CASE ?4 WHEN 1 THEN 'true' ELSE 'false' END))",
+                             -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, FORMAT, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 2, FORMAT_VERSION));
   PM__SQLITE(db, sqlite3_bind_text(st, 3, pm_version(), -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 4, all));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *head = (const char *)sqlite3_column_text(st, 0);
-  /* {"format":...,"all":false} -> {"format":...,"all":false,\n"gpus":[...],\n"measurements":[...]} */
+  /* {"format":...,"all":false} -> {"format":...,"all":false,\n"gpus":[...],\n"measurements":[...]}
+   */
   fprintf(out, "%.*s,\n\"gpus\": [", (int)strlen(head) - 1, head);
   sqlite3_finalize(st);
   st = NULL;
@@ -103,7 +105,11 @@ fail:
 static int valid_utf8(const unsigned char *s, size_t len) {
   for (size_t i = 0; i < len;) {
     unsigned c = s[i];
-    size_t n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
+    size_t n = c < 0x80             ? 0
+               : (c & 0xe0) == 0xc0 ? 1
+               : (c & 0xf0) == 0xe0 ? 2
+               : (c & 0xf8) == 0xf0 ? 3
+                                    : 9;
     if (n == 9 || i + n >= len) return 0;
     unsigned cp = n == 0 ? c : c & (0x3f >> n);
     for (size_t k = 1; k <= n; k++) {
@@ -122,7 +128,10 @@ static int hexval(const char *p) {
   int v = 0;
   for (int i = 0; i < 4; i++) {
     char c = p[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return -1;
     v = v * 16 + d;
   }
@@ -174,8 +183,8 @@ typedef struct value {
   double d;   /* F_NUMBER */
 } value;
 
-static const char *const type_names[] = {"a string", "an integer", "a number", "true or false",
-                                         "an object", "an array"};
+static const char *const type_names[] = {"a string",      "an integer", "a number",
+                                         "true or false", "an object",  "an array"};
 
 static void free_values(value *v, size_t n) {
   for (size_t i = 0; i < n; i++) free(v[i].text);
@@ -184,8 +193,8 @@ static void free_values(value *v, size_t n) {
 
 /* Reads the JSON object text json into v[] along fields[]: each field at most once, of its type,
  * none unknown, the required ones present. where names the object in messages. */
-static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields,
-                       value *v, const char *where) {
+static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields, value *v,
+                       const char *where) {
   int rc = PM_OK, r;
   pm_ctx *c = pm__db_ctx(db);
   sqlite3_stmt *st = NULL;
@@ -199,8 +208,9 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
     goto fail;
   }
   sqlite3_finalize(st);
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT key, type, atom, value FROM json_each(?1)",
-                                    -1, &st, NULL));
+  PM__SQLITE(
+      db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT key, type, atom, value FROM json_each(?1)",
+                             -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *key = (const char *)sqlite3_column_text(st, 0);
@@ -286,8 +296,8 @@ static int check_text(pm_ctx *c, const value *v, const char *where, const char *
 static int check_int(pm_ctx *c, const value *v, const char *where, const char *name, int64_t lo,
                      int64_t hi) {
   if (!v->present || v->null || (v->i >= lo && v->i <= hi)) return PM_OK;
-  return pm__seterr(c, PM_EINVAL, "%s.%s: %lld is not in %lld..%lld", where, name,
-                    (long long)v->i, (long long)lo, (long long)hi);
+  return pm__seterr(c, PM_EINVAL, "%s.%s: %lld is not in %lld..%lld", where, name, (long long)v->i,
+                    (long long)lo, (long long)hi);
 }
 
 /* 'YYYY-MM-DDTHH:MM:SS.SSSZ', as the database writes times. */
@@ -306,29 +316,49 @@ static int valid_time(const char *s) {
 
 enum { T_FORMAT, T_VERSION, T_PMTUNE, T_EXPORTED, T_ALL, T_GPUS, T_MEASUREMENTS, T_N };
 static const field top_fields[T_N] = {
-    {"format", F_TEXT, 1, 0}, {"version", F_INT, 1, 0},     {"pmtune_version", F_TEXT, 0, 0},
-    {"exported_at", F_TEXT, 0, 0}, {"all", F_BOOL, 0, 0}, {"gpus", F_ARRAY, 1, 0},
+    {"format", F_TEXT, 1, 0},       {"version", F_INT, 1, 0}, {"pmtune_version", F_TEXT, 0, 0},
+    {"exported_at", F_TEXT, 0, 0},  {"all", F_BOOL, 0, 0},    {"gpus", F_ARRAY, 1, 0},
     {"measurements", F_ARRAY, 1, 0}};
 
 enum { G_UUID, G_NAME, G_CC_MAJOR, G_CC_MINOR, G_ARCH, G_SMS, G_MEM, G_DRIVER, G_RUNTIME, G_N };
 static const field gpu_fields[G_N] = {
-    {"uuid", F_TEXT, 1, 0},      {"name", F_TEXT, 1, 0},           {"cc_major", F_INT, 1, 0},
-    {"cc_minor", F_INT, 1, 0},   {"arch", F_TEXT, 1, 0},           {"sm_count", F_INT, 1, 0},
-    {"mem_bytes", F_INT, 1, 0},  {"driver_version", F_INT, 1, 0}, {"runtime_version", F_INT, 1, 0}};
+    {"uuid", F_TEXT, 1, 0},     {"name", F_TEXT, 1, 0},          {"cc_major", F_INT, 1, 0},
+    {"cc_minor", F_INT, 1, 0},  {"arch", F_TEXT, 1, 0},          {"sm_count", F_INT, 1, 0},
+    {"mem_bytes", F_INT, 1, 0}, {"driver_version", F_INT, 1, 0}, {"runtime_version", F_INT, 1, 0}};
 
 enum {
-  M_GPU, M_OP, M_DTYPE, M_ROWS, M_COLS, M_N, M_RADIUS, M_VARIANT, M_SHA, M_CONFIG, M_PARAMS,
-  M_SEED, M_STATUS, M_ERROR, M_MEDIAN, M_MIN, M_MAX, M_SAMPLES, M_GBPS, M_VERIFIED, M_MAXERR,
-  M_AT, M_N_
+  M_GPU,
+  M_OP,
+  M_DTYPE,
+  M_ROWS,
+  M_COLS,
+  M_N,
+  M_RADIUS,
+  M_VARIANT,
+  M_SHA,
+  M_CONFIG,
+  M_PARAMS,
+  M_SEED,
+  M_STATUS,
+  M_ERROR,
+  M_MEDIAN,
+  M_MIN,
+  M_MAX,
+  M_SAMPLES,
+  M_GBPS,
+  M_VERIFIED,
+  M_MAXERR,
+  M_AT,
+  M_N_
 };
 static const field measurement_fields[M_N_] = {
-    {"gpu", F_TEXT, 1, 0},         {"op", F_TEXT, 1, 0},          {"dtype", F_TEXT, 1, 0},
-    {"rows", F_INT, 0, 1},         {"cols", F_INT, 0, 1},         {"n", F_INT, 0, 1},
-    {"radius", F_INT, 0, 1},       {"variant", F_TEXT, 0, 0},     {"template_sha256", F_TEXT, 1, 0},
-    {"config", F_TEXT, 1, 0},      {"params", F_OBJECT, 1, 0},    {"is_seed", F_BOOL, 1, 0},
-    {"status", F_TEXT, 1, 0},      {"error", F_TEXT, 0, 1},       {"median_ms", F_NUMBER, 0, 1},
-    {"min_ms", F_NUMBER, 0, 1},    {"max_ms", F_NUMBER, 0, 1},    {"samples", F_INT, 0, 1},
-    {"gbps", F_NUMBER, 0, 1},      {"verified", F_BOOL, 1, 0},    {"max_error", F_NUMBER, 0, 1},
+    {"gpu", F_TEXT, 1, 0},        {"op", F_TEXT, 1, 0},       {"dtype", F_TEXT, 1, 0},
+    {"rows", F_INT, 0, 1},        {"cols", F_INT, 0, 1},      {"n", F_INT, 0, 1},
+    {"radius", F_INT, 0, 1},      {"variant", F_TEXT, 0, 0},  {"template_sha256", F_TEXT, 1, 0},
+    {"config", F_TEXT, 1, 0},     {"params", F_OBJECT, 1, 0}, {"is_seed", F_BOOL, 1, 0},
+    {"status", F_TEXT, 1, 0},     {"error", F_TEXT, 0, 1},    {"median_ms", F_NUMBER, 0, 1},
+    {"min_ms", F_NUMBER, 0, 1},   {"max_ms", F_NUMBER, 0, 1}, {"samples", F_INT, 0, 1},
+    {"gbps", F_NUMBER, 0, 1},     {"verified", F_BOOL, 1, 0}, {"max_error", F_NUMBER, 0, 1},
     {"measured_at", F_TEXT, 1, 0}};
 
 typedef struct known_gpu {
@@ -427,8 +457,10 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
   for (int i = 0; i < 4; i++)
     if (strcmp(statuses[i], v[M_STATUS].text) == 0) outcome = i;
   if (outcome < 0) {
-    rc = pm__seterr(c, PM_EINVAL, "%s.status: '%.40s' is not ok, compile_error, launch_error or "
-                    "wrong_result", where, v[M_STATUS].text);
+    rc = pm__seterr(c, PM_EINVAL,
+                    "%s.status: '%.40s' is not ok, compile_error, launch_error or "
+                    "wrong_result",
+                    where, v[M_STATUS].text);
     goto done;
   }
   m.problem.op = v[M_OP].text;
@@ -472,12 +504,12 @@ done:
 }
 
 /* Runs fn on each element of the array text json. */
-static int each_element(pm__db *db, const char *json, int (*fn)(pm__db *, const char *, int, void *),
-                        void *arg) {
+static int each_element(pm__db *db, const char *json,
+                        int (*fn)(pm__db *, const char *, int, void *), void *arg) {
   int rc = PM_OK, r, i = 0;
   sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT value FROM json_each(?1)", -1, &st,
-                                    NULL));
+  PM__SQLITE(
+      db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT value FROM json_each(?1)", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *elem = (const char *)sqlite3_column_text(st, 0);

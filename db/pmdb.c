@@ -1,5 +1,7 @@
 /* pmdb.c: the tuning database: finding and opening the file, migrations, and what the tuner and
  * library calls store and look up (GPUs, runs, measurements, winners, cubins), in SQLite. */
+#include "pmdb.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -12,9 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pmdb.h"
-
-#define BUSY_TIMEOUT_MS 10000 /* how long a statement waits for another process's lock */
+#define BUSY_TIMEOUT_MS 10000     /* how long a statement waits for another process's lock */
 #define APPLICATION_ID 1886221429 /* 0x706d7475, 'pmtu', set by 0001_initial.sql */
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -32,16 +32,16 @@ static const char *sqlite_code_name(int rc) {
   static const struct {
     int code;
     const char *name;
-  } names[] = {{SQLITE_ERROR, "SQLITE_ERROR"},     {SQLITE_PERM, "SQLITE_PERM"},
-               {SQLITE_ABORT, "SQLITE_ABORT"},     {SQLITE_BUSY, "SQLITE_BUSY"},
-               {SQLITE_LOCKED, "SQLITE_LOCKED"},   {SQLITE_NOMEM, "SQLITE_NOMEM"},
+  } names[] = {{SQLITE_ERROR, "SQLITE_ERROR"},       {SQLITE_PERM, "SQLITE_PERM"},
+               {SQLITE_ABORT, "SQLITE_ABORT"},       {SQLITE_BUSY, "SQLITE_BUSY"},
+               {SQLITE_LOCKED, "SQLITE_LOCKED"},     {SQLITE_NOMEM, "SQLITE_NOMEM"},
                {SQLITE_READONLY, "SQLITE_READONLY"}, {SQLITE_INTERRUPT, "SQLITE_INTERRUPT"},
-               {SQLITE_IOERR, "SQLITE_IOERR"},     {SQLITE_CORRUPT, "SQLITE_CORRUPT"},
-               {SQLITE_FULL, "SQLITE_FULL"},       {SQLITE_CANTOPEN, "SQLITE_CANTOPEN"},
+               {SQLITE_IOERR, "SQLITE_IOERR"},       {SQLITE_CORRUPT, "SQLITE_CORRUPT"},
+               {SQLITE_FULL, "SQLITE_FULL"},         {SQLITE_CANTOPEN, "SQLITE_CANTOPEN"},
                {SQLITE_PROTOCOL, "SQLITE_PROTOCOL"}, {SQLITE_SCHEMA, "SQLITE_SCHEMA"},
-               {SQLITE_TOOBIG, "SQLITE_TOOBIG"},   {SQLITE_CONSTRAINT, "SQLITE_CONSTRAINT"},
+               {SQLITE_TOOBIG, "SQLITE_TOOBIG"},     {SQLITE_CONSTRAINT, "SQLITE_CONSTRAINT"},
                {SQLITE_MISMATCH, "SQLITE_MISMATCH"}, {SQLITE_MISUSE, "SQLITE_MISUSE"},
-               {SQLITE_RANGE, "SQLITE_RANGE"},     {SQLITE_NOTADB, "SQLITE_NOTADB"}};
+               {SQLITE_RANGE, "SQLITE_RANGE"},       {SQLITE_NOTADB, "SQLITE_NOTADB"}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (names[i].code == (rc & 0xff)) return names[i].name;
   return "SQLITE_?";
@@ -142,8 +142,8 @@ static int make_parent_dirs(pm_ctx *c, const char *path) {
         return pm__seterr(c, PM_EIO, "tuning database %s: cannot create directory %s: %s", path,
                           dir, strerror(errno));
     } else if (!S_ISDIR(s.st_mode)) {
-      return pm__seterr(c, PM_EIO, "tuning database %s: cannot create directory %s: %s", path,
-                        dir, strerror(ENOTDIR));
+      return pm__seterr(c, PM_EIO, "tuning database %s: cannot create directory %s: %s", path, dir,
+                        strerror(ENOTDIR));
     }
     *p = keep;
     if (keep == '\0') break;
@@ -194,7 +194,8 @@ static int migrate(pm__db *db) {
     }
     const pm__db_migration *m = &pm__db_migrations[v];
     if (migration_number(m) != v + 1) {
-      rc = pm__seterr(db->c, PM_EDB, "tuning database %s: migration %s is misnumbered (expected %04lld_*.sql)",
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: migration %s is misnumbered (expected %04lld_*.sql)",
                       db->path, m->file, (long long)(v + 1));
       goto fail;
     }
@@ -406,9 +407,15 @@ static void add(report *r, int problem, const char *fmt, ...) {
 }
 
 int pm__db_check(pm__db *db, char **text, int *problems) {
-  static const char *const objects[] = {"gpu",       "template",    "run",
-                                        "measurement", "cubin",     "current_measurement",
-                                        "winner",    "template_one_current", "measurement_one_seed",
+  static const char *const objects[] = {"gpu",
+                                        "template",
+                                        "run",
+                                        "measurement",
+                                        "cubin",
+                                        "current_measurement",
+                                        "winner",
+                                        "template_one_current",
+                                        "measurement_one_seed",
                                         "measurement_by_problem"};
   int rc = PM_OK;
   report r = {0};
@@ -463,8 +470,8 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
   add(&r, v != pm__db_schema_latest(), "schema        version %lld%s (this pmtune: %d)",
       (long long)v, v != pm__db_schema_latest() ? " PROBLEM" : "", pm__db_schema_latest());
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1,
-                                    &st, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1, &st,
+                                    NULL));
   int missing = 0;
   for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
     sqlite3_reset(st);
@@ -484,13 +491,18 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   int64_t gpus, runs, running, interrupted, meas, okm, failed, stale, winners, cubins, bytes;
   if ((rc = query_int(db, "SELECT count(*) FROM gpu", &gpus)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM run", &runs)) != PM_OK ||
-      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'running'", &running)) != PM_OK ||
-      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'interrupted'", &interrupted)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'running'", &running)) !=
+          PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'interrupted'", &interrupted)) !=
+          PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM measurement", &meas)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM measurement WHERE status = 'ok'", &okm)) != PM_OK ||
-      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE status <> 'ok'", &failed)) != PM_OK ||
-      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE template_sha256 NOT IN "
-                          "(SELECT sha256 FROM template WHERE current = 1)", &stale)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM measurement WHERE status <> 'ok'", &failed)) !=
+          PM_OK ||
+      (rc = query_int(db,
+                      "SELECT count(*) FROM measurement WHERE template_sha256 NOT IN "
+                      "(SELECT sha256 FROM template WHERE current = 1)",
+                      &stale)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM winner", &winners)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM cubin", &cubins)) != PM_OK ||
       (rc = query_int(db, "SELECT ifnull(sum(size), 0) FROM cubin", &bytes)) != PM_OK)
@@ -531,20 +543,20 @@ static int printable(const char *s, size_t max) {
   return n > 0;
 }
 
-int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version,
-                     int runtime_version, int keep_known, int64_t *id, int *added) {
+int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
+                     int keep_known, int64_t *id, int *added) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
-  if (d == NULL || !printable(d->uuid, sizeof d->uuid - 1) || !printable(d->name, sizeof d->name - 1) ||
-      d->cc_major < 1 || d->cc_major > 99 || d->cc_minor < 0 || d->cc_minor > 9 ||
-      strncmp(d->arch, "sm_", 3) != 0 || !printable(d->arch, sizeof d->arch - 1) ||
-      d->sm_count < 1 || d->mem_bytes < 1 || driver_version < 0 || runtime_version < 0)
+  if (d == NULL || !printable(d->uuid, sizeof d->uuid - 1) ||
+      !printable(d->name, sizeof d->name - 1) || d->cc_major < 1 || d->cc_major > 99 ||
+      d->cc_minor < 0 || d->cc_minor > 9 || strncmp(d->arch, "sm_", 3) != 0 ||
+      !printable(d->arch, sizeof d->arch - 1) || d->sm_count < 1 || d->mem_bytes < 1 ||
+      driver_version < 0 || runtime_version < 0)
     return pm__seterr(db->c, PM_EINVAL,
                       "GPU: needs a uuid, a name, a compute capability, an sm_XY arch, SMs and "
                       "memory (got uuid '%s', name '%s', cc %d.%d, arch '%s', %d SMs, %zu bytes)",
-                      d ? d->uuid : "", d ? d->name : "", d ? d->cc_major : 0,
-                      d ? d->cc_minor : 0, d ? d->arch : "", d ? d->sm_count : 0,
-                      d ? d->mem_bytes : 0);
+                      d ? d->uuid : "", d ? d->name : "", d ? d->cc_major : 0, d ? d->cc_minor : 0,
+                      d ? d->arch : "", d ? d->sm_count : 0, d ? d->mem_bytes : 0);
   *id = 0;
   if (added) *added = 0;
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT id FROM gpu WHERE uuid = ?1", -1, &st, NULL));
@@ -607,14 +619,15 @@ int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64
   if (command_line == NULL) command_line = "";
   if ((rc = pm__db_begin(db)) != PM_OK) return rc;
   /* Runs of this host whose process is gone were killed (or crashed) before they ended. */
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT id, pid FROM run WHERE status = 'running' AND host = ?1",
-                                    -1, &st, NULL));
   PM__SQLITE(db, sqlite3_prepare_v2(
-                     db->sql,
-                     "UPDATE run SET status = 'interrupted', message = 'its process ('"
-                     " || pid || ') ended without ending the run: killed, or crashed' WHERE id = ?1",
-                     -1, &mark, NULL));
+                     db->sql, "SELECT id, pid FROM run WHERE status = 'running' AND host = ?1", -1,
+                     &st, NULL));
+  PM__SQLITE(db,
+             sqlite3_prepare_v2(
+                 db->sql,
+                 "UPDATE run SET status = 'interrupted', message = 'its process ('"
+                 " || pid || ') ended without ending the run: killed, or crashed' WHERE id = ?1",
+                 -1, &mark, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC));
   int r;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -655,18 +668,21 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   if (status != PM__DB_RUN_OK && status != PM__DB_RUN_FAILED)
-    return pm__seterr(db->c, PM_EINVAL, "run %lld: no such end status %d", (long long)id, (int)status);
+    return pm__seterr(db->c, PM_EINVAL, "run %lld: no such end status %d", (long long)id,
+                      (int)status);
   if ((rc = pm__db_begin(db)) != PM_OK) return rc;
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "UPDATE run SET status = ?2, message = ?3, ended_at = " NOW
                                     " WHERE id = ?1",
                                     -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, id));
-  PM__SQLITE(db, sqlite3_bind_text(st, 2, status == PM__DB_RUN_OK ? "ok" : "failed", -1, SQLITE_STATIC));
+  PM__SQLITE(
+      db, sqlite3_bind_text(st, 2, status == PM__DB_RUN_OK ? "ok" : "failed", -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 3, message, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   if (sqlite3_changes(db->sql) != 1) {
-    rc = pm__seterr(db->c, PM_ENOTFOUND, "tuning database %s: no run %lld", db->path, (long long)id);
+    rc =
+        pm__seterr(db->c, PM_ENOTFOUND, "tuning database %s: no run %lld", db->path, (long long)id);
     goto fail;
   }
   sqlite3_finalize(st);
@@ -679,7 +695,7 @@ fail:
 
 /* ---- Problems ------------------------------------------------------------------------------- */
 
-#define DIM_MAX ((int64_t)1 << 31) /* rows, cols: less than this */
+#define DIM_MAX ((int64_t)1 << 31)        /* rows, cols: less than this */
 #define SIZE_MAX_ELEMS ((int64_t)1 << 40) /* rows * cols, n: at most this */
 
 static const struct op_spec {
@@ -707,15 +723,18 @@ int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROB
   for (size_t i = 0; i < sizeof op_specs / sizeof op_specs[0]; i++)
     if (strcmp(op_specs[i].op, p->op) == 0) spec = &op_specs[i];
   if (spec == NULL)
-    return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (matadd, reduce or filter)", p->op);
+    return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (matadd, reduce or filter)",
+                      p->op);
   int dtype_ok = 0;
-  for (const char *const *d = dtypes; *d != NULL; d++) dtype_ok |= p->dtype && strcmp(*d, p->dtype) == 0;
+  for (const char *const *d = dtypes; *d != NULL; d++)
+    dtype_ok |= p->dtype && strcmp(*d, p->dtype) == 0;
   if (!dtype_ok)
     return pm__seterr(c, PM_EINVAL, "problem: %s: unknown dtype '%.40s' (f32)", p->op,
                       p->dtype ? p->dtype : "(none)");
   const char *variant = p->variant ? p->variant : "";
   int variant_ok = 0;
-  for (const char *const *v = spec->variants; *v != NULL; v++) variant_ok |= strcmp(*v, variant) == 0;
+  for (const char *const *v = spec->variants; *v != NULL; v++)
+    variant_ok |= strcmp(*v, variant) == 0;
   if (!variant_ok)
     return pm__seterr(c, PM_EINVAL, "problem: %s: variant '%.40s' is not one of: %s%s%s", p->op,
                       variant, spec->variants[0][0] ? spec->variants[0] : "(none)",
@@ -755,7 +774,8 @@ static int bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, co
   r |= sqlite3_bind_text(st, first, p->op, -1, SQLITE_STATIC);
   r |= sqlite3_bind_text(st, first + 1, p->dtype, -1, SQLITE_STATIC);
   for (int i = 0; i < 4; i++)
-    r |= v[i] != 0 ? sqlite3_bind_int64(st, first + 2 + i, v[i]) : sqlite3_bind_null(st, first + 2 + i);
+    r |= v[i] != 0 ? sqlite3_bind_int64(st, first + 2 + i, v[i])
+                   : sqlite3_bind_null(st, first + 2 + i);
   r |= sqlite3_bind_text(st, first + 6, p->variant ? p->variant : "", -1, SQLITE_STATIC);
   r |= sqlite3_bind_text(st, first + 7, text, -1, SQLITE_TRANSIENT);
   return r;
@@ -796,8 +816,8 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
   sqlite3_finalize(st);
   st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st,
-                                    NULL));
+  PM__SQLITE(
+      db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));
   int r;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -809,8 +829,9 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
     for (size_t i = 1; ident && i < klen; i++)
       ident = isalnum((unsigned char)key[i]) || key[i] == '_';
     if (!ident) {
-      rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: parameter name '%.40s' is not an identifier",
-                      json_out, key ? key : "");
+      rc = pm__seterr(db->c, PM_EINVAL,
+                      "configuration %.80s: parameter name '%.40s' is not an identifier", json_out,
+                      key ? key : "");
       goto fail;
     }
     if (strcmp(t, "integer") != 0 || sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
@@ -887,8 +908,8 @@ static int template_known(pm__db *db, const char *op, const char *sha256) {
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   sqlite3_finalize(st);
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st,
-                                    NULL));
+  PM__SQLITE(
+      db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *known = (const char *)sqlite3_column_text(st, 0);
@@ -953,21 +974,24 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   exists = r == SQLITE_ROW;
   sqlite3_finalize(st);
 
-  PM__SQLITE(db, sqlite3_prepare_v2(
-      db->sql,
-      "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, n, radius, variant, problem,"
-      " config, params, is_seed, template_sha256, status, error, median_ms, min_ms, max_ms,"
-      " samples, gbps, verified, max_error, run_id, measured_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-      " ?19, ?20, ?21, ?22, ?23, coalesce(?24, " NOW "))"
-      " ON CONFLICT (gpu_id, op, dtype, problem, config, template_sha256) DO UPDATE SET"
-      " params = excluded.params, is_seed = excluded.is_seed, status = excluded.status,"
-      " error = excluded.error, median_ms = excluded.median_ms, min_ms = excluded.min_ms,"
-      " max_ms = excluded.max_ms, samples = excluded.samples, gbps = excluded.gbps,"
-      " verified = excluded.verified, max_error = excluded.max_error, run_id = excluded.run_id,"
-      " measured_at = excluded.measured_at"
-      " WHERE ?25 = 0 OR excluded.measured_at > measurement.measured_at",
-      -1, &st, NULL));
+  PM__SQLITE(
+      db,
+      sqlite3_prepare_v2(
+          db->sql,
+          "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, n, radius, variant, problem,"
+          " config, params, is_seed, template_sha256, status, error, median_ms, min_ms, max_ms,"
+          " samples, gbps, verified, max_error, run_id, measured_at)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+          "?18,"
+          " ?19, ?20, ?21, ?22, ?23, coalesce(?24, " NOW "))"
+          " ON CONFLICT (gpu_id, op, dtype, problem, config, template_sha256) DO UPDATE SET"
+          " params = excluded.params, is_seed = excluded.is_seed, status = excluded.status,"
+          " error = excluded.error, median_ms = excluded.median_ms, min_ms = excluded.min_ms,"
+          " max_ms = excluded.max_ms, samples = excluded.samples, gbps = excluded.gbps,"
+          " verified = excluded.verified, max_error = excluded.max_error, run_id = excluded.run_id,"
+          " measured_at = excluded.measured_at"
+          " WHERE ?25 = 0 OR excluded.measured_at > measurement.measured_at",
+          -1, &st, NULL));
   int measured = m->outcome == PM__DB_MEASURED;
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
   PM__SQLITE(db, bind_problem(st, 2, &m->problem, problem));
@@ -1046,7 +1070,7 @@ fail:
 /* ---- Winners -------------------------------------------------------------------------------- */
 
 /* The GPUs whose results serve device ?1..?6: itself (uuid ?1), and those of its model. */
-#define SAME_MODEL                                                                          \
+#define SAME_MODEL                                                                           \
   "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
   " AND g.mem_bytes = ?6))"
 
@@ -1074,19 +1098,21 @@ int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem
   char problem[PM__DB_PROBLEM_MAX];
   memset(out, 0, sizeof *out);
   if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
-  PM__SQLITE(db, sqlite3_prepare_v2(
-      db->sql,
-      "SELECT m.config, m.params, m.median_ms, m.min_ms, m.max_ms, m.gbps, m.samples,"
-      " ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0), ifnull(m.radius, 0),"
-      " g.uuid = ?1 AS same_gpu,"
-      " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
-      "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
-      "  AND s.is_seed = 1 AND s.status = 'ok') AS seed_ms"
-      " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
-      " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.problem = ?9"
-      " AND m.template_sha256 = ?10 AND m.status = 'ok' AND m.verified = 1"
-      " ORDER BY same_gpu DESC, m.median_ms, m.id LIMIT 1",
-      -1, &st, NULL));
+  PM__SQLITE(
+      db,
+      sqlite3_prepare_v2(
+          db->sql,
+          "SELECT m.config, m.params, m.median_ms, m.min_ms, m.max_ms, m.gbps, m.samples,"
+          " ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0), ifnull(m.radius, 0),"
+          " g.uuid = ?1 AS same_gpu,"
+          " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
+          "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
+          "  AND s.is_seed = 1 AND s.status = 'ok') AS seed_ms"
+          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.problem = ?9"
+          " AND m.template_sha256 = ?10 AND m.status = 'ok' AND m.verified = 1"
+          " ORDER BY same_gpu DESC, m.median_ms, m.id LIMIT 1",
+          -1, &st, NULL));
   PM__SQLITE(db, bind_device(st, d));
   PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
@@ -1129,13 +1155,15 @@ int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_pro
   double best_d = 0, best_a = 0, best_size = 0;
   memset(out, 0, sizeof *out);
   if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
-  PM__SQLITE(db, sqlite3_prepare_v2(
-      db->sql,
-      "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0)"
-      " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
-      " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.variant = ?9"
-      " AND m.radius IS ?10 AND m.template_sha256 = ?11 AND m.status = 'ok' AND m.verified = 1",
-      -1, &st, NULL));
+  PM__SQLITE(
+      db,
+      sqlite3_prepare_v2(
+          db->sql,
+          "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0)"
+          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.variant = ?9"
+          " AND m.radius IS ?10 AND m.template_sha256 = ?11 AND m.status = 'ok' AND m.verified = 1",
+          -1, &st, NULL));
   PM__SQLITE(db, bind_device(st, d));
   PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
@@ -1151,9 +1179,9 @@ int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_pro
     if (matrix ? rows < 1 || cols < 1 : n < 1) continue;
     double s = matrix ? (double)rows * (double)cols : (double)n;
     double dist = fabs(log(size / s)), a = matrix ? fabs(log(aspect * cols / rows)) : 0;
-    int better = !found || dist < best_d - 1e-12 ||
-                 (dist <= best_d + 1e-12 &&
-                  (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
+    int better =
+        !found || dist < best_d - 1e-12 ||
+        (dist <= best_d + 1e-12 && (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
     if (!better) continue;
     found = 1, best_d = dist, best_a = a, best_size = s;
     best.rows = rows, best.cols = cols, best.n = n;

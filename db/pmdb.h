@@ -3,10 +3,9 @@
 #ifndef PM_DB_H
 #define PM_DB_H
 
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#include <sqlite3.h>
 
 #include "pm_internal.h"
 
@@ -41,7 +40,7 @@ int pm__db_schema_latest(void);
 
 /* Which file to use: path if not NULL, else $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/pmtune.db
  * (an unset, empty or relative $XDG_CACHE_HOME is ignored), else $HOME/.cache/pmtune/pmtune.db.
- * Writes it to out (cap bytes). PM_EINVAL where none applies or it does not fit. Touches no file. */
+ * Writes it to out (cap bytes); touches no file. PM_EINVAL where none applies or it is too long. */
 int pm__db_path(pm_ctx *c, const char *path, char *out, size_t cap);
 
 typedef struct pm__db pm__db;
@@ -128,8 +127,8 @@ typedef enum pm__db_outcome {
 
 /* One measurement, as the tuner hands it over. */
 typedef struct pm__db_measurement {
-  int64_t gpu_id;              /* from pm__db_gpu_put */
-  int64_t run_id;              /* from pm__db_run_begin; 0: none */
+  int64_t gpu_id; /* from pm__db_gpu_put */
+  int64_t run_id; /* from pm__db_run_begin; 0: none */
   pm__db_problem problem;
   const char *template_sha256; /* the template's content hash: 64 lowercase hex digits */
   const char *params;          /* the configuration: a JSON object of integers {"bx":32,"by":8} */
@@ -137,12 +136,12 @@ typedef struct pm__db_measurement {
                                   it must be exactly that */
   int is_seed;                 /* 1: the seed configuration of this problem (one per problem) */
   pm__db_outcome outcome;
-  const char *error;           /* why it failed: required unless outcome is PM__DB_MEASURED */
+  const char *error;                /* why it failed: required unless outcome is PM__DB_MEASURED */
   double median_ms, min_ms, max_ms; /* required when measured: 0 < min <= median <= max */
-  int samples;                 /* >= 1 when measured */
-  double gbps;                 /* >= 0 */
-  int verified;                /* 1: checked against the reference */
-  double max_error;            /* the largest difference found when verified */
+  int samples;                      /* >= 1 when measured */
+  double gbps;                      /* >= 0 */
+  int verified;                     /* 1: checked against the reference */
+  double max_error;                 /* the largest difference found when verified */
 } pm__db_measurement;
 
 /* Stores a measurement, replacing the row of the same (GPU, op, dtype, problem, config,
@@ -162,12 +161,12 @@ typedef struct pm__db_winner {
   char params[PM__DB_PARAMS_MAX]; /* {"bx":32,"by":8,"vec":4} */
   double median_ms, min_ms, max_ms, gbps;
   int samples;
-  double speedup;          /* seed median / winner median; 0 where the seed was not measured */
-  int64_t rows, cols, n;   /* the problem it was tuned for (nearest: may differ from the ask) */
+  double speedup;        /* seed median / winner median; 0 where the seed was not measured */
+  int64_t rows, cols, n; /* the problem it was tuned for (nearest: may differ from the ask) */
   int radius;
-  int same_gpu;            /* 1: measured on this very GPU; 0: on another GPU of its model */
-  double distance;         /* nearest: |ln(size asked / size tuned)|, size = rows*cols or n */
-  double aspect_distance;  /* nearest: |ln(aspect asked / aspect tuned)|, aspect = rows/cols */
+  int same_gpu;           /* 1: measured on this very GPU; 0: on another GPU of its model */
+  double distance;        /* nearest: |ln(size asked / size tuned)|, size = rows*cols or n */
+  double aspect_distance; /* nearest: |ln(aspect asked / aspect tuned)|, aspect = rows/cols */
 } pm__db_winner;
 
 /* The winner of exactly problem p on GPU d, measured on d itself (same UUID) or else on a GPU of
@@ -219,10 +218,10 @@ int pm__db_cubin_put(pm__db *db, const pm__db_cubin_key *k, const pm__cubin *b);
 int pm__db_export(pm__db *db, FILE *out, int all, int *count);
 
 typedef struct pm__db_import_stats {
-  int gpus_added;   /* GPUs that were not known */
-  int added;        /* measurements that were not stored */
-  int updated;      /* stored, and replaced by a later measurement of the document */
-  int kept;         /* stored already, as recent as the document's or more */
+  int gpus_added; /* GPUs that were not known */
+  int added;      /* measurements that were not stored */
+  int updated;    /* stored, and replaced by a later measurement of the document */
+  int kept;       /* stored already, as recent as the document's or more */
 } pm__db_import_stats;
 
 /* Merges a document that pm__db_export wrote (json, len bytes) into the database, all or
@@ -251,30 +250,28 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
                              int only_if_newer, int *what);
 
 /* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is. */
-int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version,
-                     int runtime_version, int keep_known, int64_t *id, int *added);
+int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
+                     int keep_known, int64_t *id, int *added);
 
 /* The check macro for SQLite calls: anything but SQLITE_OK, SQLITE_ROW or SQLITE_DONE records
  * the error on db's context, sets rc and jumps to the function's `fail`. */
-#define PM__SQLITE(db, call)                                                        \
-  do {                                                                              \
-    int sqlite_rc_ = (call);                                                        \
-    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW &&                      \
-        sqlite_rc_ != SQLITE_DONE) {                                                \
-      rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);        \
-      goto fail;                                                                    \
-    }                                                                               \
+#define PM__SQLITE(db, call)                                                                \
+  do {                                                                                      \
+    int sqlite_rc_ = (call);                                                                \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);                \
+      goto fail;                                                                            \
+    }                                                                                       \
   } while (0)
 
 /* The same for a call on statement st: the error names its SQL rather than the C call. */
-#define PM__SQLITE_ST(db, st, call)                                                    \
-  do {                                                                                 \
-    int sqlite_rc_ = (call);                                                           \
-    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW &&                         \
-        sqlite_rc_ != SQLITE_DONE) {                                                   \
-      rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__); \
-      goto fail;                                                                       \
-    }                                                                                  \
+#define PM__SQLITE_ST(db, st, call)                                                         \
+  do {                                                                                      \
+    int sqlite_rc_ = (call);                                                                \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__);      \
+      goto fail;                                                                            \
+    }                                                                                       \
   } while (0)
 
 /* The context a database was opened with. */

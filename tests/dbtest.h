@@ -43,17 +43,25 @@ static inline pm__device_info dbtest_gpu(int model, int i) {
 }
 
 static inline pm__db_problem dbtest_matadd(int64_t rows, int64_t cols) {
-  return (pm__db_problem){.op = "matadd", .dtype = "f32", .rows = rows, .cols = cols,
-                          .variant = "order=row"};
+  return (pm__db_problem){
+      .op = "matadd", .dtype = "f32", .rows = rows, .cols = cols, .variant = "order=row"};
 }
 
 /* A measurement that ran and was verified, of configuration params, median ms. */
 static inline pm__db_measurement dbtest_measurement(int64_t gpu, pm__db_problem p, const char *sha,
                                                     const char *params, double median) {
-  return (pm__db_measurement){.gpu_id = gpu, .problem = p, .template_sha256 = sha,
-                              .params = params, .outcome = PM__DB_MEASURED, .median_ms = median,
-                              .min_ms = median * 0.9, .max_ms = median * 1.2, .samples = 20,
-                              .gbps = 1000.0 / median, .verified = 1, .max_error = 1e-7};
+  return (pm__db_measurement){.gpu_id = gpu,
+                              .problem = p,
+                              .template_sha256 = sha,
+                              .params = params,
+                              .outcome = PM__DB_MEASURED,
+                              .median_ms = median,
+                              .min_ms = median * 0.9,
+                              .max_ms = median * 1.2,
+                              .samples = 20,
+                              .gbps = 1000.0 / median,
+                              .verified = 1,
+                              .max_error = 1e-7};
 }
 
 /* The first column of the first row of sql, as an integer (-1 where there is no row). */

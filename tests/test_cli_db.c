@@ -150,8 +150,9 @@ Test(cli_db, broken_files_are_named_with_status_1) {
   snprintf(file, sizeof file, "%s/orphans.db", dir);
   snprintf(args, sizeof args, "db init --db %s", file);
   cr_assert_eq(run("", args), 0, "%s", err);
-  dbtest_exec(file, "INSERT INTO run (started_at, pmtune_version, nvrtc_version, command_line, host,"
-                    " pid, gpu_id) VALUES ('x', 'x', 'x', 'x', 'x', 1, 77);");
+  dbtest_exec(file,
+              "INSERT INTO run (started_at, pmtune_version, nvrtc_version, command_line, host,"
+              " pid, gpu_id) VALUES ('x', 'x', 'x', 'x', 'x', 1, 77);");
   snprintf(args, sizeof args, "db check --db %s", file);
   expect_failure("", args, "1 problem found");
   cr_assert_not_null(strstr(out, "run row 1 refers to a missing gpu row"), "%s", out);
@@ -172,7 +173,8 @@ static void make_db(const char *file) {
   const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
   const double ms[] = {2.0, 1.0, 3.0};
   for (int i = 0; i < 3; i++) {
-    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), t->sha256, params[i], ms[i]);
+    pm__db_measurement m =
+        dbtest_measurement(gpu, dbtest_matadd(4096, 4096), t->sha256, params[i], ms[i]);
     m.is_seed = i == 0;
     cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
   }
@@ -200,7 +202,8 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   free(rows);
   sqlite3_close(h);
   /* --all, to the standard output, and back in through the standard input. */
-  snprintf(args, sizeof args, "export - --all --db %s | '%s' import - --db %s", src, PMTUNE_BIN, dst);
+  snprintf(args, sizeof args, "export - --all --db %s | '%s' import - --db %s", src, PMTUNE_BIN,
+           dst);
   cr_assert_eq(run("", args), 0, "%s", err);
   cr_assert_not_null(strstr(out, "1 measurement added, 0 updated, 2 kept"), "%s", out);
   /* Exporting from nothing fails and leaves no file. */

@@ -108,15 +108,16 @@ Test(db, open_creates_directories_wal_and_the_schema) {
   char *mode = dbtest_rows(h, "PRAGMA journal_mode");
   cr_assert_str_eq(mode, "wal\n");
   free(mode);
-  const char *names[] = {"gpu", "template", "run", "measurement", "cubin", "winner",
-                         "current_measurement"};
+  const char *names[] = {"gpu",    "template",           "run", "measurement", "cubin",
+                         "winner", "current_measurement"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_schema WHERE name = '%s'", names[i]);
     cr_assert_eq(dbtest_int(h, sql), 1, "%s", names[i]);
   }
   /* The embedded templates are registered as current. */
-  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE current = 1 AND op = 'matadd'"), 1);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE current = 1 AND op = 'matadd'"),
+               1);
   pm__db_close(db);
   db = open_rw();
   pm__db_schema(db, &was, &now);
@@ -180,13 +181,14 @@ Test(db, a_file_that_is_not_sqlite_is_refused_naming_it) {
   expect_refused_untouched(PM__DB_READONLY, PM_EDB, "not a database");
 }
 
-/* ---- Faults ----------------------------------------------------------------------------------- */
+/* ---- Faults --------------------------------------------------------------------------------- */
 
 static void fill(pm__db *db, int64_t gpu, int n) {
   for (int i = 0; i < n; i++) {
     char params[64];
     snprintf(params, sizeof params, "{\"bx\":%d,\"by\":8}", 32 * (i + 1));
-    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), SHA_A, params, 1.0 + i);
+    pm__db_measurement m =
+        dbtest_measurement(gpu, dbtest_matadd(4096, 4096), SHA_A, params, 1.0 + i);
     put(db, &m);
   }
 }
@@ -311,7 +313,10 @@ Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
   cr_assert_eq(rc, PM_EDB, "the disk filled up");
   expect_msg(path);
   expect_msg("full");
-  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement WHERE problem = 'rows=4096 cols=4096 order=row'"), 5);
+  cr_assert_eq(
+      dbtest_int(
+          h, "SELECT count(*) FROM measurement WHERE problem = 'rows=4096 cols=4096 order=row'"),
+      5);
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 5 + i - 1,
                "the failed one left no part of itself");
   pm__db_close(db);
@@ -349,22 +354,27 @@ Test(db, gpus_are_upserted_by_uuid) {
 Test(db, a_measurement_is_stored_once_per_key_and_readable_by_sql) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0);
-  pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 2048), SHA_A,
-                                            "{\"bx\": 32, \"by\": 8, \"vec\": 4, \"align\": 256}", 2.0);
+  pm__db_measurement m =
+      dbtest_measurement(gpu, dbtest_matadd(4096, 2048), SHA_A,
+                         "{\"bx\": 32, \"by\": 8, \"vec\": 4, \"align\": 256}", 2.0);
   put(db, &m);
   put(db, &m);
   m.median_ms = 1.5, m.min_ms = 1.4, m.max_ms = 1.6;
   put(db, &m);
   sqlite3 *h = pm__db_handle(db);
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1);
-  char *row = dbtest_rows(h, "SELECT op, dtype, rows, cols, n, radius, variant, problem, config,"
-                             " params, median_ms, status, verified FROM measurement");
-  cr_assert_str_eq(row, "matadd|f32|4096|2048|NULL|NULL|order=row|rows=4096 cols=2048 order=row|"
-                        "bx=32 by=8 vec=4 align=256|{\"bx\":32,\"by\":8,\"vec\":4,\"align\":256}|"
-                        "1.5|ok|1\n");
+  char *row = dbtest_rows(h,
+                          "SELECT op, dtype, rows, cols, n, radius, variant, problem, config,"
+                          " params, median_ms, status, verified FROM measurement");
+  cr_assert_str_eq(row,
+                   "matadd|f32|4096|2048|NULL|NULL|order=row|rows=4096 cols=2048 order=row|"
+                   "bx=32 by=8 vec=4 align=256|{\"bx\":32,\"by\":8,\"vec\":4,\"align\":256}|"
+                   "1.5|ok|1\n");
   free(row);
-  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement WHERE json_extract(params, '$.vec') = 4"
-                             " AND rows * cols > 1000000"), 1, "SQL can filter on both");
+  cr_assert_eq(dbtest_int(h,
+                          "SELECT count(*) FROM measurement WHERE json_extract(params, '$.vec') = 4"
+                          " AND rows * cols > 1000000"),
+               1, "SQL can filter on both");
   /* The same configuration given as text must say what the JSON says. */
   m.config = "bx=32 by=8 vec=4 align=256";
   put(db, &m);
@@ -378,14 +388,15 @@ Test(db, a_measurement_is_stored_once_per_key_and_readable_by_sql) {
 Test(db, bad_measurements_are_refused_saying_why) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0);
-  const pm__db_measurement good = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
+  const pm__db_measurement good =
+      dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
   struct {
     const char *why, *needle;
     pm__db_measurement m;
   } cases[16];
   int n = 0;
-#define CASE(WHY, NEEDLE, FIELD, VALUE)                              \
-  cases[n].why = WHY, cases[n].needle = NEEDLE, cases[n].m = good;   \
+#define CASE(WHY, NEEDLE, FIELD, VALUE)                            \
+  cases[n].why = WHY, cases[n].needle = NEEDLE, cases[n].m = good; \
   cases[n++].m.FIELD = VALUE
   CASE("unknown op", "unknown op", problem.op, "transpose");
   CASE("unknown dtype", "unknown dtype", problem.dtype, "f16");
@@ -412,7 +423,11 @@ Test(db, bad_measurements_are_refused_saying_why) {
   pm__db_measurement m = good;
   m.problem = reduce;
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL, "reduce has no rows");
-  pm__db_problem filter = {.op = "filter", .dtype = "f32", .rows = 64, .cols = 64, .radius = 4,
+  pm__db_problem filter = {.op = "filter",
+                           .dtype = "f32",
+                           .rows = 64,
+                           .cols = 64,
+                           .radius = 4,
                            .variant = "border=clamp"};
   m.problem = filter;
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL, "radius 4");
@@ -454,9 +469,11 @@ Test(db, the_winner_view_and_lookup_agree_with_speedup_over_the_seed) {
   char *row = dbtest_rows(h, "SELECT config, median_ms, seed_config, speedup FROM winner");
   cr_assert_str_eq(row, "bx=64 by=4|1.6|bx=16 by=16|2.5\n");
   free(row);
-  row = dbtest_rows(h, "SELECT status, error FROM measurement WHERE status <> 'ok' ORDER BY status");
-  cr_assert_str_eq(row, "compile_error|matadd.cu(12): error: too many threads\n"
-                        "wrong_result|max error 0.5 at (3, 7)\n");
+  row =
+      dbtest_rows(h, "SELECT status, error FROM measurement WHERE status <> 'ok' ORDER BY status");
+  cr_assert_str_eq(row,
+                   "compile_error|matadd.cu(12): error: too many threads\n"
+                   "wrong_result|max error 0.5 at (3, 7)\n");
   free(row);
 
   pm__device_info d = dbtest_gpu(0, 0);
@@ -475,8 +492,11 @@ Test(db, the_winner_view_and_lookup_agree_with_speedup_over_the_seed) {
   put(db, &only);
   cr_assert_eq(pm__db_winner_get(db, &d, &q, SHA_A, &w), PM_OK);
   cr_assert_eq(w.speedup, 0.0);
-  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM winner WHERE problem = 'rows=1024 cols=1024 order=row'"
-                             " AND speedup IS NULL"), 1);
+  cr_assert_eq(
+      dbtest_int(h,
+                 "SELECT count(*) FROM winner WHERE problem = 'rows=1024 cols=1024 order=row'"
+                 " AND speedup IS NULL"),
+      1);
   pm__db_problem none = dbtest_matadd(16, 16);
   cr_assert_eq(pm__db_winner_get(db, &d, &none, SHA_A, &w), PM_ENOTFOUND);
   expect_msg("nothing tuned");
@@ -512,10 +532,11 @@ Test(db, a_changed_template_invalidates_its_rows_but_keeps_them) {
   char *row = dbtest_rows(h, "SELECT template_sha256 = '" SHA_B "', median_ms FROM winner");
   cr_assert_str_eq(row, "1|0.8\n");
   free(row);
-  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE op = 'matadd' AND current = 1"), 1);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template WHERE op = 'matadd' AND current = 1"),
+               1);
   /* A hash belongs to one op. */
-  pm__db_measurement other = dbtest_measurement(gpu, (pm__db_problem){.op = "reduce", .dtype = "f32",
-                                                .n = 1000}, SHA_B, "{\"bx\":32}", 1.0);
+  pm__db_measurement other = dbtest_measurement(
+      gpu, (pm__db_problem){.op = "reduce", .dtype = "f32", .n = 1000}, SHA_B, "{\"bx\":32}", 1.0);
   cr_assert_eq(pm__db_measurement_put(db, &other), PM_EINVAL);
   expect_msg("matadd's");
   pm__db_close(db);
@@ -554,11 +575,12 @@ Test(db, the_nearest_tuned_size_is_by_element_count_then_aspect) {
   for (int i = 0; i < 3; i++) {
     char params[32];
     snprintf(params, sizeof params, "{\"bx\":%d}", i + 1);
-    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(sizes[i][0], sizes[i][1]), SHA_A,
-                                              params, 1.0);
+    pm__db_measurement m =
+        dbtest_measurement(gpu, dbtest_matadd(sizes[i][0], sizes[i][1]), SHA_A, params, 1.0);
     put(db, &m);
   }
-  pm__db_measurement col = dbtest_measurement(gpu, dbtest_matadd(2048, 2048), SHA_A, "{\"bx\":9}", 1);
+  pm__db_measurement col =
+      dbtest_measurement(gpu, dbtest_matadd(2048, 2048), SHA_A, "{\"bx\":9}", 1);
   col.problem.variant = "order=col";
   put(db, &col);
   pm__device_info d = dbtest_gpu(0, 0);
@@ -603,10 +625,15 @@ Test(db, the_nearest_tuned_size_is_by_element_count_then_aspect) {
   pm__db_problem r = {.op = "reduce", .dtype = "f32", .n = 1 << 22};
   cr_assert_eq(pm__db_winner_nearest(db, &d, &r, SHA_B, &w), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(w.n, 1 << 24);
-  pm__db_problem f = {.op = "filter", .dtype = "f32", .rows = 512, .cols = 512, .radius = 1,
+  pm__db_problem f = {.op = "filter",
+                      .dtype = "f32",
+                      .rows = 512,
+                      .cols = 512,
+                      .radius = 1,
                       .variant = "border=zero"};
-  pm__db_measurement fm = dbtest_measurement(gpu, f, "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
-                                             "{\"bx\":8}", 1.0);
+  pm__db_measurement fm =
+      dbtest_measurement(gpu, f, "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
+                         "{\"bx\":8}", 1.0);
   put(db, &fm);
   f.radius = 2;
   cr_assert_eq(pm__db_winner_nearest(db, &d, &f, fm.template_sha256, &w), PM_ENOTFOUND);
@@ -700,7 +727,8 @@ Test(db, cubins_are_cached_per_exact_key) {
 Test(db, runs_record_how_they_ended) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0), run = 0, run2 = 0;
-  cr_assert_eq(pm__db_run_begin(db, gpu, "pmtune tune --op matadd", &run), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_run_begin(db, gpu, "pmtune tune --op matadd", &run), PM_OK, "%s",
+               pm_errmsg(ctx));
   cr_assert_eq(pm__db_run_begin(db, 0, "pmtune tune --op reduce", &run2), PM_OK);
   cr_assert_eq(pm__db_run_end(db, run, PM__DB_RUN_OK, NULL), PM_OK);
   cr_assert_eq(pm__db_run_end(db, run2, PM__DB_RUN_FAILED, "no CUDA device"), PM_OK);
@@ -709,9 +737,10 @@ Test(db, runs_record_how_they_ended) {
                            "SELECT command_line, status, ifnull(message, '-'), pmtune_version,"
                            " gpu_id IS NULL, ended_at IS NOT NULL FROM run ORDER BY id");
   char expect[512];
-  snprintf(expect, sizeof expect,
-           "pmtune tune --op matadd|ok|-|%s|0|1\npmtune tune --op reduce|failed|no CUDA device|%s|1|1\n",
-           pm_version(), pm_version());
+  snprintf(
+      expect, sizeof expect,
+      "pmtune tune --op matadd|ok|-|%s|0|1\npmtune tune --op reduce|failed|no CUDA device|%s|1|1\n",
+      pm_version(), pm_version());
   cr_assert_str_eq(rows, expect);
   free(rows);
   pm__db_close(db);
@@ -743,7 +772,8 @@ static void child_tunes_forever(void) {
   int64_t gpu = 0, run = 0;
   pm__device_info d = dbtest_gpu(0, 0);
   if (pm_open(&c, &o) != PM_OK || pm__db_open(c, path, 0, &db) != PM_OK ||
-      pm__db_gpu_put(db, &d, 1, 1, &gpu) != PM_OK || pm__db_run_begin(db, gpu, "tune", &run) != PM_OK)
+      pm__db_gpu_put(db, &d, 1, 1, &gpu) != PM_OK ||
+      pm__db_run_begin(db, gpu, "tune", &run) != PM_OK)
     _exit(3);
   for (int i = 0;; i++) {
     char params[32];
@@ -784,18 +814,20 @@ Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
   free(report);
   int64_t have = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
   cr_assert_geq(have, stored);
-  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms IS NULL"
-                                             " OR config <> 'bx=' || json_extract(params, '$.bx')"), 0,
-               "every row is whole");
+  cr_assert_eq(dbtest_int(pm__db_handle(db),
+                          "SELECT count(*) FROM measurement WHERE median_ms IS NULL"
+                          " OR config <> 'bx=' || json_extract(params, '$.bx')"),
+               0, "every row is whole");
   pm__db_close(db);
 
   /* The next run resumes: it measures only what is not stored. */
   db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0), run = 0;
   cr_assert_eq(pm__db_run_begin(db, gpu, "tune again", &run), PM_OK);
-  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM run WHERE status = 'interrupted'"
-                                             " AND message LIKE '%killed%'"), 1,
-               "the killed run is marked interrupted");
+  cr_assert_eq(dbtest_int(pm__db_handle(db),
+                          "SELECT count(*) FROM run WHERE status = 'interrupted'"
+                          " AND message LIKE '%killed%'"),
+               1, "the killed run is marked interrupted");
   int skipped = 0, measured = 0, all = (int)have + 50;
   for (int i = 0; i < all; i++) {
     char params[32], config[32];
@@ -831,10 +863,12 @@ static void populate(pm__db *db) {
   int64_t gpus[2] = {h100, a100};
   for (int g = 0; g < 2; g++) {
     pm__db_problem p = dbtest_matadd(4096, 8192);
-    pm__db_measurement seed = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":16,\"by\":16}", 3.0 + g);
+    pm__db_measurement seed =
+        dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":16,\"by\":16}", 3.0 + g);
     seed.is_seed = 1;
     put(db, &seed);
-    pm__db_measurement fast = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":64,\"by\":4}", 1.25 + g);
+    pm__db_measurement fast =
+        dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":64,\"by\":4}", 1.25 + g);
     put(db, &fast);
     pm__db_measurement slow = dbtest_measurement(gpus[g], p, SHA_B, "{\"bx\":8,\"by\":8}", 7.5);
     put(db, &slow);
@@ -842,11 +876,13 @@ static void populate(pm__db *db) {
     bad.outcome = PM__DB_COMPILE_ERROR;
     bad.error = "matadd.cu(3): error: \"quoted\" 'and' \\ back\nslash; DROP TABLE gpu;--";
     put(db, &bad);
-    pm__db_measurement old = dbtest_measurement(gpus[g], p, "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
-                                                "{\"bx\":64,\"by\":4}", 0.5);
+    pm__db_measurement old = dbtest_measurement(
+        gpus[g], p, "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        "{\"bx\":64,\"by\":4}", 0.5);
     put(db, &old);
     pm__db_problem r = {.op = "reduce", .dtype = "f32", .n = 123456789};
-    pm__db_measurement red = dbtest_measurement(gpus[g], r, SHA_A, "{\"ept\":4,\"bs\":256}", 0.333333333333);
+    pm__db_measurement red =
+        dbtest_measurement(gpus[g], r, SHA_A, "{\"ept\":4,\"bs\":256}", 0.333333333333);
     put(db, &red);
   }
 }
@@ -867,7 +903,8 @@ static const char measurements_sql[] =
     " m.samples, m.gbps, m.verified, m.max_error, m.measured_at"
     " FROM measurement m JOIN gpu g ON g.id = m.gpu_id ORDER BY 1, 2, 3, 4, 10, 13";
 static const char winners_sql[] =
-    "SELECT gpu_uuid, op, problem, config, median_ms, seed_config, speedup FROM winner ORDER BY 1, 2, 3";
+    "SELECT gpu_uuid, op, problem, config, median_ms, seed_config, speedup FROM winner ORDER BY 1, "
+    "2, 3";
 
 Test(db, export_then_import_gives_the_same_winners_and_measurements) {
   pm__db *src = open_rw();
@@ -927,18 +964,22 @@ Test(db, import_keeps_the_later_measurement) {
   char *doc = export_text(db, 1, NULL);
   /* Re-measure one row here: it is now later than the document's. */
   cr_assert_eq(pm__db_template_current(db, "matadd", SHA_B), PM_OK);
-  pm__db_measurement m = dbtest_measurement(1, dbtest_matadd(4096, 8192), SHA_B, "{\"bx\":8,\"by\":8}", 9.0);
+  pm__db_measurement m =
+      dbtest_measurement(1, dbtest_matadd(4096, 8192), SHA_B, "{\"bx\":8,\"by\":8}", 9.0);
   put(db, &m);
   pm__db_import_stats st;
   cr_assert_eq(pm__db_import(db, doc, strlen(doc), &st), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(st.kept, 12);
-  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 1);
+  cr_assert_eq(
+      dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 1);
   /* A document measured later than what is stored replaces it. */
   char *later = strdup(doc);
-  for (char *p = later; (p = strstr(p, "\"measured_at\":\"")) != NULL; p++) memcpy(p + 15, "2999", 4);
+  for (char *p = later; (p = strstr(p, "\"measured_at\":\"")) != NULL; p++)
+    memcpy(p + 15, "2999", 4);
   cr_assert_eq(pm__db_import(db, later, strlen(later), &st), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(st.updated, 12);
-  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 0);
+  cr_assert_eq(
+      dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement WHERE median_ms = 9.0"), 0);
   free(doc);
   free(later);
   pm__db_close(db);
@@ -947,11 +988,14 @@ Test(db, import_keeps_the_later_measurement) {
 /* Imports doc, which must be refused with needle in the message, and change nothing. */
 static void expect_import_refused(pm__db *db, const char *doc, size_t len, const char *needle) {
   sqlite3 *h = pm__db_handle(db);
-  int64_t m0 = dbtest_int(h, "SELECT count(*) FROM measurement"), g0 = dbtest_int(h, "SELECT count(*) FROM gpu");
+  int64_t m0 = dbtest_int(h, "SELECT count(*) FROM measurement"),
+          g0 = dbtest_int(h, "SELECT count(*) FROM gpu");
   int64_t t0 = dbtest_int(h, "SELECT count(*) FROM template");
   int rc = pm__db_import(db, doc, len, NULL);
   cr_assert_eq(rc, PM_EINVAL, "'%.200s': %s", doc, pm_errmsg(ctx));
-  if (needle) cr_assert_not_null(strstr(pm_errmsg(ctx), needle), "'%.200s': '%s' not in: %s", doc, needle, pm_errmsg(ctx));
+  if (needle)
+    cr_assert_not_null(strstr(pm_errmsg(ctx), needle), "'%.200s': '%s' not in: %s", doc, needle,
+                       pm_errmsg(ctx));
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), m0, "'%.200s'", doc);
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM gpu"), g0, "'%.200s'", doc);
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM template"), t0, "'%.200s'", doc);
@@ -985,17 +1029,27 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
       {"\"pmtune\"", "expected an object"},
       {"{", "not valid JSON"},
       {"{}", "no field 'format'"},
-      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],}", "not valid JSON"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],}",
+       "not valid JSON"},
       {"{\"format\":\"csv\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "format"},
       {"{\"format\":\"pmtune-export\",\"version\":2,\"gpus\":[],\"measurements\":[]}", "version"},
-      {"{\"format\":\"pmtune-export\",\"version\":1.0,\"gpus\":[],\"measurements\":[]}", "expected an integer"},
-      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":{},\"measurements\":[]}", "expected an array"},
-      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],\"evil\":1}", "unknown field"},
-      {"{\"format\":\"pmtune-export\",\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "twice"},
-      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[1],\"measurements\":[]}", "gpus[0]: expected an object"},
-      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[null]}", "measurements[0]"},
-      {"{\"format\":\"pmtune-export\",\"version\":NaN,\"gpus\":[],\"measurements\":[]}", "not valid JSON"},
-      {"{\"format\":\"pmtune-\\u0000export\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "\\u0000"},
+      {"{\"format\":\"pmtune-export\",\"version\":1.0,\"gpus\":[],\"measurements\":[]}",
+       "expected an integer"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":{},\"measurements\":[]}",
+       "expected an array"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[],\"evil\":1}",
+       "unknown field"},
+      {"{\"format\":\"pmtune-export\",\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],"
+       "\"measurements\":[]}",
+       "twice"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[1],\"measurements\":[]}",
+       "gpus[0]: expected an object"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[null]}",
+       "measurements[0]"},
+      {"{\"format\":\"pmtune-export\",\"version\":NaN,\"gpus\":[],\"measurements\":[]}",
+       "not valid JSON"},
+      {"{\"format\":\"pmtune-\\u0000export\",\"version\":1,\"gpus\":[],\"measurements\":[]}",
+       "\\u0000"},
       {"{\"format\":\"\\ud800\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "surrogate"},
       {"{\"format\":\"\xff\xfe\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "UTF-8"},
       {"{\"format\":\"\xc0\xaf\",\"version\":1,\"gpus\":[],\"measurements\":[]}", "UTF-8"},
@@ -1037,7 +1091,8 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
       {"\"median_ms\":4.0", "\"median_ms\":1e999", "out of range"},
       {"\"median_ms\":4.0", "\"median_ms\":-4.0", "median"},
       {"\"median_ms\":4.0", "\"median_ms\":\"fast\"", "expected a number"},
-      {"\"op\":\"matadd\"", "\"op\":\"matadd'); DROP TABLE measurement; --\"", ".op: expected 1 to 16"},
+      {"\"op\":\"matadd\"", "\"op\":\"matadd'); DROP TABLE measurement; --\"",
+       ".op: expected 1 to 16"},
       {"\"op\":\"matadd\"", "\"op\":\"x' OR 1=1 --\"", "unknown op"},
       {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"op\":\"reduce\"", "twice"},
       {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"extra\":true", "unknown field 'extra'"},
@@ -1048,7 +1103,8 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
       {"\"params\":{\"bx\":16,\"by\":16}", "\"params\":{\"bx\":16,\"by\":[16]}", "not an integer"},
       {"\"status\":\"ok\"", "\"status\":\"great\"", "status"},
       {"\"measured_at\":\"", "\"measured_at\":\"yesterday", "measured_at"},
-      {"\"gpu\":\"GPU-00000001-0000-0000-0000-000000000000\"", "\"gpu\":\"GPU-nobody\"", "not one of the document's gpus"},
+      {"\"gpu\":\"GPU-00000001-0000-0000-0000-000000000000\"", "\"gpu\":\"GPU-nobody\"",
+       "not one of the document's gpus"},
       {"\"variant\":\"order=row\"", "\"variant\":\"order=row\\u0001\"", "variant"},
   };
   for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
@@ -1105,7 +1161,8 @@ Test(db, randomly_damaged_documents_never_crash_or_half_import) {
     }
     int64_t before = dbtest_int(h, "SELECT count(*) FROM measurement");
     int rc = pm__db_import(db, copy, len, NULL);
-    cr_assert(rc == PM_OK || rc == PM_EINVAL, "iteration %d: %s: %s", iter, pm_errname(rc), pm_errmsg(ctx));
+    cr_assert(rc == PM_OK || rc == PM_EINVAL, "iteration %d: %s: %s", iter, pm_errname(rc),
+              pm_errmsg(ctx));
     if (rc == PM_EINVAL) {
       refused++;
       cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), before, "iteration %d", iter);
@@ -1136,7 +1193,8 @@ Test(db, the_queries_of_the_readme_run_and_answer) {
   put(db, &seed);
   pm__db_measurement best = dbtest_measurement(gpu, p, sha, "{\"bx\":64,\"by\":4,\"vec\":4}", 1.0);
   put(db, &best);
-  pm__db_measurement failed = dbtest_measurement(gpu, p, sha, "{\"bx\":2048,\"by\":4,\"vec\":4}", 0);
+  pm__db_measurement failed =
+      dbtest_measurement(gpu, p, sha, "{\"bx\":2048,\"by\":4,\"vec\":4}", 0);
   failed.outcome = PM__DB_LAUNCH_ERROR, failed.error = "too many resources requested for launch";
   put(db, &failed);
   pm__cubin b = {.data = "\177ELF", .size = 4};
@@ -1157,7 +1215,8 @@ Test(db, the_queries_of_the_readme_run_and_answer) {
     cr_assert_not_null(end);
     *end = '\0';
     sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(h, at, -1, &st, NULL), SQLITE_OK, "%s: %s", at, sqlite3_errmsg(h));
+    cr_assert_eq(sqlite3_prepare_v2(h, at, -1, &st, NULL), SQLITE_OK, "%s: %s", at,
+                 sqlite3_errmsg(h));
     int gpu_param = sqlite3_bind_parameter_index(st, "@gpu");
     if (gpu_param > 0) sqlite3_bind_text(st, gpu_param, d.uuid, -1, SQLITE_STATIC);
     int rows = 0, r;

@@ -55,8 +55,8 @@ static void writer(int w, int start) {
     char params[64];
     int shared = i >= OWN;
     snprintf(params, sizeof params, "{\"bx\":%d,\"by\":%d}", shared ? 1000 + i : w, shared ? 0 : i);
-    pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096), sha, params,
-                                              1.0 + w + i);
+    pm__db_measurement m =
+        dbtest_measurement(gpu, dbtest_matadd(4096, 4096), sha, params, 1.0 + w + i);
     m.run_id = run;
     if (pm__db_measurement_put(db, &m) != PM_OK) child_fail(w, "put", c);
     if (i % 10 == 9) { /* as separate runs would */
@@ -106,7 +106,8 @@ static void reader(int r, int start) {
       rc = pm__db_winner_nearest(db, &d, &p, sha, &w);
       if (rc != PM_OK && rc != PM_ENOTFOUND) child_fail(r, "nearest", c);
       int found;
-      if (pm__db_measured(db, 1, &p, "bx=0 by=0", sha, &found) != PM_OK) child_fail(r, "measured", c);
+      if (pm__db_measured(db, 1, &p, "bx=0 by=0", sha, &found) != PM_OK)
+        child_fail(r, "measured", c);
       sqlite3_stmt *st = NULL;
       sqlite3 *h = pm__db_handle(db);
       if (sqlite3_prepare_v2(h, "SELECT count(*) FROM measurement", -1, &st, NULL) != SQLITE_OK ||
@@ -117,7 +118,8 @@ static void reader(int r, int start) {
       int64_t now = sqlite3_column_int64(st, 0);
       sqlite3_finalize(st);
       if (now < seen) {
-        fprintf(stderr, "reader %d: saw %lld rows, then %lld\n", r, (long long)seen, (long long)now);
+        fprintf(stderr, "reader %d: saw %lld rows, then %lld\n", r, (long long)seen,
+                (long long)now);
         _exit(1);
       }
       seen = now;
@@ -162,7 +164,8 @@ static void run_all(void) {
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), WRITERS * OWN + SHARED);
   for (int w = 0; w < WRITERS; w++) {
     char sql[128];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM measurement WHERE json_extract(params, '$.bx') = %d", w);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM measurement WHERE json_extract(params, '$.bx') = %d", w);
     cr_assert_eq(dbtest_int(h, sql), OWN, "writer %d lost none of its rows", w);
   }
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM gpu"), 1);

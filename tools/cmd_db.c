@@ -1,4 +1,4 @@
-/* cmd_db.c: `pmtune db path|init|check`, which tuning database is in use, creating it, checking it. */
+/* cmd_db.c: `pmtune db path|init|check`: which tuning database is in use, create it, check it. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>

@@ -33,7 +33,8 @@ int cmd_export(int argc, char **argv) {
       default: return cli_bad_option("export", argv, ch);
     }
   }
-  if (optind == argc) return cli_usage_error("export", "no FILE given (see 'pmtune export --help')");
+  if (optind == argc)
+    return cli_usage_error("export", "no FILE given (see 'pmtune export --help')");
   const char *file = argv[optind];
   if (optind + 1 < argc)
     return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);

@@ -57,7 +57,8 @@ int cmd_import(int argc, char **argv) {
       default: return cli_bad_option("import", argv, ch);
     }
   }
-  if (optind == argc) return cli_usage_error("import", "no FILE given (see 'pmtune import --help')");
+  if (optind == argc)
+    return cli_usage_error("import", "no FILE given (see 'pmtune import --help')");
   const char *file = argv[optind];
   if (optind + 1 < argc)
     return cli_usage_error("import", "unexpected argument '%s'", argv[optind + 1]);
@@ -88,10 +89,11 @@ int cmd_import(int argc, char **argv) {
     status = cli_fail("import", "%s: %s; nothing imported", file, pm_errmsg(c));
     goto done;
   }
-  printf("imported %s into %s: %d measurement%s added, %d updated, %d kept (stored already, as "
-         "recent); %d GPU%s added\n",
-         file, pm__db_filename(db), st.added, st.added == 1 ? "" : "s", st.updated, st.kept,
-         st.gpus_added, st.gpus_added == 1 ? "" : "s");
+  printf(
+      "imported %s into %s: %d measurement%s added, %d updated, %d kept (stored already, as "
+      "recent); %d GPU%s added\n",
+      file, pm__db_filename(db), st.added, st.added == 1 ? "" : "s", st.updated, st.kept,
+      st.gpus_added, st.gpus_added == 1 ? "" : "s");
 done:
   if (in != NULL && in != stdin) fclose(in);
   free(doc);
