@@ -270,6 +270,72 @@ fail:
   return rc;
 }
 
+/* Says why SQLite may not write the file, where the file system says why: the file is read-only,
+ * or its directory is (in WAL mode SQLite must create PATH-wal and PATH-shm beside it). */
+static int explain_read_only(pm__db *db) {
+  char dir[PM__DB_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", db->path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else if (slash != NULL)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  if (access(db->path, W_OK) != 0 && errno != ENOENT)
+    return pm__seterr(db->c, PM_EDB, "tuning database %s: the file is read-only (%s)", db->path,
+                      strerror(errno));
+  if (access(dir, W_OK) != 0)
+    return pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: its directory %s is read-only (%s), and SQLite must "
+                      "create files beside it",
+                      db->path, dir, strerror(errno));
+  return PM_OK;
+}
+
+/* A file name as an SQLite URI, "file:PATH?immutable=1", with % ? and # escaped. */
+static int immutable_uri(const char *path, char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "file:");
+  for (const char *p = path; *p != '\0' && n + 4 < cap; p++)
+    n += (size_t)(strchr("%?#", *p) ? snprintf(out + n, cap - n, "%%%02X", (unsigned char)*p)
+                                    : snprintf(out + n, cap - n, "%c", *p));
+  return snprintf(out + n, cap - n, "?immutable=1") < (int)(cap - n) ? 0 : -1;
+}
+
+/* Opens the connection and reads, in one snapshot (another process may be creating the file
+ * meanwhile), what the file is, before anything writes to it. A reader that may not create
+ * PATH-shm reads a file that has no PATH-wal (no writer is at work) as immutable instead. */
+static int open_and_read_header(pm__db *db, int64_t *app, int64_t *version, int64_t *objects) {
+  int rc = PM_OK,
+      flags = db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  char wal[PM__DB_PATH_MAX + 8], uri[3 * PM__DB_PATH_MAX + 32];
+  const char *name = db->path;
+  for (int attempt = 0;; attempt++) {
+    PM__SQLITE(db, sqlite3_open_v2(name, &db->sql, flags, NULL));
+    sqlite3_busy_timeout(db->sql, BUSY_TIMEOUT_MS);
+    PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL));
+    if ((rc = query_int(db, "PRAGMA application_id", app)) == PM_OK &&
+        (rc = query_int(db, "PRAGMA user_version", version)) == PM_OK &&
+        (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", objects)) == PM_OK) {
+      PM__SQLITE(db, sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL));
+      break;
+    }
+    int code = sqlite3_errcode(db->sql) & 0xff;
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return rc;
+    snprintf(wal, sizeof wal, "%s-wal", db->path);
+    if (!db->readonly || attempt > 0 || access(wal, F_OK) == 0 ||
+        immutable_uri(db->path, uri, sizeof uri) != 0)
+      return explain_read_only(db) != PM_OK ? PM_EDB : rc;
+    sqlite3_close_v2(db->sql);
+    db->sql = NULL;
+    name = uri;
+    flags |= SQLITE_OPEN_URI;
+  }
+  return PM_OK;
+fail:
+  return rc;
+}
+
 int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
   int rc = PM_OK;
   char file[PM__DB_PATH_MAX];
@@ -302,17 +368,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
     goto fail;
   }
 
-  int open_flags = db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  PM__SQLITE(db, sqlite3_open_v2(file, &db->sql, open_flags, NULL));
-  sqlite3_busy_timeout(db->sql, BUSY_TIMEOUT_MS);
-  /* Read what the file is before anything writes to it, in one snapshot: another process may
-   * be creating it meanwhile. */
-  PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL));
-  if ((rc = query_int(db, "PRAGMA application_id", &app)) != PM_OK ||
-      (rc = query_int(db, "PRAGMA user_version", &version)) != PM_OK ||
-      (rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects)) != PM_OK)
-    goto fail;
-  PM__SQLITE(db, sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL));
+  if ((rc = open_and_read_header(db, &app, &version, &objects)) != PM_OK) goto fail;
   db->version_was = (int)version;
   if (app != 0 && app != APPLICATION_ID) {
     rc = pm__seterr(c, PM_EDB,
@@ -346,6 +402,11 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
                     "tuning database %s: schema version %lld is older than this pmtune's (%d): "
                     "'pmtune db init' upgrades it",
                     file, (long long)version, pm__db_schema_latest());
+    goto fail;
+  }
+  if (!db->readonly && sqlite3_db_readonly(db->sql, "main") == 1) { /* SQLite says nothing */
+    if ((rc = explain_read_only(db)) == PM_OK)
+      rc = pm__seterr(c, PM_EDB, "tuning database %s: the file is read-only", file);
     goto fail;
   }
   PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA foreign_keys = ON", NULL, NULL, NULL));

@@ -289,6 +289,69 @@ Test(db, a_directory_that_cannot_be_made_is_a_clear_error) {
   expect_msg("is a directory");
 }
 
+/* Opens path for writing (flags 0) or reading (PM__DB_READONLY) as an ordinary user: nobody,
+ * in a child, where the tests run as root (whom permissions do not stop). Returns the status and
+ * puts pm_errmsg in msg. */
+static int open_as_user(const char *file, int flags, char *msg, size_t cap) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(100);
+    pm_ctx *c = NULL;
+    pm_options o = {.device = PM_DEVICE_NONE};
+    pm__db *db = NULL;
+    if (pm_open(&c, &o) != PM_OK) _exit(101);
+    int rc = pm__db_open(c, file, flags, &db);
+    if (rc == PM_OK) {
+      int64_t n = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
+      snprintf(msg, cap, "%lld measurements", (long long)n);
+    } else {
+      snprintf(msg, cap, "%s", pm_errmsg(c));
+    }
+    if (write(fds[1], msg, strlen(msg) + 1) < 0) _exit(102);
+    pm__db_close(db);
+    _exit(-rc);
+  }
+  close(fds[1]);
+  ssize_t n = read(fds[0], msg, cap - 1);
+  msg[n > 0 ? n : 0] = '\0';
+  close(fds[0]);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) < 100, "the child could not become nobody");
+  return -WEXITSTATUS(status);
+}
+
+Test(db, a_read_only_file_or_directory_is_a_clear_error) {
+  pm__db *db = open_rw();
+  fill(db, add_gpu(db, 0, 0), 3);
+  pm__db_close(db);
+  char ro_dir[128], msg[1024];
+  snprintf(ro_dir, sizeof ro_dir, "%s/readonly", dir);
+  cr_assert_eq(mkdir(ro_dir, 0555), 0);
+  cr_assert_eq(chmod(dir, 0755), 0);
+  cr_assert_eq(chmod(path, 0644), 0);
+  /* A file the user may read but not write: writing is refused saying so, reading works. */
+  cr_assert_eq(open_as_user(path, 0, msg, sizeof msg), PM_EDB, "%s", msg);
+  cr_assert_not_null(strstr(msg, path), "%s", msg);
+  cr_assert_not_null(strstr(msg, "read-only"), "%s", msg);
+  cr_assert_eq(open_as_user(path, PM__DB_READONLY, msg, sizeof msg), PM_OK, "%s", msg);
+  cr_assert_str_eq(msg, "3 measurements");
+  /* A directory the user may not write: the file cannot be made there. */
+  char file[200];
+  snprintf(file, sizeof file, "%s/pmtune.db", ro_dir);
+  int rc = open_as_user(file, 0, msg, sizeof msg);
+  cr_assert(rc == PM_EDB || rc == PM_EIO, "%s: %s", pm_errname(rc), msg);
+  cr_assert_not_null(strstr(msg, file), "%s", msg);
+  snprintf(file, sizeof file, "%s/sub/pmtune.db", ro_dir);
+  cr_assert_eq(open_as_user(file, 0, msg, sizeof msg), PM_EIO, "%s", msg);
+  cr_assert_not_null(strstr(msg, "cannot create directory"), "%s", msg);
+  cr_assert_not_null(strstr(msg, "Permission denied"), "%s", msg);
+}
+
 Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0);
@@ -330,6 +393,14 @@ Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
 }
 
 /* ---- GPUs, measurements, winners ------------------------------------------------------------ */
+
+Test(db, cuda_versions_are_had_without_a_gpu) {
+  int driver = -1, runtime = -1;
+  pm__db_cuda_versions(&driver, &runtime);
+  cr_assert_geq(driver, 0, "0 without a driver");
+  cr_assert_geq(runtime, 12000, "the runtime linked in knows its version: %d", runtime);
+  pm__db_cuda_versions(NULL, NULL);
+}
 
 Test(db, gpus_are_upserted_by_uuid) {
   pm__db *db = open_rw();
