@@ -36,6 +36,7 @@ int pm_open(pm_ctx **out, const pm_options *opts) {
 void pm_close(pm_ctx *c) {
   if (c == NULL) return;
   pm__kernel_unload(&c->compare);
+  if (c->compare_result != NULL) cudaFree(c->compare_result);
   free(c->errmsg);
   pthread_mutex_destroy(&c->lock);
   free(c);

@@ -126,6 +126,7 @@ struct pm_ctx {
   char *errmsg;             /* its full message (heap), or NULL */
   pthread_mutex_t lock;     /* guards status, errmsg and the lazily loaded utility kernels */
   pm__kernel compare;       /* templates/compare.cu for this device, once loaded */
+  unsigned long long *compare_result; /* its device result buffer (2 words) */
 };
 
 /* ---- Small helpers -------------------------------------------------------------------------- */

@@ -87,6 +87,41 @@ Test(cli, bad_usage_is_one_line_and_status_2) {
   expect_usage_error("compile --arch sm_90 --op matadd -D 1BAD", "malformed define '1BAD'");
   expect_usage_error("compile --arch sm_90 --op matadd extra", "unexpected argument 'extra'");
   expect_usage_error("devices --all", "unknown option '--all'");
+  expect_usage_error("space", "no --op");
+  expect_usage_error("space --op matadd --size 12", "wants ROWSxCOLS");
+  expect_usage_error("space --op filter --radius 9", "--radius '9'");
+  expect_usage_error("tune --op nosuch", "unknown --op 'nosuch'");
+  expect_usage_error("tune --size 64x64", "--size needs one --op");
+  expect_usage_error("tune --op reduce --size 0", "from 1 to 2147483647");
+  expect_usage_error("tune --op matadd --size 64x64 --strategy greedy", "--strategy 'greedy'");
+  expect_usage_error("tune --op matadd --budget -3", "--budget '-3'");
+  expect_usage_error("tune --op matadd --time soon", "--time 'soon'");
+  expect_usage_error("tune --op filter --size 64x64 --border wrap", "--border 'wrap'");
+  expect_usage_error("tune --op matadd --device two", "--device 'two'");
+  expect_usage_error("show --op nosuch", "unknown --op 'nosuch'");
+}
+
+Test(cli, space_counts_points_without_a_gpu) {
+  result *r = run("space --op matadd --size 4097x3001");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  unsigned long long total = 0, valid = 0, kernels = 0;
+  const char *p = strstr(r->out, "points: ");
+  cr_assert(p && sscanf(p, "points: %llu in all, %llu valid for 4097x3001 row-major, compiling to %llu",
+                        &total, &valid, &kernels) == 3, "%s", r->out);
+  cr_assert_gt(valid, 0);
+  cr_assert_lt(valid, total, "some points are pruned");
+  cr_assert_lt(kernels, valid, "layouts share kernels");
+  cr_assert_not_null(strstr(r->out, "packed lines are not aligned to the vector width"), "%s", r->out);
+  cr_assert_not_null(strstr(r->out, "seed: bx=32 by=32 vec=1 ept=1 grid=0 map=0 align=0"), "%s", r->out);
+}
+
+Test(cli, tune_needs_a_gpu) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0)
+    cr_skip_test("this machine has a GPU: test_gpu_tune covers tuning");
+  result *r = run("tune --op matadd --size 64x64 --db /tmp/pmtune-cli-tune.db");
+  cr_assert_eq(r->status, 1, "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "no CUDA device"), "%s", r->err);
 }
 
 Test(cli, compile_without_gpu_prints_what_it_made) {

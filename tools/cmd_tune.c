@@ -213,7 +213,11 @@ int cmd_tune(int argc, char **argv) {
           return cli_usage_error("tune", "--border '%s': expected clamp or zero", optarg);
         zero = optarg[0] == 'z';
         break;
-      case 'D': device = optarg; break;
+      case 'D':
+        if (strcmp(optarg, "all") != 0 && (strtol(optarg, &end, 10) < 0 || *optarg == '\0' || *end))
+          return cli_usage_error("tune", "--device '%s': expected an index or all", optarg);
+        device = optarg;
+        break;
       case 'S':
         if (strcmp(optarg, "exhaustive") == 0) opts.strategy = PM__STRATEGY_EXHAUSTIVE;
         else if (strcmp(optarg, "random") == 0) opts.strategy = PM__STRATEGY_RANDOM;
@@ -279,10 +283,7 @@ int cmd_tune(int argc, char **argv) {
   if (strcmp(device, "all") == 0) {
     last = ndev - 1;
   } else {
-    char *end;
-    long d = strtol(device, &end, 10);
-    if (*device == '\0' || *end || d < 0)
-      { status = cli_usage_error("tune", "--device '%s': expected an index or all", device); goto done; }
+    long d = strtol(device, NULL, 10);
     if (d >= ndev)
       { status = cli_fail("tune", "--device %ld: this machine has %d CUDA device%s", d, ndev, ndev == 1 ? "" : "s"); goto done; }
     first = last = (int)d;

@@ -141,7 +141,8 @@ void pm__data_free(pm__data *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Loads templates/compare.cu for c's device, once. */
+/* Loads templates/compare.cu for c's device, once. Comparing is for one thread at a time per
+ * context (the tuner's, a test's): they share the result buffer. */
 static int compare_kernel(pm_ctx *c) {
   static const char *const entries[] = {"pm_compare"};
   int rc = PM_OK;
@@ -153,14 +154,23 @@ static int compare_kernel(pm_ctx *c) {
     if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "the compare template is not embedded");
     if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, NULL, 0, &bin)) != PM_OK) return rc;
     pm__kernel k;
+    unsigned long long *res = NULL;
     rc = pm__kernel_load(c, bin.data, entries, 1, &k);
     pm__cubin_free(&bin);
     if (rc != PM_OK) return rc;
+    cudaError_t e = cudaMalloc((void **)&res, 2 * sizeof *res);
+    if (e != cudaSuccess) {
+      pm__kernel_unload(&k);
+      return pm__cuda_error(c, PM_ECUDA, e, "cudaMalloc", __FILE__, __LINE__);
+    }
     pthread_mutex_lock(&c->lock);
-    if (c->compare.lib == NULL)
+    if (c->compare.lib == NULL) {
       c->compare = k;
-    else
-      pm__kernel_unload(&k); /* another thread was first */
+      c->compare_result = res;
+    } else { /* another thread was first */
+      pm__kernel_unload(&k);
+      cudaFree(res);
+    }
   }
   pthread_mutex_unlock(&c->lock);
   return rc;
@@ -169,10 +179,9 @@ static int compare_kernel(pm_ctx *c) {
 int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
                    unsigned inner, unsigned long long *bad, unsigned long long *first) {
   int rc = compare_kernel(c), prev = -1;
-  unsigned long long *res = NULL, host[2] = {0, ~0ull};
+  unsigned long long *res = c->compare_result, host[2] = {0, ~0ull};
   if (rc != PM_OK) return rc;
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
-  PM__CUDA(c, cudaMalloc((void **)&res, sizeof host));
   PM__CUDA(c, cudaMemcpy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
@@ -181,7 +190,6 @@ int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, 
   *bad = host[0];
   *first = host[1];
 fail:
-  if (res != NULL) cudaFree(res);
   pm__device_leave(prev);
   return rc;
 }

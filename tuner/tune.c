@@ -418,8 +418,15 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
       }
       if (rc != PM_OK) goto done;
       double t2 = pm__now_ms(), ms[64];
-      if ((rc = pm__time_runs(c, &tm, op, &ks[x->job], x->v, &d, o->samples, ms)) != PM_OK) goto done;
-      x->samples = o->samples;
+      /* One run first: a candidate already slower than twice the best median is out of the
+       * race, and is stored with that one sample rather than timed again. */
+      if ((rc = pm__time_runs(c, &tm, op, &ks[x->job], x->v, &d, 1, ms)) != PM_OK) goto done;
+      x->samples = 1;
+      if (o->samples > 1 && !(res->have_winner && ms[0] > 2 * res->winner_ms)) {
+        if ((rc = pm__time_runs(c, &tm, op, &ks[x->job], x->v, &d, o->samples - 1, ms + 1)) != PM_OK)
+          goto done;
+        x->samples = o->samples;
+      }
       x->median = pm__median(ms, x->samples, &x->q1, &x->q3);
       x->min = ms[0];
       x->max = ms[x->samples - 1];

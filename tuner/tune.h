@@ -26,7 +26,8 @@ typedef struct pm__tune_opts {
   int strategy;          /* PM__STRATEGY_* */
   uint64_t budget;       /* random: how many points to sample (the seed comes on top) */
   double deadline_ms;    /* pm__now_ms() past which no new candidate starts (0: none) */
-  int samples;           /* timed runs per candidate (default 7) */
+  int samples;           /* timed runs per candidate (default 7; 1 for a candidate whose first
+                            run takes over twice the best median so far) */
   int top;               /* how many of the best to re-time interleaved (default 5) */
   int rounds;            /* interleaved rounds of that (default 15) */
   int allow_nondeterministic;
