@@ -1,0 +1,619 @@
+// pmtune_peers.cu: the peer benchmarks (issue 7): times, with pmtune's protocol and in one run,
+// what pmtune's tuned kernels must beat (cub::DeviceReduce::Sum for reduce, NPP's
+// nppiFilterBorder_32f_C1R_Ctx for filter, a plain float4 add for matadd) and the device-to-device
+// copy that bounds them all, and prints one JSON object per line. Built by CMake only where nvcc
+// is; the library never needs it. The one C++ file of pmtune (CUB is C++).
+//
+// The protocol is the tuner's (tuner/tune.c, pm__time_runs): inputs are fresh random data (the
+// tuner's generator and seeds); the output is poisoned (0xff bytes, a NaN) before one run whose
+// result is checked against a host reference; then the warm-up runs; then each sample flushes the
+// L2 cache (cudaMemsetAsync over twice its size), records an event, runs the peer once and records
+// an event. Median, min and max over the samples; GB/s = the bytes that must move / the median.
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cub/device/device_reduce.cuh>
+#include <thread>
+#include <vector>
+#ifdef PM_HAVE_NPP
+#include <nppi.h>
+#endif
+
+static const char usage[] =
+    "usage: pmtune_peers --op matadd|reduce|filter|copy --size S [--radius R] [--samples N]\n"
+    "                    [--warmup N]\n"
+    "\n"
+    "Times the peer of one pmtune operation on CUDA device 0 (CUDA_VISIBLE_DEVICES picks\n"
+    "another), with pmtune's protocol: random inputs, the output poisoned and checked against a\n"
+    "host reference, warm-up runs, then samples each timed with CUDA events after an L2 flush.\n"
+    "\n"
+    "  --op matadd   a float4 grid-stride c = a + b (the stand-in for torch.add and cupy.add);\n"
+    "                --size ROWSxCOLS, packed; bytes = 3 x rows x cols x 4\n"
+    "  --op reduce   cub::DeviceReduce::Sum of N floats; --size N (1 to 2^31-1); bytes = 4N\n"
+    "  --op filter   nppiFilterBorder_32f_C1R_Ctx, replicate (clamp-to-edge) border, computing\n"
+    "                pmtune's correlation with a random (2R+1)^2 mask; --size ROWSxCOLS,\n"
+    "                --radius R (1 to 3, default 1); bytes = 2 x rows x cols x 4\n"
+    "  --op copy     cudaMemcpyAsync device to device; --size BYTES; bytes = 2 x BYTES (the\n"
+    "                hardware's limit, measured on the spot)\n"
+    "  --samples N   timed runs (default 25)       --warmup N   untimed runs first (default 3)\n"
+    "\n"
+    "Prints one JSON object on stdout: op, size, (filter) radius, peer, gpu, median_ms, min_ms,\n"
+    "max_ms, samples, gbps, verified, error; where the peer was not built in (NPP missing),\n"
+    "op, size, peer, gpu, available (false) and why. error: matadd and copy, the fraction of\n"
+    "elements (bytes) that differ from the reference; reduce, |sum - ref| / sum|x|; filter, the\n"
+    "largest |out - ref| / sum|w x| over the image (ref in double).\n"
+    "Exit status: 0 measured and verified (or the peer is not built in), 1 failed (no CUDA\n"
+    "device, a CUDA or NPP error, a wrong result: its line is still printed), 2 bad usage.\n";
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+static void vreport(const char *fmt, va_list ap) {
+  fputs("pmtune_peers: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+/* A failure after the arguments were read: says why on one line and exits with status 1. The
+ * program holds nothing that exiting does not release. */
+[[noreturn]] static void fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(fmt, ap);
+  va_end(ap);
+  exit(1);
+}
+
+[[noreturn]] static void usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(fmt, ap);
+  va_end(ap);
+  fputs("see 'pmtune_peers --help'\n", stderr);
+  exit(2);
+}
+
+static void cuda_check(cudaError_t e, const char *call, int line) {
+  if (e != cudaSuccess)
+    fail("line %d: %s: %s (%s)", line, call, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+#define CUDA_CHECK(call) cuda_check((call), #call, __LINE__)
+
+#ifdef PM_HAVE_NPP
+static void npp_check(NppStatus s, const char *call, int line) {
+  if (s != NPP_SUCCESS) fail("line %d: %s: NppStatus %d", line, call, (int)s);
+}
+#define NPP_CHECK(call) npp_check((call), #call, __LINE__)
+#endif
+
+/* ---- Host helpers ---------------------------------------------------------------------------- */
+
+/* Runs fn(begin, end) over [0, n) in one chunk per core. */
+template <typename F>
+static void parallel_for(size_t n, F fn) {
+  unsigned cores = std::thread::hardware_concurrency();
+  size_t threads = std::min<size_t>(std::max(cores, 1u), 64), chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (size_t b = chunk; b < n; b += chunk) pool.emplace_back(fn, b, std::min(n, b + chunk));
+  if (n > 0) fn(0, std::min(n, chunk));
+  for (std::thread &t : pool) t.join();
+}
+
+#define FILL_BLOCK ((size_t)1 << 20)
+
+/* The tuner's generator (tuner/data.c, pm__random_fill): floats in [-1, 1), never all zeros, from
+ * an xorshift64* per block of 2^20 seeded by the block's number, so that the same seed gives the
+ * tuner's inputs. */
+static void random_fill(float *out, size_t n, uint64_t seed) {
+  parallel_for((n + FILL_BLOCK - 1) / FILL_BLOCK, [=](size_t b0, size_t b1) {
+    for (size_t blk = b0; blk < b1; blk++) {
+      uint64_t s = (seed ? seed : 0x9E3779B97F4A7C15ULL) ^ ((blk + 1) * 0xD1B54A32D192ED03ULL);
+      if (s == 0) s = 1;
+      size_t lo = blk * FILL_BLOCK, hi = std::min(n, lo + FILL_BLOCK);
+      for (size_t i = lo; i < hi; i++) {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        uint64_t r = s * 0x2545F4914F6CDD1DULL;
+        out[i] = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
+      }
+    }
+  });
+}
+
+#define SEED 0x5eed /* the tuner's default seed */
+
+/* ---- The run: device, flush buffer, timing, output ------------------------------------------ */
+
+typedef struct bench {
+  const char *op;
+  char size[64]; /* as the line prints it: "10000x10000", "268435456" */
+  int radius;    /* filter; 0 otherwise */
+  int samples, warmup;
+  char gpu[256];
+  int sm_count;
+  void *flush;
+  size_t flush_bytes;
+} bench;
+
+/* Opens device 0 (after the arguments were read, so that --help and bad usage need no GPU). */
+static void bench_open(bench *b) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+      e == cudaErrorInitializationError || e == cudaErrorCompatNotSupportedOnDevice)
+    fail("no CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+  CUDA_CHECK(e);
+  if (n == 0) fail("no CUDA device: the driver reports none");
+  cudaDeviceProp p;
+  int l2 = 0;
+  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  snprintf(b->gpu, sizeof b->gpu, "%s", p.name);
+  b->sm_count = p.multiProcessorCount;
+  b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+  CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes));
+}
+
+/* Runs `run` (one launch of the peer on stream 0) warmup times, then samples times, each after an
+ * L2 flush and between two events; returns the times in ms, sorted. */
+template <typename F>
+static std::vector<double> time_runs(const bench *b, F run) {
+  std::vector<cudaEvent_t> start(b->samples), stop(b->samples);
+  std::vector<double> ms(b->samples);
+  for (int i = 0; i < b->samples; i++) {
+    CUDA_CHECK(cudaEventCreate(&start[i]));
+    CUDA_CHECK(cudaEventCreate(&stop[i]));
+  }
+  for (int i = 0; i < b->warmup; i++) run();
+  for (int i = 0; i < b->samples; i++) {
+    /* evict the inputs from L2, so that no run is timed on cached data */
+    CUDA_CHECK(cudaMemsetAsync(b->flush, i & 0xff, b->flush_bytes, 0));
+    CUDA_CHECK(cudaEventRecord(start[i], 0));
+    run();
+    CUDA_CHECK(cudaEventRecord(stop[i], 0));
+  }
+  CUDA_CHECK(cudaEventSynchronize(stop[b->samples - 1]));
+  for (int i = 0; i < b->samples; i++) {
+    float f;
+    CUDA_CHECK(cudaEventElapsedTime(&f, start[i], stop[i]));
+    ms[i] = f;
+    CUDA_CHECK(cudaEventDestroy(start[i]));
+    CUDA_CHECK(cudaEventDestroy(stop[i]));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+/* pm__median's median: the middle sample, or the mean of the middle two. */
+static double median(const std::vector<double> &ms) {
+  size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+}
+
+static void print_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      printf("\\%c", ch);
+    else if (ch < 0x20)
+      printf("\\u%04x", ch);
+    else
+      putchar(ch);
+  }
+  putchar('"');
+}
+
+/* The fields every line starts with. */
+static void print_head(const bench *b, const char *peer) {
+  printf("{\"op\":");
+  print_string(b->op);
+  printf(",\"size\":");
+  print_string(b->size);
+  if (b->radius > 0) printf(",\"radius\":%d", b->radius);
+  printf(",\"peer\":");
+  print_string(peer);
+  printf(",\"gpu\":");
+  print_string(b->gpu);
+}
+
+/* Prints the line of one measured peer; returns the exit status it calls for. */
+static int report(const bench *b, const char *peer, const std::vector<double> &ms, double bytes,
+                  bool verified, double error) {
+  double med = median(ms);
+  print_head(b, peer);
+  printf(",\"median_ms\":%.6g,\"min_ms\":%.6g,\"max_ms\":%.6g,\"samples\":%d,\"gbps\":%.1f", med,
+         ms.front(), ms.back(), (int)ms.size(), bytes / (med * 1e6));
+  printf(",\"verified\":%s,\"error\":", verified ? "true" : "false");
+  if (isfinite(error))
+    printf("%.3g", error);
+  else
+    printf("null"); /* JSON has no NaN: the output was not (all) written */
+  printf("}\n");
+  fflush(stdout);
+  return verified ? 0 : 1;
+}
+
+#ifndef PM_HAVE_NPP
+static int report_unavailable(const bench *b, const char *peer, const char *why) {
+  print_head(b, peer);
+  printf(",\"available\":false,\"why\":");
+  print_string(why);
+  printf("}\n");
+  fflush(stdout);
+  return 0;
+}
+#endif
+
+/* Copies n floats of device memory to a new host vector. */
+static std::vector<float> to_host(const float *dev, size_t n) {
+  std::vector<float> h(n);
+  CUDA_CHECK(cudaMemcpy(h.data(), dev, n * sizeof(float), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/* ---- copy: the limit ------------------------------------------------------------------------- */
+
+static int bench_copy(const bench *b, size_t bytes) {
+  const char *peer = "cudaMemcpyAsync D2D";
+  std::vector<float> src((bytes + 3) / 4);
+  random_fill(src.data(), src.size(), SEED);
+  void *d_src, *d_dst;
+  CUDA_CHECK(cudaMalloc(&d_src, bytes));
+  CUDA_CHECK(cudaMalloc(&d_dst, bytes));
+  CUDA_CHECK(cudaMemcpy(d_src, src.data(), bytes, cudaMemcpyHostToDevice));
+  auto run = [&] { CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0)); };
+
+  CUDA_CHECK(cudaMemset(d_dst, 0xff, bytes));
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> got(bytes);
+  CUDA_CHECK(cudaMemcpy(got.data(), d_dst, bytes, cudaMemcpyDeviceToHost));
+  const unsigned char *want = (const unsigned char *)src.data();
+  size_t bad = 0;
+  for (size_t i = 0; i < bytes; i++) bad += got[i] != want[i];
+  if (bad) fprintf(stderr, "pmtune_peers: copy: %zu of %zu bytes differ\n", bad, bytes);
+
+  std::vector<double> ms = time_runs(b, run);
+  CUDA_CHECK(cudaFree(d_src));
+  CUDA_CHECK(cudaFree(d_dst));
+  return report(b, peer, ms, 2.0 * bytes, bad == 0, (double)bad / bytes);
+}
+
+/* ---- matadd: a plain vectorised add stands in for the peers ---------------------------------- */
+
+#define ADD_THREADS 256
+#define ADD_WAVES 4 /* blocks: this many times what the SMs hold at once */
+
+/* c = a + b over n packed floats: float4 accesses in a grid-stride loop, then the n % 4 tail. */
+__global__ void __launch_bounds__(ADD_THREADS)
+    add_f4(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
+           size_t n) {
+  size_t n4 = n / 4, stride = (size_t)gridDim.x * blockDim.x;
+  size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const float4 *a4 = (const float4 *)a, *b4 = (const float4 *)b;
+  float4 *c4 = (float4 *)c;
+  for (size_t i = t; i < n4; i += stride) {
+    float4 x = a4[i], y = b4[i];
+    c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  if (n4 * 4 + t < n) c[n4 * 4 + t] = a[n4 * 4 + t] + b[n4 * 4 + t];
+}
+
+static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
+  const char *peer = "float4 grid-stride add";
+  size_t n = (size_t)rows * cols;
+  std::vector<float> ha(n), hb(n);
+  random_fill(ha.data(), n, SEED);
+  random_fill(hb.data(), n, SEED * 31 + 7); /* the tuner's seeds for a and b */
+  float *a, *bb, *c;
+  CUDA_CHECK(cudaMalloc((void **)&a, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&bb, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&c, n * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(a, ha.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(bb, hb.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_f4, ADD_THREADS, 0));
+  size_t needed = (n / 4 + ADD_THREADS - 1) / ADD_THREADS;
+  unsigned grid = (unsigned)std::max<size_t>(
+      1, std::min<size_t>(needed, (size_t)b->sm_count * std::max(per_sm, 1) * ADD_WAVES));
+  auto run = [&] {
+    add_f4<<<grid, ADD_THREADS>>>(a, bb, c, n);
+    CUDA_CHECK(cudaGetLastError());
+  };
+
+  CUDA_CHECK(cudaMemset(c, 0xff, n * sizeof(float)));
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got = to_host(c, n);
+  std::vector<size_t> bad_in((n + FILL_BLOCK - 1) / FILL_BLOCK);
+  /* exact: a + b rounds once, the same on both sides */
+  parallel_for(bad_in.size(), [&](size_t b0, size_t b1) {
+    for (size_t blk = b0; blk < b1; blk++)
+      for (size_t i = blk * FILL_BLOCK; i < std::min(n, (blk + 1) * FILL_BLOCK); i++)
+        bad_in[blk] += !(got[i] == ha[i] + hb[i]);
+  });
+  size_t bad = 0;
+  for (size_t x : bad_in) bad += x;
+  if (bad) fprintf(stderr, "pmtune_peers: matadd: %zu of %zu elements differ from a + b\n", bad, n);
+
+  std::vector<double> ms = time_runs(b, run);
+  CUDA_CHECK(cudaFree(a));
+  CUDA_CHECK(cudaFree(bb));
+  CUDA_CHECK(cudaFree(c));
+  return report(b, peer, ms, 3.0 * sizeof(float) * n, bad == 0, (double)bad / n);
+}
+
+/* ---- reduce: CUB -------------------------------------------------------------------------- */
+
+static int bench_reduce(const bench *b, int n) {
+  const char *peer = "cub::DeviceReduce::Sum";
+  std::vector<float> h(n);
+  random_fill(h.data(), (size_t)n, SEED);
+  /* The reference, as the tuner's: a double sum in 4 interleaved chains, and sum|x|. */
+  double s[4] = {0, 0, 0, 0}, abs_sum = 0;
+  for (int i = 0; i < n; i++) {
+    s[i & 3] += h[i];
+    abs_sum += fabs(h[i]);
+  }
+  double ref = (s[0] + s[1]) + (s[2] + s[3]);
+  float *in, *out;
+  void *temp = NULL;
+  size_t temp_bytes = 0;
+  CUDA_CHECK(cudaMalloc((void **)&in, (size_t)n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&out, sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(in, h.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
+  /* CUB's first call only says how much scratch it needs: once, outside the timing. */
+  CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n));
+  CUDA_CHECK(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)));
+  auto run = [&] {
+    size_t bytes = temp_bytes;
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, n));
+  };
+
+  float got;
+  CUDA_CHECK(cudaMemset(out, 0xff, sizeof(float)));
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
+  /* CUB's summation order is not documented. The bound (Higham, 2nd ed., sec. 4.2: a sum whose
+   * additions form a tree of depth D errs by at most D u sum|x|) assumes only that at least a
+   * warp per SM shares the work (a chain of at most n / (32 SMs) additions per thread) and that
+   * combining the partial sums takes fewer than 2 log2 n + 16 levels; plus the final rounding. */
+  double u = ldexp(1.0, -24),
+         depth = ceil((double)n / (32.0 * b->sm_count)) + 2 * ceil(log2((double)n + 1)) + 16;
+  double diff = fabs((double)got - ref), bound = (depth * u * abs_sum + u * fabs(ref)) * 1.01;
+  bool ok = isfinite(got) && diff <= bound;
+  if (!ok)
+    fprintf(stderr, "pmtune_peers: reduce: the sum is %.9g, want %.9g (error %.3g, bound %.3g)\n",
+            got, ref, diff, bound);
+
+  std::vector<double> ms = time_runs(b, run);
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(out));
+  CUDA_CHECK(cudaFree(temp));
+  return report(b, peer, ms, 4.0 * n, ok, abs_sum > 0 ? diff / abs_sum : diff);
+}
+
+/* ---- filter: NPP ----------------------------------------------------------------------------- */
+
+typedef struct filter_check {
+  size_t bad;
+  double max_rel; /* the largest |out - ref| / sum|w x| */
+} filter_check;
+
+/* Compares out with pmtune's clamp-to-edge correlation of in with w, computed in double:
+ *   ref(y,x) = sum_{fy,fx} w[fy][fx] * in(clamp(y+fy-r), clamp(x+fx-r)),
+ * over the whole image. A float sum of k^2 products errs by at most k^2 u sum|w x| in any order
+ * (Higham, sec. 3.1), plus the final rounding: a pixel beyond that (or NaN) is wrong. */
+static filter_check check_filter(const std::vector<float> &in, const std::vector<float> &out,
+                                 const float *w, unsigned rows, unsigned cols, int r) {
+  int k = 2 * r + 1;
+  std::vector<filter_check> part(rows);
+  parallel_for(rows, [&](size_t y0, size_t y1) {
+    for (size_t y = y0; y < y1; y++) {
+      filter_check pc = {0, 0};
+      for (unsigned x = 0; x < cols; x++) {
+        double ref = 0, abs_sum = 0;
+        for (int fy = 0; fy < k; fy++) {
+          long iy = std::min(std::max((long)y + fy - r, 0L), (long)rows - 1);
+          for (int fx = 0; fx < k; fx++) {
+            long ix = std::min(std::max((long)x + fx - r, 0L), (long)cols - 1);
+            double p = (double)w[fy * k + fx] * in[(size_t)iy * cols + (size_t)ix];
+            ref += p;
+            abs_sum += fabs(p);
+          }
+        }
+        double u = ldexp(1.0, -24), diff = fabs((double)out[y * cols + x] - ref);
+        double bound = ((k * k + 1) * u * abs_sum) * 1.01 + ldexp(1.0, -60);
+        if (!(diff <= bound)) pc.bad++;
+        double rel = abs_sum > 0 ? diff / abs_sum : diff;
+        if (!isnan(pc.max_rel) && !(rel <= pc.max_rel)) pc.max_rel = rel; /* a NaN stays */
+      }
+      part[y] = pc;
+    }
+  });
+  filter_check all = {0, 0};
+  for (const filter_check &pc : part) {
+    all.bad += pc.bad;
+    if (!isnan(all.max_rel) && !(pc.max_rel <= all.max_rel)) all.max_rel = pc.max_rel;
+  }
+  return all;
+}
+
+static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
+  const char *peer = "nppiFilterBorder_32f_C1R_Ctx";
+#ifndef PM_HAVE_NPP
+  (void)rows, (void)cols, (void)r, (void)check_filter;
+  return report_unavailable(b, peer, "built without NPP");
+#else
+  int k = 2 * r + 1;
+  size_t n = (size_t)rows * cols, row_bytes = (size_t)cols * sizeof(float);
+  std::vector<float> h(n), w(k * k), flipped(k * k);
+  random_fill(h.data(), n, SEED);
+  random_fill(w.data(), w.size(), SEED ^ 0x5bd1e995u); /* the tuner's mask */
+  /* NPP's filters convolve: "coefficients are expected to be stored in reverse order" (NPP's
+   * nppi_filtering_functions.h), so that with the anchor at the centre
+   *   out(y,x) = sum_{j,i} K[j][i] * in(y + r - j, x + r - i).
+   * Given K[j][i] = w[k-1-j][k-1-i], the mask reversed as one array, that is the correlation
+   * above. (OpenCV's old NPP filter and Open3D's do the same; if NPP disagrees, the check says.) */
+  for (int i = 0; i < k * k; i++) flipped[i] = w[k * k - 1 - i];
+  float *in, *out, *kernel;
+  size_t in_pitch, out_pitch;
+  CUDA_CHECK(cudaMallocPitch((void **)&in, &in_pitch, row_bytes, rows));
+  CUDA_CHECK(cudaMallocPitch((void **)&out, &out_pitch, row_bytes, rows));
+  CUDA_CHECK(cudaMalloc((void **)&kernel, k * k * sizeof(float)));
+  CUDA_CHECK(
+      cudaMemcpy2D(in, in_pitch, h.data(), row_bytes, row_bytes, rows, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(kernel, flipped.data(), k * k * sizeof(float), cudaMemcpyHostToDevice));
+  if (in_pitch > 0x7fffffff || out_pitch > 0x7fffffff) fail("filter: rows too long for NPP");
+
+  cudaDeviceProp p;
+  NppStreamContext ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.hStream = 0;
+  CUDA_CHECK(cudaGetDevice(&ctx.nCudaDeviceId));
+  CUDA_CHECK(cudaGetDeviceProperties(&p, ctx.nCudaDeviceId));
+  ctx.nMultiProcessorCount = p.multiProcessorCount;
+  ctx.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
+  ctx.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
+  ctx.nSharedMemPerBlock = p.sharedMemPerBlock;
+  ctx.nCudaDevAttrComputeCapabilityMajor = p.major;
+  ctx.nCudaDevAttrComputeCapabilityMinor = p.minor;
+  CUDA_CHECK(cudaStreamGetFlags(ctx.hStream, &ctx.nStreamFlags));
+  NppiSize size = {(int)cols, (int)rows}, ksize = {k, k};
+  NppiPoint origin = {0, 0}, anchor = {r, r};
+  auto run = [&] {
+    NPP_CHECK(nppiFilterBorder_32f_C1R_Ctx(in, (int)in_pitch, size, origin, out, (int)out_pitch,
+                                           size, kernel, ksize, anchor, NPP_BORDER_REPLICATE, ctx));
+  };
+
+  CUDA_CHECK(cudaMemset2D(out, out_pitch, 0xff, row_bytes, rows));
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got(n);
+  CUDA_CHECK(
+      cudaMemcpy2D(got.data(), row_bytes, out, out_pitch, row_bytes, rows, cudaMemcpyDeviceToHost));
+  filter_check fc = check_filter(h, got, w.data(), rows, cols, r);
+  if (fc.bad) {
+    fprintf(stderr, "pmtune_peers: filter: %zu of %zu pixels differ from the correlation\n", fc.bad,
+            n);
+    if (check_filter(h, got, flipped.data(), rows, cols, r).bad == 0)
+      fprintf(stderr,
+              "pmtune_peers: filter: NPP computed the correlation with the mask reversed: "
+              "its kernel is not flipped as this program assumes\n");
+  }
+
+  std::vector<double> ms = time_runs(b, run);
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(out));
+  CUDA_CHECK(cudaFree(kernel));
+  return report(b, peer, ms, 2.0 * sizeof(float) * n, fc.bad == 0, fc.max_rel);
+#endif
+}
+
+/* ---- The command line ------------------------------------------------------------------------ */
+
+/* A whole decimal number in [lo, hi], or a usage error naming what. */
+static unsigned long long parse_number(const char *s, unsigned long long lo, unsigned long long hi,
+                                       const char *what) {
+  char *end;
+  if (*s < '0' || *s > '9') usage_error("%s '%s': not a number", what, s);
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end != '\0') usage_error("%s '%s': not a number", what, s);
+  if (errno == ERANGE || v < lo || v > hi)
+    usage_error("%s '%s': out of range (%llu to %llu)", what, s, lo, hi);
+  return v;
+}
+
+/* ROWSxCOLS, each 1 to 2^31 - 1. */
+static void parse_shape(const char *s, unsigned *rows, unsigned *cols) {
+  char buf[64];
+  const char *x = strchr(s, 'x');
+  if (x == NULL || x == s || x[1] == '\0' || (size_t)(x - s) >= sizeof buf)
+    usage_error("--size '%s': want ROWSxCOLS (e.g. 8192x8192)", s);
+  memcpy(buf, s, (size_t)(x - s));
+  buf[x - s] = '\0';
+  *rows = (unsigned)parse_number(buf, 1, 0x7fffffff, "--size rows");
+  *cols = (unsigned)parse_number(x + 1, 1, 0x7fffffff, "--size cols");
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {{"op", required_argument, NULL, 'o'},
+                                           {"size", required_argument, NULL, 's'},
+                                           {"radius", required_argument, NULL, 'r'},
+                                           {"samples", required_argument, NULL, 'n'},
+                                           {"warmup", required_argument, NULL, 'w'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  const char *op = NULL, *size = NULL, *radius = NULL;
+  int samples = 25, warmup = 3, ch;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 'o':
+        op = optarg;
+        break;
+      case 's':
+        size = optarg;
+        break;
+      case 'r':
+        radius = optarg;
+        break;
+      case 'n':
+        samples = (int)parse_number(optarg, 1, 10000, "--samples");
+        break;
+      case 'w':
+        warmup = (int)parse_number(optarg, 0, 10000, "--warmup");
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        return 0;
+      case ':':
+        usage_error("option '%s' needs a value", argv[optind - 1]);
+      default:
+        usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) usage_error("unexpected argument '%s'", argv[optind]);
+  if (op == NULL) usage_error("--op is required (matadd, reduce, filter or copy)");
+  if (size == NULL) usage_error("--size is required");
+
+  bench b;
+  memset(&b, 0, sizeof b);
+  b.samples = samples;
+  b.warmup = warmup;
+  unsigned rows = 0, cols = 0;
+  unsigned long long count = 0;
+  if (strcmp(op, "matadd") == 0 || strcmp(op, "filter") == 0) {
+    parse_shape(size, &rows, &cols);
+    snprintf(b.size, sizeof b.size, "%ux%u", rows, cols);
+  } else if (strcmp(op, "reduce") == 0 || strcmp(op, "copy") == 0) {
+    count = strcmp(op, "reduce") == 0 ? parse_number(size, 1, 0x7fffffff, "--size")
+                                      : parse_number(size, 1, 1ull << 40, "--size");
+    snprintf(b.size, sizeof b.size, "%llu", count);
+  } else {
+    usage_error("--op '%s': want matadd, reduce, filter or copy", op);
+  }
+  if (strcmp(op, "filter") == 0)
+    b.radius = radius ? (int)parse_number(radius, 1, 3, "--radius") : 1;
+  else if (radius != NULL)
+    usage_error("--radius is for --op filter");
+  b.op = op;
+
+  bench_open(&b);
+  if (strcmp(op, "matadd") == 0) return bench_matadd(&b, rows, cols);
+  if (strcmp(op, "reduce") == 0) return bench_reduce(&b, (int)count);
+  if (strcmp(op, "filter") == 0) return bench_filter(&b, rows, cols, b.radius);
+  return bench_copy(&b, (size_t)count);
+}
