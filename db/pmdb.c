@@ -1154,6 +1154,12 @@ static int check_lookup(pm__db *db, const pm__device_info *d, const pm__db_probl
 
 int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                       const char *template_sha256, pm__db_winner *out) {
+  return pm__db_winner_get_if(db, d, p, template_sha256, NULL, NULL, out);
+}
+
+int pm__db_winner_get_if(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                         const char *template_sha256, int (*accept)(void *arg, const char *config),
+                         void *arg, pm__db_winner *out) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX];
@@ -1172,20 +1178,24 @@ int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem
           " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
           " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.problem = ?9"
           " AND m.template_sha256 = ?10 AND m.status = 'ok' AND m.verified = 1"
-          " ORDER BY same_gpu DESC, m.median_ms, m.id LIMIT 1",
+          " ORDER BY same_gpu DESC, m.median_ms, m.id",
           -1, &st, NULL));
   PM__SQLITE(db, bind_device(st, d));
   PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 9, problem, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 10, template_sha256, -1, SQLITE_STATIC));
-  int r = sqlite3_step(st);
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW &&
+         accept != NULL && !accept(arg, (const char *)sqlite3_column_text(st, 0))) {
+  }
   PM__SQLITE_ST(db, st, r);
   if (r != SQLITE_ROW) {
     rc = pm__seterr(db->c, PM_ENOTFOUND,
-                    "tuning database %s: nothing tuned for %s %s %s on %s (%s) or its model, "
+                    "tuning database %s: nothing tuned%s for %s %s %s on %s (%s) or its model, "
                     "template %.12s...",
-                    db->path, p->op, p->dtype, problem, d->name, d->uuid, template_sha256);
+                    db->path, accept ? " that fits" : "", p->op, p->dtype, problem, d->name,
+                    d->uuid, template_sha256);
     goto fail;
   }
   snprintf(out->config, sizeof out->config, "%s", (const char *)sqlite3_column_text(st, 0));
@@ -1209,6 +1219,13 @@ fail:
 
 int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                           const char *template_sha256, pm__db_winner *out) {
+  return pm__db_winner_nearest_if(db, d, p, template_sha256, NULL, NULL, out);
+}
+
+int pm__db_winner_nearest_if(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                             const char *template_sha256,
+                             int (*accept)(void *arg, const char *config), void *arg,
+                             pm__db_winner *out) {
   int rc = PM_OK, found = 0;
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX];
@@ -1257,7 +1274,8 @@ int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_pro
   }
   sqlite3_finalize(st);
   st = NULL;
-  if ((rc = pm__db_winner_get(db, d, &best, template_sha256, out)) != PM_OK) return rc;
+  if ((rc = pm__db_winner_get_if(db, d, &best, template_sha256, accept, arg, out)) != PM_OK)
+    return rc;
   out->distance = best_d;
   out->aspect_distance = best_a;
 fail:

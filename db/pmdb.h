@@ -183,6 +183,17 @@ int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem
 int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                           const char *template_sha256, pm__db_winner *out);
 
+/* The same two lookups, taking only configurations that accept(arg, config text) takes (the
+ * fastest of those): what a caller's buffers allow (a pitch the vector width must divide). The
+ * nearest size is chosen first, among all tuned sizes; then the best accepted at it. */
+int pm__db_winner_get_if(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                         const char *template_sha256, int (*accept)(void *arg, const char *config),
+                         void *arg, pm__db_winner *out);
+int pm__db_winner_nearest_if(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                             const char *template_sha256,
+                             int (*accept)(void *arg, const char *config), void *arg,
+                             pm__db_winner *out);
+
 /* ---- Templates ------------------------------------------------------------------------------ */
 
 /* Makes sha256 the current template of op: the winner view then shows only its measurements
