@@ -1302,3 +1302,43 @@ Test(db, the_queries_of_the_readme_run_and_answer) {
   free(text);
   pm__db_close(db);
 }
+
+/* ---- Lookups restricted to what the caller can run ------------------------------------------ */
+
+static int only_bx32(void *arg, const char *config) {
+  ++*(int *)arg;
+  return strncmp(config, "bx=32 ", 6) == 0;
+}
+
+static int none(void *arg, const char *config) {
+  (void)arg, (void)config;
+  return 0;
+}
+
+Test(db, winner_lookups_can_take_only_accepted_configurations) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_problem p = dbtest_matadd(4096, 4096);
+  const char *params[] = {"{\"bx\":64,\"by\":4}", "{\"bx\":32,\"by\":8}", "{\"bx\":32,\"by\":16}"};
+  const double ms[] = {1.0, 1.5, 1.2};
+  for (int i = 0; i < 3; i++) {
+    pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, params[i], ms[i]);
+    put(db, &m);
+  }
+  pm__device_info d = dbtest_gpu(0, 0);
+  pm__db_winner w;
+  int asked = 0;
+  cr_assert_eq(pm__db_winner_get_if(db, &d, &p, SHA_A, only_bx32, &asked, &w), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(w.config, "bx=32 by=16", "the fastest of those accepted");
+  cr_assert_eq(asked, 2, "asked in order, fastest first, until one is accepted");
+  cr_assert_eq(pm__db_winner_get_if(db, &d, &p, SHA_A, none, NULL, &w), PM_ENOTFOUND);
+  expect_msg("that fits");
+  pm__db_problem q = dbtest_matadd(4000, 4000);
+  cr_assert_eq(pm__db_winner_nearest_if(db, &d, &q, SHA_A, only_bx32, &asked, &w), PM_OK);
+  cr_assert_str_eq(w.config, "bx=32 by=16");
+  cr_assert_gt(w.distance, 0.0);
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_A, &w), PM_OK);
+  cr_assert_str_eq(w.config, "bx=64 by=4", "without a filter: the fastest");
+  pm__db_close(db);
+}
