@@ -127,7 +127,18 @@ struct pm_ctx {
   pthread_mutex_t lock;     /* guards status, errmsg and the lazily loaded utility kernels */
   pm__kernel compare;       /* templates/compare.cu for this device, once loaded */
   unsigned long long *compare_result; /* its device result buffer (2 words) */
+  char *db_path;            /* pm_options.db_path (heap), or NULL for the default */
+  int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
+  int log;                  /* PMTUNE_LOG is set: notices go to stderr too */
+  char *notice;             /* the first fallback and why (heap), or NULL */
+  struct pm__serve *serve;  /* serving state (serve.c), for contexts with a device */
 };
+
+/* Serving (serve.c): state made at pm_open, freed at pm_close. */
+int pm__serve_init(pm_ctx *c);
+void pm__serve_free(pm_ctx *c);
+/* Records the context's first fallback (printf-style); later ones are not kept. */
+void pm__notice(pm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- Small helpers -------------------------------------------------------------------------- */
 

@@ -2,6 +2,8 @@
 #ifndef PMTUNE_H
 #define PMTUNE_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,9 +41,15 @@ typedef struct pm_ctx pm_ctx;
 
 #define PM_DEVICE_NONE (-1) /* pm_options.device: open without a device (compiling only) */
 
-/* Options for pm_open. A zeroed struct (or NULL) means: device 0. */
+/* Options for pm_open. A zeroed struct (or NULL) means: device 0, the default database, no
+ * tuning on first use. */
 typedef struct pm_options {
-  int device; /* CUDA device ordinal, or PM_DEVICE_NONE */
+  int device;          /* CUDA device ordinal, or PM_DEVICE_NONE */
+  const char *db_path; /* the tuning database; NULL: $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/
+                          pmtune.db, else ~/.cache/pmtune/pmtune.db */
+  int autotune;        /* 1: tune a size seen for the first time before serving it (a short
+                          random search, stored for later processes); also PMTUNE_AUTOTUNE=1 */
+  int autotune_budget; /* points tried per size when autotuning; 0: 40 */
 } pm_options;
 
 /* Opens a context. On success *out is the context and PM_OK is returned. On failure the
@@ -55,6 +63,51 @@ void pm_close(pm_ctx *c);
 /* What the last failed call on this context said, in full (for a failed compilation, the
  * whole NVRTC log). Never NULL; valid until the next call on the context. */
 const char *pm_errmsg(const pm_ctx *c);
+
+/* ---- The operations ----------------------------------------------------------------------
+ * Each call runs the fastest kernel known for this GPU and this size: the winner stored by
+ * `pmtune tune` for exactly this size, else the one at the nearest tuned size, else a built-in
+ * default (a missing or unreadable database is never an error: pm_notice says what happened).
+ * Calls are asynchronous on `stream` like any CUDA call (NULL: the default stream), take device
+ * pointers, and may be made from several threads at once on one context. Pitches are in bytes:
+ * from one row to the next (row-major), or one column to the next (column-major); each must
+ * hold a whole line. A call checks its arguments (PM_EINVAL says what is wrong) and returns the
+ * launch's status; an error in the kernel shows at the next synchronisation, as in CUDA. */
+
+struct CUstream_st; /* cudaStream_t, so that this header needs no CUDA header */
+
+typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
+typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
+typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2 } pm_op;
+
+/* C = A + B over a rows x cols float matrix stored in `order`. */
+int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
+              const float *A, size_t pitch_a, const float *B, size_t pitch_b,
+              struct CUstream_st *stream);
+
+/* *sum = x[0] + ... + x[n-1] (sum in device memory), 1 <= n <= 2^31 - 1. The same bits every
+ * run for the same n and configuration; within the error bound of tuner/op_reduce.c. */
+int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream);
+
+/* out = in correlated with the (2 radius + 1)^2 weights (host memory, row by row; copied at the
+ * call), radius 1 to 3, rows x cols row-major images, borders clamped to the edge or zero. */
+int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out, const float *in,
+              size_t pitch_in, const float *weights, int radius, pm_border border,
+              struct CUstream_st *stream);
+
+/* Allocates rows lines of cols floats laid out as the tuned kernels of op want them: each line
+ * padded to the pitch alignment that tuning chose for this size (or 256 bytes where nothing is
+ * tuned). *pitch receives the pitch in bytes, *padding (may be NULL) the bytes of padding
+ * added in all: rows * (pitch - 4 cols). Free with pm_free. For a column-major matrix, lines
+ * are columns: pass (cols, rows). */
+int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,
+                 size_t *padding);
+void pm_free(pm_ctx *c, void *ptr);
+
+/* What the context fell back on, and why, the first time it did (a database that could not be
+ * read, a size served by the default), or NULL where it never did. Kept until pm_close. With
+ * PMTUNE_LOG set in the environment it is also written to stderr, once. */
+const char *pm_notice(const pm_ctx *c);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,9 @@ typedef struct pm__problem {
   int radius;          /* filter: 1 .. PM__MAX_RADIUS */
   int colmajor;        /* matadd: storage order */
   int zero_border;     /* filter: 0 clamp-to-edge, 1 zero */
+  unsigned caller_align; /* serving: the alignment in bytes (4, 8 or 16) that the caller's
+                            pointers and pitches all honour; 0: the tuner's own buffers, laid
+                            out by the point's own layout */
 } pm__problem;
 
 #define PM__MAX_RADIUS 3
@@ -83,6 +86,11 @@ typedef struct pm__op {
   double (*bytes)(const pm__problem *pr);
   /* The pitch alignment point v lays its buffers out with (0 = packed). */
   size_t (*layout)(const int *v);
+  /* A configuration sound on any GPU for pr (valid for pr's caller_align): what is served
+   * where nothing is tuned. */
+  void (*fallback)(const pm__problem *pr, int *v);
+  /* Device scratch a run of v on pr needs (reduce: its partial sums), in bytes; 0 for none. */
+  size_t (*work_bytes)(const int *v, const pm__problem *pr, int sm_count);
 
   /* Fills d for pr: random inputs from seed on the host, the CPU reference, and the reference on
    * the device. Then pm__data_place lays the inputs out on the device. */

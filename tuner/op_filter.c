@@ -85,6 +85,16 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
     }
 }
 
+static void fallback(const pm__problem *pr, int *v) {
+  (void)pr;
+  v[BX] = 64, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 2, v[OY] = 4, v[ALIGN] = 0;
+}
+
+static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
+  (void)v, (void)pr, (void)sm_count;
+  return 0;
+}
+
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
   size_t n = (size_t)pr->rows * pr->cols;
@@ -136,6 +146,8 @@ const pm__op pm__op_filter = {
     .problem_defines = problem_defines,
     .bytes = bytes,
     .layout = layout,
+    .fallback = fallback,
+    .work_bytes = work_bytes,
     .prepare = prepare,
     .launch = launch,
     .verify = verify,

@@ -40,7 +40,9 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   if (pr == NULL) return NULL;
   geometry g = geometry_of(v, pr);
-  if (v[ALIGN] == 0 && g.lines > 1 && g.inner % v[VEC] != 0)
+  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
+    return "the caller's pointers or pitches are not aligned to the vector width";
+  if (pr->caller_align == 0 && v[ALIGN] == 0 && g.lines > 1 && g.inner % v[VEC] != 0)
     return "packed lines are not aligned to the vector width";
   if (v[GRID] == 0 && g.tiles > 0x7fffffffull) return "more tiles than a grid may have";
   return NULL;
@@ -51,6 +53,17 @@ static const char *variant(const pm__problem *pr) { return pr->colmajor ? "order
 static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->rows * pr->cols; }
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
+
+static void fallback(const pm__problem *pr, int *v) {
+  v[BX] = 128, v[BY] = 2, v[EPT] = 1, v[GRID] = 0, v[ALIGN] = 256;
+  v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
+  v[MAP] = pr->colmajor; /* threadIdx.x along the contiguous dimension: coalesced */
+}
+
+static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
+  (void)v, (void)pr, (void)sm_count;
+  return 0;
+}
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
@@ -105,6 +118,8 @@ const pm__op pm__op_matadd = {
     .variant = variant,
     .bytes = bytes,
     .layout = layout,
+    .fallback = fallback,
+    .work_bytes = work_bytes,
     .prepare = prepare,
     .launch = launch,
     .verify = verify,

@@ -39,6 +39,8 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   if (v[COMBINE] == 1 && !lim->allow_nondeterministic) return "not deterministic (atomic combine)";
   if (pr == NULL) return NULL;
   if (pr->n == 0 || pr->n > 0x7fffffffu) return "n out of range";
+  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
+    return "the caller's pointer is not aligned to the vector width";
   if (grid_of(v, pr->n, lim->sm_count) > MAX_PARTIALS) return "more partial sums than the scratch holds";
   return NULL;
 }
@@ -48,6 +50,15 @@ static const char *variant(const pm__problem *pr) { (void)pr; return ""; }
 static double bytes(const pm__problem *pr) { return 4.0 * pr->n + 4.0; }
 
 static size_t layout(const int *v) { (void)v; return 0; }
+
+static void fallback(const pm__problem *pr, int *v) {
+  v[BLOCK] = 256, v[ITEMS] = 4, v[STEP] = 2, v[COMBINE] = 0, v[ACC] = 0, v[GRID] = 4;
+  v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
+}
+
+static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
+  return COUNTER_BYTES + (size_t)grid_of(v, pr->n, sm_count) * sizeof(double);
+}
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
@@ -132,6 +143,8 @@ const pm__op pm__op_reduce = {
     .variant = variant,
     .bytes = bytes,
     .layout = layout,
+    .fallback = fallback,
+    .work_bytes = work_bytes,
     .prepare = prepare,
     .launch = launch,
     .verify = verify,

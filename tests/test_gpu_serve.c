@@ -1,0 +1,261 @@
+/* test_gpu_serve.c: the library calls on a GPU: results equal to the reference (matadd, filter:
+ * bit for bit; reduce: within its bound) at every level of the chain (built-in default, tuned
+ * for exactly the size, nearest tuned size), at awkward sizes and pitches, from several threads
+ * at once, with a corrupt database, and bad arguments refused. Skips without a GPU. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "serve.h"
+#include "testutil.h"
+#include "tune.h"
+
+static char path[64];
+
+static void setup(void) {
+  pm_test_require_gpu();
+  snprintf(path, sizeof path, "/tmp/pmtune-test-serve-%d.db", (int)getpid());
+  unlink(path);
+}
+static void teardown(void) { unlink(path); }
+TestSuite(gpu_serve, .init = setup, .fini = teardown, .timeout = 900);
+
+static pm_ctx *open_ctx(const char *db) {
+  pm_ctx *c = NULL;
+  pm_options o = {.db_path = db};
+  cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+  return c;
+}
+
+/* Runs matadd through pm_matadd on rows x cols in `order`, extra bytes on each line's pitch,
+ * and compares with the host's a + b. Returns the decision's source. */
+static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colmajor, size_t extra) {
+  unsigned lines = colmajor ? cols : rows, inner = colmajor ? rows : cols;
+  size_t n = (size_t)rows * cols, w = (size_t)inner * 4, pitch = w + extra;
+  uint64_t seed = pm_test_seed();
+  float *h[3], *dv[3];
+  for (int i = 0; i < 3; i++) {
+    cr_assert_not_null(h[i] = malloc(n * 4));
+    CUDA_OK(cudaMalloc((void **)&dv[i], pitch * lines));
+  }
+  pm__random_fill(h[0], n, seed);
+  pm__random_fill(h[1], n, seed + 1);
+  for (int i = 0; i < 2; i++) CUDA_OK(cudaMemcpy2D(dv[i], pitch, h[i], w, w, lines, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dv[2], 0xff, pitch * lines));
+  cr_assert_eq(pm_matadd(c, rows, cols, colmajor ? PM_COL_MAJOR : PM_ROW_MAJOR, dv[2], pitch, dv[0],
+                         pitch, dv[1], pitch, NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaMemcpy2D(h[2], w, dv[2], pitch, w, lines, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++)
+    if (!(h[2][i] == h[0][i] + h[1][i]))
+      cr_assert_fail("matadd %ux%u %s pitch %zu (seed %#llx): element %zu is %a, want %a", rows,
+                     cols, colmajor ? "col" : "row", pitch, (unsigned long long)seed, i, h[2][i],
+                     h[0][i] + h[1][i]);
+  for (int i = 0; i < 3; i++) free(h[i]), cudaFree(dv[i]);
+  pm__problem pr = {.rows = rows, .cols = cols, .colmajor = colmajor};
+  size_t al[2] = {pitch, 0};
+  pr.caller_align = lines > 1 ? pm__alignment_of(al, 1) : 16;
+  pm__decision d;
+  pm__serve_decide(c, &pm__op_matadd, &pr, &d);
+  return d.source;
+}
+
+static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, int zero) {
+  pm__problem pr = {.rows = rows, .cols = cols, .radius = r, .zero_border = zero};
+  pm__data ref = {0};
+  cr_assert_eq(pm__op_filter.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &ref, 128), PM_OK, "%s", pm_errmsg(c)); /* poisoned output */
+  cr_assert_eq(pm_filter(c, rows, cols, ref.out, ref.out_pitch, ref.in[0], ref.in_pitch[0], ref.mask,
+                         r, zero ? PM_BORDER_ZERO : PM_BORDER_CLAMP, NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaDeviceSynchronize());
+  double err;
+  cr_assert_eq(pm__op_filter.verify(c, NULL, &ref, &err), PM_OK, "%s", pm_errmsg(c));
+  pm__data_free(&ref);
+  pm__decision d;
+  pr.caller_align = 16;
+  pm__serve_decide(c, &pm__op_filter, &pr, &d);
+  return d.source;
+}
+
+static pm__source check_reduce(pm_ctx *c, unsigned n) {
+  pm__problem pr = {.n = n};
+  pm__data ref = {0};
+  cr_assert_eq(pm__op_reduce.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &ref, 0), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm_reduce_sum(c, n, ref.in[0], ref.out, NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaDeviceSynchronize());
+  pr.caller_align = 16;
+  pm__decision d;
+  pm__serve_decide(c, &pm__op_reduce, &pr, &d);
+  double err;
+  cr_assert_eq(pm__op_reduce.verify(c, d.v, &ref, &err), PM_OK, "n=%u with %s: %s", n, d.config,
+               pm_errmsg(c));
+  float first, again;
+  CUDA_OK(cudaMemcpy(&first, ref.out, 4, cudaMemcpyDeviceToHost));
+  cr_assert_eq(pm_reduce_sum(c, n, ref.in[0], ref.out, NULL), PM_OK);
+  CUDA_OK(cudaMemcpy(&again, ref.out, 4, cudaMemcpyDeviceToHost));
+  cr_assert_eq(memcmp(&first, &again, 4), 0, "n=%u: %a then %a", n, first, again);
+  pm__data_free(&ref);
+  return d.source;
+}
+
+static void tune(pm_ctx *c, const pm__op *op, pm__problem pr) {
+  pm__db *db;
+  int64_t gpu;
+  cr_assert_eq(pm__db_open(c, path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &c->dev, 0, 0, &gpu), PM_OK, "%s", pm_errmsg(c));
+  pm__tune_opts o;
+  pm__tune_result r;
+  pm__tune_opts_default(&o);
+  o.strategy = PM__STRATEGY_RANDOM;
+  o.budget = 25;
+  cr_assert_eq(pm__tune_problem(c, db, gpu, 0, op, &pr, &o, &r), PM_OK, "%s", pm_errmsg(c));
+  pm__db_close(db);
+}
+
+Test(gpu_serve, defaults_where_nothing_is_tuned) {
+  pm_ctx *c = open_ctx(path); /* no such file */
+  cr_assert_eq(check_matadd(c, 1, 1, 0, 0), PM__FROM_DEFAULT);
+  cr_assert_not_null(pm_notice(c), "the fallback is said");
+  check_matadd(c, 1, 100003, 0, 0);
+  check_matadd(c, 100003, 1, 0, 0);
+  check_matadd(c, 4097, 3001, 0, 60);
+  check_matadd(c, 4097, 3001, 1, 4);
+  cr_assert_eq(check_reduce(c, 1), PM__FROM_DEFAULT);
+  check_reduce(c, 100003);
+  check_reduce(c, (1u << 28) + 3);
+  for (int r = 1; r <= 3; r++) {
+    cr_assert_eq(check_filter(c, 2, 3, r, 0), PM__FROM_DEFAULT);
+    check_filter(c, 4097, 3001, r, r == 2);
+  }
+  cr_assert_eq(access(path, F_OK), 0, "compiled kernels were stored for the next process");
+  pm_close(c);
+}
+
+Test(gpu_serve, exact_then_nearest_tuned_sizes) {
+  pm_ctx *c = open_ctx(path);
+  tune(c, &pm__op_matadd, (pm__problem){.rows = 1000, .cols = 1000});
+  tune(c, &pm__op_reduce, (pm__problem){.n = 1000000});
+  tune(c, &pm__op_filter, (pm__problem){.rows = 1000, .cols = 1000, .radius = 2});
+  pm_close(c);
+  c = open_ctx(path);
+  cr_assert_eq(check_matadd(c, 1000, 1000, 0, 0), PM__FROM_EXACT);
+  cr_assert_eq(check_matadd(c, 2000, 1500, 0, 0), PM__FROM_NEAREST);
+  cr_assert_eq(check_matadd(c, 1001, 999, 0, 4), PM__FROM_NEAREST, "a pitch of 4 mod 16");
+  cr_assert_eq(check_reduce(c, 1000000), PM__FROM_EXACT);
+  cr_assert_eq(check_reduce(c, 3000017), PM__FROM_NEAREST);
+  cr_assert_eq(check_filter(c, 1000, 1000, 2, 0), PM__FROM_EXACT);
+  cr_assert_eq(check_filter(c, 333, 4000, 2, 0), PM__FROM_NEAREST);
+  cr_assert_eq(check_filter(c, 1000, 1000, 1, 0), PM__FROM_DEFAULT, "no radius 1 is tuned");
+  /* a pitch of 4 mod 8: whatever was tuned, only vec=1 may serve it */
+  pm__problem pr = {.rows = 1000, .cols = 1000, .caller_align = 4};
+  pm__decision d;
+  pm__serve_decide(c, &pm__op_matadd, &pr, &d);
+  cr_assert_not_null(strstr(d.config, "vec=1"), "%s", d.config);
+  pm_close(c);
+}
+
+typedef struct thread_arg {
+  pm_ctx *c;
+  int id, failures;
+} thread_arg;
+
+static void *worker(void *p) {
+  thread_arg *t = p;
+  cudaStream_t s;
+  if (cudaStreamCreate(&s) != cudaSuccess) return t->failures++, NULL;
+  for (int it = 0; it < 20; it++) {
+    unsigned rows = 50 + (unsigned)((t->id * 7 + it) % 5), cols = 300 + (unsigned)(it % 3), n = rows * cols;
+    size_t bytes = (size_t)n * 4;
+    float *h = malloc(bytes), *o = malloc(bytes), *d[3], *sum, hs;
+    for (unsigned i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f + t->id;
+    if (cudaMalloc((void **)&d[0], bytes) || cudaMalloc((void **)&d[1], bytes) ||
+        cudaMalloc((void **)&d[2], bytes) || cudaMalloc((void **)&sum, 4))
+      return t->failures++, NULL;
+    cudaMemcpy(d[0], h, bytes, cudaMemcpyHostToDevice);
+    cudaMemcpy(d[1], h, bytes, cudaMemcpyHostToDevice);
+    if (pm_matadd(t->c, rows, cols, PM_ROW_MAJOR, d[2], cols * 4, d[0], cols * 4, d[1], cols * 4, s) != PM_OK ||
+        pm_reduce_sum(t->c, n, d[2], sum, s) != PM_OK)
+      t->failures++;
+    cudaMemcpyAsync(o, d[2], bytes, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(&hs, sum, 4, cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    double want = 0;
+    for (unsigned i = 0; i < n; i++) {
+      if (o[i] != h[i] + h[i]) t->failures++;
+      want += o[i];
+    }
+    if (fabs(hs - want) > 1e-5 * want) t->failures++;
+    for (int i = 0; i < 3; i++) cudaFree(d[i]);
+    cudaFree(sum), free(h), free(o);
+  }
+  cudaStreamDestroy(s);
+  return NULL;
+}
+
+Test(gpu_serve, several_threads_on_one_context) {
+  pm_ctx *c = open_ctx(path);
+  pthread_t th[8];
+  thread_arg args[8];
+  for (int i = 0; i < 8; i++) {
+    args[i] = (thread_arg){c, i, 0};
+    cr_assert_eq(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+  }
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 8; i++) cr_assert_eq(args[i].failures, 0, "thread %d: %d failures", i, args[i].failures);
+  pm_close(c);
+}
+
+Test(gpu_serve, a_corrupt_database_falls_back_and_says_so) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  for (int i = 0; i < 4096; i++) fputc(i * 7, f);
+  fclose(f);
+  pm_ctx *c = open_ctx(path);
+  cr_assert_eq(check_matadd(c, 300, 301, 0, 0), PM__FROM_DEFAULT);
+  cr_assert_eq(check_reduce(c, 12345), PM__FROM_DEFAULT);
+  cr_assert_not_null(pm_notice(c));
+  cr_assert_not_null(strstr(pm_notice(c), path), "names the file: %s", pm_notice(c));
+  pm_close(c);
+}
+
+Test(gpu_serve, bad_arguments_are_refused) {
+  pm_ctx *c = open_ctx(path);
+  float *p;
+  CUDA_OK(cudaMalloc((void **)&p, 1 << 20));
+  float w[49] = {0};
+  cr_assert_eq(pm_matadd(c, 10, 10, PM_ROW_MAJOR, NULL, 40, p, 40, p, 40, NULL), PM_EINVAL);
+  cr_assert_eq(pm_matadd(c, 0, 10, PM_ROW_MAJOR, p, 40, p, 40, p, 40, NULL), PM_EINVAL);
+  cr_assert_eq(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 36, p, 40, p, 40, NULL), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "shorter than a row"), "%s", pm_errmsg(c));
+  cr_assert_eq(pm_matadd(c, 10, 10, (pm_order)7, p, 40, p, 40, p, 40, NULL), PM_EINVAL);
+  cr_assert_eq(pm_matadd(c, 10, 10, PM_ROW_MAJOR, (float *)((char *)p + 2), 40, p, 40, p, 40, NULL), PM_EINVAL);
+  cr_assert_eq(pm_reduce_sum(c, 0, p, p, NULL), PM_EINVAL);
+  cr_assert_eq(pm_reduce_sum(c, (size_t)1 << 31, p, p, NULL), PM_EINVAL);
+  cr_assert_eq(pm_reduce_sum(c, 10, NULL, p, NULL), PM_EINVAL);
+  cr_assert_eq(pm_filter(c, 10, 10, p, 40, p, 40, w, 0, PM_BORDER_CLAMP, NULL), PM_EINVAL);
+  cr_assert_eq(pm_filter(c, 10, 10, p, 40, p, 40, w, 4, PM_BORDER_CLAMP, NULL), PM_EINVAL);
+  cr_assert_eq(pm_filter(c, 10, 10, p, 40, p, 40, NULL, 1, PM_BORDER_CLAMP, NULL), PM_EINVAL);
+  cr_assert_eq(pm_filter(c, 10, 10, p, 40, p, 40, w, 1, (pm_border)3, NULL), PM_EINVAL);
+  float *q = NULL;
+  size_t pitch = 0;
+  cr_assert_eq(pm_malloc_2d(c, PM_OP_MATADD, 0, 5, &q, &pitch, NULL), PM_EINVAL);
+  cr_assert_eq(pm_matadd(NULL, 10, 10, PM_ROW_MAJOR, p, 40, p, 40, p, 40, NULL), PM_EINVAL);
+  pm_ctx *none;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&none, &o), PM_OK);
+  cr_assert_eq(pm_reduce_sum(none, 10, p, p, NULL), PM_ENODEV);
+  pm_close(none);
+  cudaFree(p);
+  pm_close(c);
+}
+
+Test(gpu_serve, malloc_2d_pads_as_tuning_chose) {
+  pm_ctx *c = open_ctx(path);
+  float *p;
+  size_t pitch, padding;
+  cr_assert_eq(pm_malloc_2d(c, PM_OP_MATADD, 100, 1001, &p, &pitch, &padding), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pitch, 4096, "nothing tuned: rows padded to 256 bytes");
+  cr_assert_eq(padding, 100 * (4096 - 4004));
+  check_matadd(c, 100, 1001, 0, pitch - 4004);
+  pm_free(c, p);
+  pm_close(c);
+}
