@@ -1,0 +1,274 @@
+/* cmd_bench.c: `pmtune bench`, in one run and with the tuner's protocol: the served (tuned)
+ * kernel, the seed configuration, the copy bandwidth measured on the spot, the peers (through
+ * pmtune_peers, where it was built), and the tuned time the database recorded. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "serve.h"
+#include "tune.h"
+
+const char cmd_bench_usage[] =
+    "usage: pmtune bench [--op OP|all] [--size S]... [--radius R] [--device N] [--samples N]\n"
+    "                    [--json] [--db PATH]\n"
+    "\n"
+    "Times, for each (op, size), in one run on one GPU: the configuration a library call is\n"
+    "served (see 'pmtune explain'), the seed configuration, a device-to-device copy of as many\n"
+    "bytes (the hardware's limit, measured on the spot), and the peer (cub::DeviceReduce::Sum,\n"
+    "NPP's nppiFilterBorder, a float4 add for matadd) through pmtune_peers where it was built\n"
+    "beside pmtune. Each is verified first, then warmed up and timed with CUDA events, each run\n"
+    "after an L2 flush; medians are reported. Also the median the database recorded when tuning,\n"
+    "to check that an independent re-timing agrees.\n"
+    "\n"
+    "  --op OP       matadd, reduce, filter or all (default)\n"
+    "  --size S      ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes\n"
+    "  --radius R    filter radius for --size (default 1)\n"
+    "  --device N    which GPU (default 0)\n"
+    "  --samples N   timed runs of each (default 25, at most 64)\n"
+    "  --json        one JSON object per line instead of the table\n"
+    "  --db PATH     the tuning database (default: see 'pmtune db --help')\n";
+
+typedef struct item {
+  const pm__op *op;
+  pm__problem pr;
+} item;
+
+typedef struct timing {
+  double ms, gbps;
+  int ok;
+} timing;
+
+/* Verifies point v on d (placed in its layout), then times it: median of `samples`. */
+static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, const pm__problem *pr,
+                   pm__data *d, int samples, timing *out) {
+  char defs[PM__MAX_DEFINES][24];
+  const char *dp[PM__MAX_DEFINES];
+  int nd = pm__config_defines(op, v, pr, defs), rc;
+  for (int i = 0; i < nd; i++) dp[i] = defs[i];
+  const pm__template *t = pm__template_find(op->name);
+  pm__cubin bin;
+  pm__kernel k;
+  double err, ms[64];
+  memset(out, 0, sizeof *out);
+  if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin)) != PM_OK) return rc;
+  rc = pm__kernel_load(c, bin.data, op->entries, op->nentries, &k);
+  pm__cubin_free(&bin);
+  if (rc != PM_OK) return rc;
+  if ((rc = pm__data_place(c, d, op->layout(v))) == PM_OK && (rc = op->launch(c, &k, v, d, 0)) == PM_OK &&
+      (rc = cudaDeviceSynchronize() == cudaSuccess ? PM_OK : PM_ELAUNCH) == PM_OK &&
+      (rc = op->verify(c, v, d, &err)) == PM_OK && (rc = pm__time_runs(c, tm, op, &k, v, d, 3, ms)) == PM_OK &&
+      (rc = pm__time_runs(c, tm, op, &k, v, d, samples, ms)) == PM_OK) {
+    out->ms = pm__median(ms, samples, NULL, NULL);
+    out->gbps = op->bytes(pr) / (out->ms * 1e6);
+    out->ok = 1;
+  }
+  pm__kernel_unload(&k);
+  return rc;
+}
+
+/* A device-to-device copy moving `bytes` (read + written), timed like the kernels. */
+static int copy_ceiling(pm_ctx *c, pm__timer *tm, double bytes, int samples, timing *out) {
+  int rc = PM_OK;
+  size_t half = (size_t)(bytes / 2);
+  void *src = NULL, *dst = NULL;
+  double ms[64];
+  memset(out, 0, sizeof *out);
+  if (half < 4) half = 4;
+  PM__CUDA(c, cudaMalloc(&src, half));
+  PM__CUDA(c, cudaMalloc(&dst, half));
+  PM__CUDA(c, cudaMemset(src, 0x3c, half));
+  for (int i = 0; i < samples + 3; i++) {
+    int s = i < 3 ? 0 : i - 3;
+    PM__CUDA(c, cudaMemsetAsync(tm->flush, i & 0xff, tm->flush_bytes, 0));
+    PM__CUDA(c, cudaEventRecord(tm->start[s], 0));
+    PM__CUDA(c, cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice, 0));
+    PM__CUDA(c, cudaEventRecord(tm->stop[s], 0));
+    PM__CUDA(c, cudaEventSynchronize(tm->stop[s]));
+    float f;
+    PM__CUDA(c, cudaEventElapsedTime(&f, tm->start[s], tm->stop[s]));
+    ms[s] = f;
+  }
+  out->ms = pm__median(ms, samples, NULL, NULL);
+  out->gbps = 2.0 * (double)half / (out->ms * 1e6);
+  out->ok = 1;
+fail:
+  if (src) cudaFree(src);
+  if (dst) cudaFree(dst);
+  return rc;
+}
+
+/* Runs pmtune_peers (beside this program) for the problem; fills name and timing. */
+static void peer(const pm__op *op, const pm__problem *pr, int samples, char *name, size_t len,
+                 timing *out) {
+  char exe[PATH_MAX], cmd[PATH_MAX + 128], line[2048];
+  memset(out, 0, sizeof *out);
+  snprintf(name, len, "-");
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
+  if (n <= 0) return;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash == NULL) return;
+  strcpy(slash + 1, "pmtune_peers");
+  if (access(exe, X_OK) != 0) return;
+  if (op->dims == 1)
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d 2>/dev/null", exe, op->name, pr->n, samples);
+  else
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --radius %d --samples %d 2>/dev/null", exe,
+             op->name, pr->rows, pr->cols, pr->radius ? pr->radius : 1, samples);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) return;
+  if (fgets(line, sizeof line, p) != NULL) {
+    char *s = strstr(line, "\"peer\":\""), *m = strstr(line, "\"median_ms\":");
+    if (s != NULL) {
+      s += 8;
+      char *e = strchr(s, '"');
+      if (e) snprintf(name, len, "%.*s", (int)(e - s), s);
+    }
+    if (m != NULL && strstr(line, "\"verified\":true") != NULL) {
+      out->ms = strtod(m + 12, NULL);
+      out->gbps = op->bytes(pr) / (out->ms * 1e6);
+      out->ok = out->ms > 0;
+    }
+  }
+  pclose(p);
+}
+
+static int add_defaults(const pm__op *op, item *items, int n) {
+  static const unsigned mat[][2] = {{1024, 1024}, {2048, 2048}, {4096, 4096}, {4097, 3001},
+                                    {8192, 8192}, {10000, 10000}, {16384, 16384}};
+  static const unsigned red[] = {1u << 16, 1u << 20, 1u << 24, 1u << 28, 1u << 30};
+  if (op == &pm__op_matadd)
+    for (size_t i = 0; i < sizeof mat / sizeof *mat; i++)
+      items[n++] = (item){op, {.rows = mat[i][0], .cols = mat[i][1]}};
+  if (op == &pm__op_reduce)
+    for (size_t i = 0; i < sizeof red / sizeof *red; i++) items[n++] = (item){op, {.n = red[i]}};
+  if (op == &pm__op_filter)
+    for (int r = 1; r <= PM__MAX_RADIUS; r++)
+      items[n++] = (item){op, {.rows = 8192, .cols = 8192, .radius = r}};
+  return n;
+}
+
+int cmd_bench(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"op", required_argument, 0, 'p'},      {"size", required_argument, 0, 's'},
+      {"radius", required_argument, 0, 'r'},  {"device", required_argument, 0, 'D'},
+      {"samples", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
+      {"db", required_argument, 0, 'd'},      {0, 0, 0, 0}};
+  const char *opname = "all", *sizes[32], *dbpath = NULL;
+  int nsizes = 0, radius = 1, device = 0, samples = 25, json = 0, ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    char *end = NULL;
+    switch (ch) {
+      case 'p': opname = optarg; break;
+      case 's':
+        if (nsizes == 32) return cli_usage_error("bench", "at most 32 --size");
+        sizes[nsizes++] = optarg;
+        break;
+      case 'r':
+        radius = (int)strtol(optarg, &end, 10);
+        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
+          return cli_usage_error("bench", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+        break;
+      case 'D':
+        device = (int)strtol(optarg, &end, 10);
+        if (*optarg == '\0' || *end || device < 0)
+          return cli_usage_error("bench", "--device '%s': expected an index", optarg);
+        break;
+      case 'n':
+        samples = (int)strtol(optarg, &end, 10);
+        if (*end || samples < 1 || samples > 64)
+          return cli_usage_error("bench", "--samples '%s': expected 1 to 64", optarg);
+        break;
+      case 'j': json = 1; break;
+      case 'd':
+        if (optarg[0] == '\0') return cli_usage_error("bench", "--db: empty path");
+        dbpath = optarg;
+        break;
+      default: return cli_bad_option("bench", argv, ch);
+    }
+  }
+  if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+  const pm__op *only = NULL;
+  if (strcmp(opname, "all") != 0 && (only = pm__op_find(opname)) == NULL)
+    return cli_usage_error("bench", "unknown --op '%s' (one of: %s, all)", opname, cli_op_names());
+  if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");
+
+  item items[64];
+  int nitems = 0, status = CLI_OK;
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  pm__timer tm = {0};
+  if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
+  for (int i = 0; i < nsizes; i++) {
+    pm__problem pr = {.radius = only->problem_defines ? radius : 0};
+    if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
+      status = cli_usage_error("bench", "%s", pm_errmsg(c));
+      pm_close(c);
+      return status;
+    }
+    items[nitems++] = (item){only, pr};
+  }
+  for (int i = 0; nsizes == 0 && pm__ops[i] != NULL; i++)
+    if (only == NULL || only == pm__ops[i]) nitems = add_defaults(pm__ops[i], items, nitems);
+  pm_close(c);
+  o.device = device;
+  o.db_path = dbpath;
+  if (pm_open(&c, &o) != PM_OK || pm__timer_init(c, &tm) != PM_OK) {
+    status = cli_fail("bench", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (!json)
+    printf("%s, %d samples each, medians; ceiling = device-to-device copy of as many bytes\n"
+           "%-7s %-24s %-8s %10s %6s %6s %10s %7s %10s %7s %10s %8s  %s\n",
+           c->dev.name, samples, "op", "problem", "served", "tuned us", "GB/s", "ceil", "seed us",
+           "vs seed", "peer us", "vs peer", "tuned us*", "agree", "peer");
+  for (int i = 0; i < nitems; i++) {
+    const pm__op *op = items[i].op;
+    pm__problem pr = items[i].pr;
+    char ptext[96], pname[96];
+    pm__problem_text(op, &pr, ptext, sizeof ptext);
+    pm__decision dec;
+    pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
+    pm__data d = {0};
+    timing tuned, seed, ceil, pt;
+    if (op->prepare(c, &pr, 0x5eed, &d) != PM_OK ||
+        measure(c, &tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
+        measure(c, &tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
+        copy_ceiling(c, &tm, op->bytes(&pr), samples, &ceil) != PM_OK) {
+      status = cli_fail("bench", "%s %s: %s", op->name, ptext, pm_errmsg(c));
+      pm__data_free(&d);
+      continue;
+    }
+    pm__data_free(&d);
+    peer(op, &pr, samples, pname, sizeof pname, &pt);
+    double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
+    if (json) {
+      printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\","
+             "\"tuned_ms\":%.6g,\"tuned_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction_of_ceiling\":%.4f,"
+             "\"seed_ms\":%.6g,\"speedup_vs_seed\":%.4f,\"peer\":\"%s\",\"peer_ms\":%.6g,"
+             "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d}\n",
+             c->dev.name, op->name, ptext, pm__source_name(dec.source), dec.config, tuned.ms,
+             tuned.gbps, ceil.gbps, tuned.gbps / ceil.gbps, seed.ms, seed.ms / tuned.ms, pname,
+             pt.ok ? pt.ms : 0, pt.ok ? pt.ms / tuned.ms : 0, rec, samples);
+    } else {
+      char peer_us[16] = "-", vs_peer[16] = "-", rec_us[16] = "-", agree[16] = "-";
+      if (pt.ok) snprintf(peer_us, sizeof peer_us, "%.1f", pt.ms * 1e3), snprintf(vs_peer, sizeof vs_peer, "%.2fx", pt.ms / tuned.ms);
+      if (rec > 0) snprintf(rec_us, sizeof rec_us, "%.1f", rec * 1e3), snprintf(agree, sizeof agree, "%+.1f%%", (tuned.ms / rec - 1) * 100);
+      printf("%-7s %-24s %-8s %10.1f %6.0f %5.1f%% %10.1f %6.2fx %10s %7s %10s %8s  %s\n", op->name,
+             ptext, pm__source_name(dec.source), tuned.ms * 1e3, tuned.gbps,
+             100 * tuned.gbps / ceil.gbps, seed.ms * 1e3, seed.ms / tuned.ms, peer_us, vs_peer,
+             rec_us, agree, pname);
+    }
+    fflush(stdout);
+  }
+  if (!json) printf("* the median `pmtune tune` recorded for the served configuration; agree = re-timed / recorded - 1\n");
+done:
+  pm__timer_free(&tm);
+  pm_close(c);
+  return status;
+}
