@@ -115,9 +115,12 @@ static void peer(const pm__op *op, const pm__problem *pr, int samples, char *nam
   if (access(exe, X_OK) != 0) return;
   if (op->dims == 1)
     snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d 2>/dev/null", exe, op->name, pr->n, samples);
-  else
+  else if (op->problem_defines != NULL) /* the filter */
     snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --radius %d --samples %d 2>/dev/null", exe,
-             op->name, pr->rows, pr->cols, pr->radius ? pr->radius : 1, samples);
+             op->name, pr->rows, pr->cols, pr->radius, samples);
+  else
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --samples %d 2>/dev/null", exe, op->name,
+             pr->rows, pr->cols, samples);
   FILE *p = popen(cmd, "r");
   if (p == NULL) return;
   if (fgets(line, sizeof line, p) != NULL) {
