@@ -146,6 +146,20 @@ Test(cli, compile_without_gpu_prints_what_it_made) {
   cr_assert_eq(memcmp(magic, "\177ELF", 4), 0);
 }
 
+Test(cli, compile_a_named_configuration) {
+  result *r = run("compile --arch sm_90 --op matadd --config seed");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DBX=32 -DBY=32 -DVEC=1 -DEPT=1 -DGRID=0 -DMAP=0"), "%s", r->out);
+  r = run("compile --arch sm_80 --op filter --config seed --radius 3");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DR=3"), "%s", r->out);
+  r = run("compile --arch sm_90 --op reduce --config 'block=512 items=8 vec=4 step=2 combine=0 acc=1 grid=4'");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DBLOCK=512 -DITEMS=8 -DVEC=4 -DSTEP=2 -DCOMBINE=0 -DACC=1"), "%s", r->out);
+  expect_usage_error("compile --arch sm_90 --op reduce --config 'block=500'", "not a value of block");
+  expect_usage_error("compile --arch sm_90 --file /tmp/x.cu --config seed", "--config needs --op");
+}
+
 Test(cli, a_failed_compile_shows_the_nvrtc_log) {
   const char *path = "/tmp/pmtune-cli-broken.cu";
   FILE *f = fopen(path, "w");

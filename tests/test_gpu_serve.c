@@ -153,6 +153,19 @@ Test(gpu_serve, exact_then_nearest_tuned_sizes) {
   pm_close(c);
 }
 
+Test(gpu_serve, autotune_on_first_use_stores_for_the_next_process) {
+  pm_ctx *c = NULL;
+  pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 12};
+  cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT, "tuned now, then exact for decide");
+  cr_assert_eq(check_reduce(c, 54321), PM__FROM_EXACT);
+  pm_close(c);
+  c = open_ctx(path); /* another process: finds them tuned */
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT);
+  cr_assert_null(pm_notice(c), "nothing fell back: %s", pm_notice(c));
+  pm_close(c);
+}
+
 typedef struct thread_arg {
   pm_ctx *c;
   int id, failures;

@@ -7,13 +7,18 @@
 #include "cli.h"
 
 const char cmd_compile_usage[] =
-    "usage: pmtune compile --op OP [--arch sm_XY] [-D NAME[=VALUE]]... [--file PATH] [-o FILE]\n"
+    "usage: pmtune compile --op OP [--arch sm_XY] [--config seed|TEXT] [--radius R]\n"
+    "                      [-D NAME[=VALUE]]... [--file PATH] [-o FILE]\n"
     "\n"
     "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
     "what it compiled, the cubin's size and the compile time. Needs no GPU.\n"
     "\n"
     "  --op OP         the operation whose template to compile: matadd, reduce, filter\n"
     "  --arch sm_XY    target architecture, such as sm_80 or sm_90; default: that of GPU 0\n"
+    "  --config C      a point of OP's search space: 'seed' (the seed article's kernel and\n"
+    "                  launch) or its text, such as \"bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0\"\n"
+    "                  (see 'pmtune space'); it becomes -D defines\n"
+    "  --radius R      filter: the mask radius the kernel is compiled for (default 1)\n"
     "  -D NAME[=VAL]   a define for the template (repeatable), such as -D BX=64\n"
     "  --file PATH     compile this file instead of the embedded template of OP\n"
     "  -o, --output F  write the cubin to F\n"
@@ -61,9 +66,14 @@ int cmd_compile(int argc, char **argv) {
                                            {"define", required_argument, 0, 'D'},
                                            {"file", required_argument, 0, 'f'},
                                            {"output", required_argument, 0, 'o'},
+                                           {"config", required_argument, 0, 'c'},
+                                           {"radius", required_argument, 0, 'r'},
                                            {0, 0, 0, 0}};
+  const char *config = NULL;
+  int radius = 1;
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
   const char *defines[MAX_DEFINES];
+  char config_defs[PM__MAX_DEFINES][24];
   size_t ndefines = 0;
   int ch;
   optind = 1;
@@ -74,6 +84,14 @@ int cmd_compile(int argc, char **argv) {
       case 'a': arch = optarg; break;
       case 'f': file = optarg; break;
       case 'o': output = optarg; break;
+      case 'c': config = optarg; break;
+      case 'r': {
+        char *end;
+        radius = (int)strtol(optarg, &end, 10);
+        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
+          return cli_usage_error("compile", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+        break;
+      }
       case 'D':
         if (ndefines == MAX_DEFINES)
           return cli_usage_error("compile", "too many defines (at most %d)", MAX_DEFINES);
@@ -89,6 +107,7 @@ int cmd_compile(int argc, char **argv) {
   if (op != NULL && (pm__op_find(op) == NULL || (t = pm__template_find(op)) == NULL))
     return cli_usage_error("compile", "unknown --op '%s' (one of: %s)", op, cli_op_names());
 
+  if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__cubin cubin = {0};
@@ -108,6 +127,25 @@ int cmd_compile(int argc, char **argv) {
     }
     snprintf(archbuf, sizeof archbuf, "%s", d.arch);
     arch = archbuf;
+  }
+  if (config != NULL) { /* the point's defines come first; -D may add more */
+    const pm__op *o = pm__op_find(op);
+    int v[PM__MAX_PARAMS];
+    pm__problem pr = {.radius = radius};
+    if (strcmp(config, "seed") == 0)
+      memcpy(v, o->seed, sizeof v);
+    else if (pm__config_parse(c, o, config, v) != PM_OK) {
+      status = cli_usage_error("compile", "%s", pm_errmsg(c));
+      goto done;
+    }
+    int n = pm__config_defines(o, v, &pr, config_defs);
+    if (ndefines + (size_t)n > MAX_DEFINES) {
+      status = cli_usage_error("compile", "too many defines");
+      goto done;
+    }
+    memmove(defines + n, defines, ndefines * sizeof *defines);
+    for (int i = 0; i < n; i++) defines[i] = config_defs[i];
+    ndefines += (size_t)n;
   }
   if ((rc = pm__arch_check(c, arch, NULL)) != PM_OK) {
     status = cli_usage_error("compile", "%s", pm_errmsg(c));
