@@ -1,5 +1,7 @@
 /* cli.c: helpers the pmtune subcommands share: errors, usage text, lookups. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -42,6 +44,37 @@ const cli_cmd *cli_find(const char *name) {
   for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
     if (strcmp(c->name, name) == 0) return c;
   return NULL;
+}
+
+int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(arg, &end, 10);
+  if (*arg == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+    return cli_usage_error(cmd, "%s '%s': expected %ld to %ld", opt, arg, lo, hi);
+  *out = v;
+  return CLI_OK;
+}
+
+int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr) {
+  long r = 0;
+  switch (ch) {
+    case 'r':
+      if (cli_int_arg(cmd, "--radius", arg, 1, PM__MAX_RADIUS, &r) != CLI_OK) return CLI_USAGE;
+      pr->radius = (int)r;
+      return CLI_OK;
+    case 'o':
+      if (strcmp(arg, "row") != 0 && strcmp(arg, "col") != 0)
+        return cli_usage_error(cmd, "--order '%s': expected row or col", arg);
+      pr->colmajor = arg[0] == 'c';
+      return CLI_OK;
+    case 'b':
+      if (strcmp(arg, "clamp") != 0 && strcmp(arg, "zero") != 0)
+        return cli_usage_error(cmd, "--border '%s': expected clamp or zero", arg);
+      pr->zero_border = arg[0] == 'z';
+      return CLI_OK;
+  }
+  return cli_usage_error(cmd, "internal: option %d is not a problem option", ch);
 }
 
 const char *cli_op_names(void) {

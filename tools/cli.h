@@ -33,6 +33,15 @@ void cli_print_usage(FILE *out, const cli_cmd *cmd);
 /* The command of that name, or NULL. */
 const cli_cmd *cli_find(const char *name);
 
+/* Parses an integer option value in [lo, hi] into *out; otherwise prints a one-line usage error
+ * naming the option ("--samples 'x': expected 1 to 64") and returns CLI_USAGE. */
+int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
+
+/* The options that say more of a problem than its size, one meaning for every command that
+ * takes them: --radius R ('r'), --order row|col ('o'), --border clamp|zero ('b'). Sets the
+ * field of *pr; returns CLI_OK, or CLI_USAGE after a one-line error. */
+int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr);
+
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
 

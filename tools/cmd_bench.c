@@ -161,11 +161,12 @@ int cmd_bench(int argc, char **argv) {
       {"samples", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
       {"db", required_argument, 0, 'd'},      {0, 0, 0, 0}};
   const char *opname = "all", *sizes[32], *dbpath = NULL;
-  int nsizes = 0, radius = 1, device = 0, samples = 25, json = 0, ch;
+  int nsizes = 0, device = 0, samples = 25, json = 0, ch;
+  long lv;
+  pm__problem given = {.radius = 1};
   optind = 1;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    char *end = NULL;
     switch (ch) {
       case 'p': opname = optarg; break;
       case 's':
@@ -173,19 +174,15 @@ int cmd_bench(int argc, char **argv) {
         sizes[nsizes++] = optarg;
         break;
       case 'r':
-        radius = (int)strtol(optarg, &end, 10);
-        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
-          return cli_usage_error("bench", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+        if (cli_problem_option("bench", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
         break;
       case 'D':
-        device = (int)strtol(optarg, &end, 10);
-        if (*optarg == '\0' || *end || device < 0)
-          return cli_usage_error("bench", "--device '%s': expected an index", optarg);
+        if (cli_int_arg("bench", "--device", optarg, 0, 1023, &lv) != CLI_OK) return CLI_USAGE;
+        device = (int)lv;
         break;
       case 'n':
-        samples = (int)strtol(optarg, &end, 10);
-        if (*end || samples < 1 || samples > 64)
-          return cli_usage_error("bench", "--samples '%s': expected 1 to 64", optarg);
+        if (cli_int_arg("bench", "--samples", optarg, 1, 64, &lv) != CLI_OK) return CLI_USAGE;
+        samples = (int)lv;
         break;
       case 'j': json = 1; break;
       case 'd':
@@ -208,7 +205,7 @@ int cmd_bench(int argc, char **argv) {
   pm__timer tm = {0};
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   for (int i = 0; i < nsizes; i++) {
-    pm__problem pr = {.radius = only->problem_defines ? radius : 0};
+    pm__problem pr = {.radius = only->problem_defines ? given.radius : 0};
     if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
       status = cli_usage_error("bench", "%s", pm_errmsg(c));
       pm_close(c);

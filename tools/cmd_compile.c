@@ -70,7 +70,7 @@ int cmd_compile(int argc, char **argv) {
                                            {"radius", required_argument, 0, 'r'},
                                            {0, 0, 0, 0}};
   const char *config = NULL;
-  int radius = 1;
+  pm__problem given = {.radius = 1};
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
   const char *defines[MAX_DEFINES];
   char config_defs[PM__MAX_DEFINES][24];
@@ -85,13 +85,9 @@ int cmd_compile(int argc, char **argv) {
       case 'f': file = optarg; break;
       case 'o': output = optarg; break;
       case 'c': config = optarg; break;
-      case 'r': {
-        char *end;
-        radius = (int)strtol(optarg, &end, 10);
-        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
-          return cli_usage_error("compile", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
+      case 'r':
+        if (cli_problem_option("compile", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
         break;
-      }
       case 'D':
         if (ndefines == MAX_DEFINES)
           return cli_usage_error("compile", "too many defines (at most %d)", MAX_DEFINES);
@@ -131,7 +127,7 @@ int cmd_compile(int argc, char **argv) {
   if (config != NULL) { /* the point's defines come first; -D may add more */
     const pm__op *o = pm__op_find(op);
     int v[PM__MAX_PARAMS];
-    pm__problem pr = {.radius = radius};
+    pm__problem pr = {.radius = given.radius};
     if (strcmp(config, "seed") == 0)
       memcpy(v, o->seed, sizeof v);
     else if (pm__config_parse(c, o, config, v) != PM_OK) {

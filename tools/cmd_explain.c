@@ -35,8 +35,9 @@ int cmd_explain(int argc, char **argv) {
       {"device", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
       {"db", required_argument, 0, 'd'},     {0, 0, 0, 0}};
   const char *opname = NULL, *size = NULL, *dbpath = NULL;
-  int radius = 1, colmajor = 0, zero = 0, json = 0, device = 0, ch;
-  unsigned align = 16;
+  int json = 0, device = 0, ch;
+  long lv;
+  pm__problem pr = {.radius = 1, .caller_align = 16};
   optind = 1;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -45,29 +46,18 @@ int cmd_explain(int argc, char **argv) {
       case 'p': opname = optarg; break;
       case 's': size = optarg; break;
       case 'r':
-        radius = (int)strtol(optarg, &end, 10);
-        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
-          return cli_usage_error("explain", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
-        break;
       case 'o':
-        if (strcmp(optarg, "row") && strcmp(optarg, "col"))
-          return cli_usage_error("explain", "--order '%s': expected row or col", optarg);
-        colmajor = optarg[0] == 'c';
-        break;
       case 'b':
-        if (strcmp(optarg, "clamp") && strcmp(optarg, "zero"))
-          return cli_usage_error("explain", "--border '%s': expected clamp or zero", optarg);
-        zero = optarg[0] == 'z';
+        if (cli_problem_option("explain", ch, optarg, &pr) != CLI_OK) return CLI_USAGE;
         break;
       case 'a':
-        align = (unsigned)strtoul(optarg, &end, 10);
-        if (*end || (align != 4 && align != 8 && align != 16))
+        pr.caller_align = (unsigned)strtoul(optarg, &end, 10);
+        if (*end || (pr.caller_align != 4 && pr.caller_align != 8 && pr.caller_align != 16))
           return cli_usage_error("explain", "--align '%s': expected 4, 8 or 16", optarg);
         break;
       case 'D':
-        device = (int)strtol(optarg, &end, 10);
-        if (*optarg == '\0' || *end || device < 0)
-          return cli_usage_error("explain", "--device '%s': expected an index", optarg);
+        if (cli_int_arg("explain", "--device", optarg, 0, 1023, &lv) != CLI_OK) return CLI_USAGE;
+        device = (int)lv;
         break;
       case 'j': json = 1; break;
       case 'd':
@@ -83,8 +73,7 @@ int cmd_explain(int argc, char **argv) {
   if (op == NULL) return cli_usage_error("explain", "unknown --op '%s' (one of: %s)", opname, cli_op_names());
   if (size == NULL) return cli_usage_error("explain", "no --size given");
 
-  pm__problem pr = {.radius = op->problem_defines ? radius : 0, .colmajor = colmajor,
-                    .zero_border = zero, .caller_align = align};
+  if (op->problem_defines == NULL) pr.radius = 0;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;

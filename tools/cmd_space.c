@@ -33,8 +33,9 @@ int cmd_space(int argc, char **argv) {
                                            {"nondeterministic", no_argument, 0, 'n'},
                                            {"list", no_argument, 0, 'l'},
                                            {0, 0, 0, 0}};
-  const char *opname = NULL, *size = NULL, *order = "row", *border = "clamp";
-  int radius = 1, list = 0, ch;
+  const char *opname = NULL, *size = NULL;
+  int list = 0, ch;
+  pm__problem pr = {.radius = 1};
   pm__limits lim = pm__limits_default();
   optind = 1;
   opterr = 0;
@@ -42,18 +43,13 @@ int cmd_space(int argc, char **argv) {
     switch (ch) {
       case 'p': opname = optarg; break;
       case 's': size = optarg; break;
-      case 'o': order = optarg; break;
-      case 'b': border = optarg; break;
+      case 'o':
+      case 'b':
+      case 'r':
+        if (cli_problem_option("space", ch, optarg, &pr) != CLI_OK) return CLI_USAGE;
+        break;
       case 'n': lim.allow_nondeterministic = 1; break;
       case 'l': list = 1; break;
-      case 'r': {
-        char *end;
-        long r = strtol(optarg, &end, 10);
-        if (*optarg == '\0' || *end != '\0' || r < 1 || r > PM__MAX_RADIUS)
-          return cli_usage_error("space", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
-        radius = (int)r;
-        break;
-      }
       default: return cli_bad_option("space", argv, ch);
     }
   }
@@ -61,12 +57,6 @@ int cmd_space(int argc, char **argv) {
   if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
   const pm__op *op = pm__op_find(opname);
   if (op == NULL) return cli_usage_error("space", "unknown --op '%s' (one of: %s)", opname, cli_op_names());
-  if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0)
-    return cli_usage_error("space", "--order '%s': expected row or col", order);
-  if (strcmp(border, "clamp") != 0 && strcmp(border, "zero") != 0)
-    return cli_usage_error("space", "--border '%s': expected clamp or zero", border);
-
-  pm__problem pr = {.radius = radius, .colmajor = order[0] == 'c', .zero_border = border[0] == 'z'};
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
@@ -81,7 +71,7 @@ int cmd_space(int argc, char **argv) {
   }
   /* Without a size, the filter's shared-memory check still needs a radius: the problem is
    * then a stand-in with only the radius set, and sizes play no part. */
-  pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = radius};
+  pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = pr.radius};
   const pm__problem *p = size ? &pr : op->problem_defines ? &stand_in : NULL;
 
   printf("%s: %s\n\n  %-8s %-8s %-32s %s\n", op->name, op->summary, "axis", "define", "values",
@@ -127,7 +117,7 @@ int cmd_space(int argc, char **argv) {
   }
   char ptext[96] = "any size";
   if (size) pm__problem_text(op, &pr, ptext, sizeof ptext);
-  else if (op->problem_defines) snprintf(ptext, sizeof ptext, "any size, r=%d", radius);
+  else if (op->problem_defines) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
   printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
          (unsigned long long)total, (unsigned long long)valid, ptext, (unsigned long long)kernels);
   for (int r = 0; r < 16 && reasons[r] != NULL; r++)

@@ -183,7 +183,9 @@ int cmd_tune(int argc, char **argv) {
       {"nondeterministic", no_argument, 0, 'N'}, {"db", required_argument, 0, 'd'},
       {0, 0, 0, 0}};
   const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
-  int nsizes = 0, radius = 1, colmajor = 0, zero = 0, ch;
+  int nsizes = 0, ch;
+  long lv;
+  pm__problem given = {.radius = 1}; /* what --radius, --order and --border say */
   double seconds = 0;
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
@@ -199,19 +201,9 @@ int cmd_tune(int argc, char **argv) {
         sizes[nsizes++] = optarg;
         break;
       case 'r':
-        radius = (int)strtol(optarg, &end, 10);
-        if (*end || radius < 1 || radius > PM__MAX_RADIUS)
-          return cli_usage_error("tune", "--radius '%s': expected 1 to %d", optarg, PM__MAX_RADIUS);
-        break;
       case 'o':
-        if (strcmp(optarg, "row") && strcmp(optarg, "col"))
-          return cli_usage_error("tune", "--order '%s': expected row or col", optarg);
-        colmajor = optarg[0] == 'c';
-        break;
       case 'b':
-        if (strcmp(optarg, "clamp") && strcmp(optarg, "zero"))
-          return cli_usage_error("tune", "--border '%s': expected clamp or zero", optarg);
-        zero = optarg[0] == 'z';
+        if (cli_problem_option("tune", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
         break;
       case 'D':
         if (strcmp(optarg, "all") != 0 && (strtol(optarg, &end, 10) < 0 || *optarg == '\0' || *end))
@@ -236,9 +228,8 @@ int cmd_tune(int argc, char **argv) {
           return cli_usage_error("tune", "--time '%s': expected seconds > 0", optarg);
         break;
       case 'n':
-        opts.samples = (int)strtol(optarg, &end, 10);
-        if (*end || opts.samples < 1 || opts.samples > 64)
-          return cli_usage_error("tune", "--samples '%s': expected 1 to 64", optarg);
+        if (cli_int_arg("tune", "--samples", optarg, 1, 64, &lv) != CLI_OK) return CLI_USAGE;
+        opts.samples = (int)lv;
         break;
       case 'N': opts.allow_nondeterministic = 1; break;
       case 'd':
@@ -264,7 +255,7 @@ int cmd_tune(int argc, char **argv) {
     goto done;
   }
   for (int i = 0; i < nsizes; i++) {
-    pm__problem pr = {.radius = radius, .colmajor = colmajor, .zero_border = zero};
+    pm__problem pr = given;
     if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
       status = cli_usage_error("tune", "%s", pm_errmsg(c));
       goto done;
