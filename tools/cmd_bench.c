@@ -19,7 +19,8 @@ const char cmd_bench_usage[] =
     "served (see 'pmtune explain'), the seed configuration, a device-to-device copy of as many\n"
     "bytes (the hardware's limit, measured on the spot), and the peer (cub::DeviceReduce::Sum,\n"
     "NPP's nppiFilterBorder, a float4 add for matadd) through pmtune_peers where it was built\n"
-    "beside pmtune. Each is verified first, then warmed up and timed with CUDA events, each run\n"
+    "beside pmtune. Each is verified first, then (after 200 ms of work that brings the GPU's\n"
+    "clocks up) warmed up and timed with CUDA events, each run\n"
     "after an L2 flush; medians are reported. Also the median the database recorded when tuning,\n"
     "to check that an independent re-timing agrees.\n"
     "\n"
@@ -236,7 +237,7 @@ int cmd_bench(int argc, char **argv) {
     pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;
-    if (op->prepare(c, &pr, 0x5eed, &d) != PM_OK ||
+    if (op->prepare(c, &pr, 0x5eed, &d) != PM_OK || pm__timer_warm(c, &tm, 200) != PM_OK ||
         measure(c, &tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
         measure(c, &tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
         copy_ceiling(c, &tm, op->bytes(&pr), samples, &ceil) != PM_OK) {

@@ -11,7 +11,7 @@ void pm__tune_opts_default(pm__tune_opts *o) {
   o->strategy = PM__STRATEGY_EXHAUSTIVE;
   o->samples = 7;
   o->top = 5;
-  o->rounds = 15;
+  o->rounds = 5;
 }
 
 void pm__tune_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
@@ -56,6 +56,22 @@ void pm__timer_free(pm__timer *t) {
   }
   if (t->flush != NULL) cudaFree(t->flush);
   memset(t, 0, sizeof *t);
+}
+
+int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms) {
+  int rc = PM_OK;
+  float elapsed = 0;
+  for (int round = 0; round < 1000 && elapsed < ms; round++) {
+    PM__CUDA(c, cudaEventRecord(t->start[0], 0));
+    for (int i = 0; i < 8; i++) PM__CUDA(c, cudaMemsetAsync(t->flush, i, t->flush_bytes, 0));
+    PM__CUDA(c, cudaEventRecord(t->stop[0], 0));
+    PM__CUDA(c, cudaEventSynchronize(t->stop[0]));
+    float f;
+    PM__CUDA(c, cudaEventElapsedTime(&f, t->start[0], t->stop[0]));
+    elapsed += f;
+  }
+fail:
+  return rc;
 }
 
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
@@ -282,7 +298,10 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
   if (top > 16) top = 16;
   if (rounds > 64) rounds = 64;
   if (top < 2 || rounds < 1) goto done;
-  if ((ms = malloc(sizeof *ms * (size_t)top * (size_t)rounds)) == NULL) {
+  /* each round times each candidate BATCH times back to back, as screening and pmtune bench do */
+  enum { BATCH = 3 };
+  int per = rounds * BATCH;
+  if ((ms = malloc(sizeof *ms * (size_t)top * (size_t)per)) == NULL) {
     rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
     goto done;
   }
@@ -291,17 +310,16 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
   progress(t, "re-timing", 0, (uint64_t)rounds);
   for (int r = 0; r < rounds && !stopping(t); r++) {
     for (int i = 0; i < top; i++) {
-      double one;
-      rc = pm__time_runs(c, tm, t->op, &ks[best[i]->job], best[i]->v, &copies[i], 1, &one);
+      rc = pm__time_runs(c, tm, t->op, &ks[best[i]->job], best[i]->v, &copies[i], BATCH,
+                         &ms[i * per + r * BATCH]);
       if (rc != PM_OK) goto done;
-      ms[i * rounds + r] = one;
     }
     progress(t, "re-timing", (uint64_t)r + 1, (uint64_t)rounds);
     if (r + 1 == rounds || stopping(t)) {
       for (int i = 0; i < top; i++) {
         cand *x = best[i];
-        double *xs = &ms[i * rounds];
-        x->samples = r + 1;
+        double *xs = &ms[i * per];
+        x->samples = (r + 1) * BATCH;
         x->median = pm__median(xs, x->samples, &x->q1, &x->q3);
         x->min = xs[0];
         x->max = xs[x->samples - 1];
@@ -375,7 +393,8 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
   if ((rc = pm__timer_init(c, &tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
 
-  /* 4. each candidate, layout by layout: verify, then time */
+  /* 4. each candidate, layout by layout: verify, then time; the clocks up first */
+  if ((rc = pm__timer_warm(c, &tm, 200)) != PM_OK) goto done;
   uint64_t done_count = 0;
   int placed = 0;
   size_t layout = 0;

@@ -29,7 +29,7 @@ typedef struct pm__tune_opts {
   int samples;           /* timed runs per candidate (default 7; 1 for a candidate whose first
                             run takes over twice the best median so far) */
   int top;               /* how many of the best to re-time interleaved (default 5) */
-  int rounds;            /* interleaved rounds of that (default 15) */
+  int rounds;            /* interleaved rounds of that, 3 runs each per round (default 5) */
   int allow_nondeterministic;
   uint64_t seed;         /* for the random strategy and the input data (0: fixed default) */
   volatile sig_atomic_t *stop; /* set (by a signal handler) to stop after the current candidate */
@@ -76,6 +76,10 @@ typedef struct pm__timer {
 
 int pm__timer_init(pm_ctx *c, pm__timer *t);
 void pm__timer_free(pm__timer *t);
+
+/* Keeps the GPU busy (overwriting the flush buffer) for at least ms milliseconds, so that its
+ * clocks are up before anything is timed: a GPU just out of idle runs short kernels slower. */
+int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms);
 
 /* Times `samples` runs of point v on d (each after flushing L2), with CUDA events. ms[i] gets
  * each run's time; the caller sorts. samples <= 64. */
