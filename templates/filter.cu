@@ -12,6 +12,8 @@
 //   PAD     words of padding per shared-memory row, against bank conflicts (TILE=1)
 //   OX, OY  outputs per thread in x and y (register blocking): a thread reads each input row of
 //           its window once and uses it for all the outputs it touches
+//   VLOAD   1: (TILE=0, OX=4) read each row of the window as aligned 16-byte loads where the
+//           tile lies inside the image (rows must start 16-byte aligned)
 //
 // Every variant adds the (2R+1)^2 products of an output in the same order (mask row by row, left
 // to right, fused multiply-adds starting from 0), so every variant gives the same bits.
@@ -35,6 +37,12 @@
 #endif
 #ifndef OY
 #define OY 1
+#endif
+#ifndef VLOAD
+#define VLOAD 0
+#endif
+#if VLOAD && (TILE || OX % 4)
+#error VLOAD needs TILE=0 and OX a multiple of 4
 #endif
 
 #define K (2 * R + 1)
@@ -68,6 +76,10 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
   // Whether the tile and its halo lie inside the image: then no load needs clamping.
   const bool inside = x0 >= R && y0 >= R && x0 + TW + R <= cols && y0 + TH + R <= rows;
   const int ox = x0 + threadIdx.x * OX, oy = y0 + threadIdx.y * OY; // this thread's first output
+#if VLOAD
+  // ox is a multiple of 4: the window [ox - R, ox + OX + R) lies in the float4s from ox - 4
+  const bool inside4 = x0 >= 4 && y0 >= R && x0 + TW + 4 <= cols && y0 + TH + R <= rows;
+#endif
 
 #if TILE
   __shared__ float s[(TH + 2 * R) * SW];
@@ -89,6 +101,21 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
 #pragma unroll
   for (int j = 0; j < OY + 2 * R; j++) { // input rows of this thread's window, top to bottom
     float row[OX + 2 * R];
+#if VLOAD
+    if (inside4) {
+      enum { NV = (4 + OX + R + 3) / 4 };
+      const float4 *p = (const float4 *)((const char *)in + (size_t)(oy + j - R) * pitch_in +
+                                         (size_t)(ox - 4) * sizeof(float));
+      float v[4 * NV];
+#pragma unroll
+      for (int q = 0; q < NV; q++) {
+        const float4 t = p[q];
+        v[4 * q] = t.x, v[4 * q + 1] = t.y, v[4 * q + 2] = t.z, v[4 * q + 3] = t.w;
+      }
+#pragma unroll
+      for (int i = 0; i < OX + 2 * R; i++) row[i] = v[i + 4 - R];
+    } else
+#endif
 #pragma unroll
     for (int i = 0; i < OX + 2 * R; i++) row[i] = INPUT(j, i);
 #pragma unroll

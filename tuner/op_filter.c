@@ -7,7 +7,7 @@
 
 #include "op.h"
 
-enum { BX, BY, TILE, PAD, OX, OY, ALIGN, NPARAMS };
+enum { BX, BY, TILE, PAD, OX, OY, VLOAD, ALIGN, NPARAMS };
 
 static const pm__param params[NPARAMS] = {
     [BX] = {"bx", "BX", 5, {8, 16, 32, 64, 128}, "threads per block in x"},
@@ -15,7 +15,8 @@ static const pm__param params[NPARAMS] = {
     [TILE] = {"tile", "TILE", 2, {0, 1}, "0 global loads, 1 shared-memory tile with halo"},
     [PAD] = {"pad", "PAD", 3, {0, 1, 2}, "shared-memory row padding in words (tile=1)"},
     [OX] = {"ox", "OX", 3, {1, 2, 4}, "outputs per thread in x"},
-    [OY] = {"oy", "OY", 3, {1, 2, 4}, "outputs per thread in y"},
+    [OY] = {"oy", "OY", 4, {1, 2, 4, 8}, "outputs per thread in y"},
+    [VLOAD] = {"vload", "VLOAD", 2, {0, 1}, "1: rows of the window as 16-byte loads (tile=0, ox=4)"},
     [ALIGN] = {"align", NULL, 5, {0, 64, 128, 256, 512}, "pitch alignment in bytes (0 packed)"},
 };
 
@@ -28,7 +29,11 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   if (v[TILE] == 0 && v[PAD] != 0) return "padding without a shared-memory tile";
+  if (v[VLOAD] && (v[TILE] || v[OX] != 4)) return "16-byte row loads need tile=0 and ox=4";
   if (pr == NULL) return NULL;
+  if (v[VLOAD] && pr->rows > 1 &&
+      (pr->caller_align ? pr->caller_align < 16 : v[ALIGN] == 0 && pr->cols % 4 != 0))
+    return "rows are not 16-byte aligned for 16-byte loads";
   if (pr->radius < 1 || pr->radius > PM__MAX_RADIUS) return "radius out of range";
   size_t r2 = 2 * (size_t)pr->radius;
   size_t smem = (v[BY] * v[OY] + r2) * (v[BX] * v[OX] + r2 + v[PAD]) * sizeof(float);
@@ -87,7 +92,7 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
 
 static void fallback(const pm__problem *pr, int *v) {
   (void)pr;
-  v[BX] = 64, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 2, v[OY] = 4, v[ALIGN] = 0;
+  v[BX] = 64, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 2, v[OY] = 4, v[VLOAD] = 0, v[ALIGN] = 0;
 }
 
 static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
@@ -140,7 +145,8 @@ const pm__op pm__op_filter = {
     .nentries = 1,
     .nparams = NPARAMS,
     .params = params,
-    .seed = {[BX] = 16, [BY] = 16, [TILE] = 0, [PAD] = 0, [OX] = 1, [OY] = 1, [ALIGN] = 0},
+    .seed = {[BX] = 16, [BY] = 16, [TILE] = 0, [PAD] = 0, [OX] = 1, [OY] = 1, [VLOAD] = 0,
+             [ALIGN] = 0},
     .check = check,
     .variant = variant,
     .problem_defines = problem_defines,
