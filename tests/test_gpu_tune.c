@@ -90,6 +90,27 @@ Test(gpu_tune, filter_random_budget) {
   tune_twice(&pm__op_filter, &pr);
 }
 
+Test(gpu_tune, staged_search_adds_neighbours_of_the_best) {
+  pm__problem pr = {.rows = 640, .cols = 480};
+  pm__tune_opts o;
+  pm__tune_opts_default(&o);
+  o.strategy = PM__STRATEGY_STAGED;
+  o.budget = 30;
+  pm__tune_result r;
+  cr_assert_eq(pm__tune_problem(ctx, db, gpu_id, 0, &pm__op_matadd, &pr, &o, &r), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_gt(r.candidates, 31, "the draw and the seed, then neighbours: %llu",
+               (unsigned long long)r.candidates);
+  cr_assert_eq(r.measured + r.wrong + r.failed, r.candidates);
+  cr_assert_eq(r.wrong, 0);
+  cr_assert(r.have_winner);
+  cr_assert_leq(r.winner_ms, r.seed_ms * 1.05);
+  pm__tune_result again;
+  cr_assert_eq(pm__tune_problem(ctx, db, gpu_id, 0, &pm__op_matadd, &pr, &o, &again), PM_OK);
+  cr_assert_eq(again.measured, 0, "the same draw, all stored: nothing measured again");
+  cr_assert_eq(again.compiled, 0);
+}
+
 Test(gpu_tune, a_stopped_run_resumes_where_it_stopped) {
   pm__problem pr = {.rows = 300, .cols = 200, .colmajor = 1};
   pm__tune_opts o;

@@ -11,7 +11,7 @@
 
 const char cmd_tune_usage[] =
     "usage: pmtune tune [--op matadd|reduce|filter|all] [--size S]... [--radius R] [--order row|col]\n"
-    "                   [--border clamp|zero] [--device N|all] [--strategy exhaustive|random]\n"
+    "                   [--border clamp|zero] [--device N|all] [--strategy auto|exhaustive|random|staged]\n"
     "                   [--budget N] [--time SECONDS] [--samples N] [--nondeterministic] [--db PATH]\n"
     "\n"
     "Tunes each operation at each size on this machine's GPUs: compiles every candidate of the\n"
@@ -27,8 +27,11 @@ const char cmd_tune_usage[] =
     "  --order row|col    matadd: storage order (with --size; default row)\n"
     "  --border clamp|zero  filter: border (with --size; default clamp)\n"
     "  --device N|all     which GPU (default: all, one worker per GPU, in parallel)\n"
-    "  --strategy S       exhaustive (default) or random\n"
-    "  --budget N         random: how many points per problem (default 200); the seed comes on top\n"
+    "  --strategy S       exhaustive: every valid point; random: the seed and --budget points\n"
+    "                     drawn at random; staged: the same draw, then rounds of the one-axis\n"
+    "                     neighbours of the best 4 until a round finds nothing faster; auto (the\n"
+    "                     default): exhaustive for spaces of at most 1500 valid points, else staged\n"
+    "  --budget N         random, staged: points drawn per problem (default 200)\n"
     "  --time SECONDS     start no new candidate after this long (the run stops cleanly)\n"
     "  --samples N        timed runs per candidate (default 7; the best 5 get 15 more)\n"
     "  --nondeterministic reduce: also tune variants whose result may vary run to run\n"
@@ -189,7 +192,6 @@ int cmd_tune(int argc, char **argv) {
   double seconds = 0;
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
-  opts.budget = 200;
   optind = 1;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -211,9 +213,11 @@ int cmd_tune(int argc, char **argv) {
         device = optarg;
         break;
       case 'S':
-        if (strcmp(optarg, "exhaustive") == 0) opts.strategy = PM__STRATEGY_EXHAUSTIVE;
+        if (strcmp(optarg, "auto") == 0) opts.strategy = PM__STRATEGY_AUTO;
+        else if (strcmp(optarg, "exhaustive") == 0) opts.strategy = PM__STRATEGY_EXHAUSTIVE;
         else if (strcmp(optarg, "random") == 0) opts.strategy = PM__STRATEGY_RANDOM;
-        else return cli_usage_error("tune", "--strategy '%s': expected exhaustive or random", optarg);
+        else if (strcmp(optarg, "staged") == 0) opts.strategy = PM__STRATEGY_STAGED;
+        else return cli_usage_error("tune", "--strategy '%s': expected auto, exhaustive, random or staged", optarg);
         break;
       case 'B': {
         long long b = strtoll(optarg, &end, 10);

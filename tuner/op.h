@@ -116,6 +116,9 @@ pm__limits pm__limits_of(const pm__device_info *d);
 /* Points are numbered 0 .. pm__space_size(op) - 1 in mixed radix, the first parameter fastest. */
 uint64_t pm__space_size(const pm__op *op);
 void pm__space_point(const pm__op *op, uint64_t index, int *v);
+/* The number of point v (the inverse of pm__space_point); values not in the table count as the
+ * last of their axis. */
+uint64_t pm__space_index(const pm__op *op, const int *v);
 
 /* "bx=32 by=8 vec=4" and {"bx":32,"by":8,"vec":4}: every parameter, in table order. */
 void pm__config_text(const pm__op *op, const int *v, char *out, size_t len);

@@ -42,6 +42,18 @@ void pm__space_point(const pm__op *op, uint64_t index, int *v) {
   }
 }
 
+uint64_t pm__space_index(const pm__op *op, const int *v) {
+  uint64_t idx = 0, scale = 1;
+  for (int i = 0; i < op->nparams; i++) {
+    const pm__param *p = &op->params[i];
+    int k = 0;
+    while (k < p->nvalues - 1 && p->values[k] != v[i]) k++;
+    idx += (uint64_t)k * scale;
+    scale *= (uint64_t)p->nvalues;
+  }
+  return idx;
+}
+
 void pm__config_text(const pm__op *op, const int *v, char *out, size_t len) {
   size_t n = 0;
   out[0] = '\0';

@@ -8,7 +8,8 @@
 
 void pm__tune_opts_default(pm__tune_opts *o) {
   memset(o, 0, sizeof *o);
-  o->strategy = PM__STRATEGY_EXHAUSTIVE;
+  o->strategy = PM__STRATEGY_AUTO;
+  o->budget = 200;
   o->samples = 7;
   o->top = 5;
   o->rounds = 5;
@@ -112,6 +113,8 @@ double pm__median(double *ms, int n, double *q1, double *q3) {
 
 typedef struct cand {
   int v[PM__MAX_PARAMS];
+  int seed;          /* the seed configuration */
+  size_t layout;     /* op->layout(v): candidates are measured grouped by it */
   char config[PM__CONFIG_TEXT];
   int32_t job;       /* index into the variants' jobs */
   int measured;      /* timed now */
@@ -127,8 +130,21 @@ typedef struct tuning {
   const pm__tune_opts *o;
   pm__tune_result *res;
   pm__db_measurement m; /* the fields common to every row */
+  pm__db_problem dbp;
   char ptext[96];
   double t0;
+  const char *sha;
+  int driver;
+  pm__limits lim;
+  pm__variants vs;
+  pm__kernel *ks;      /* loaded kernels, by job */
+  uint8_t *ready;      /* by job: cubin fetched or compiled (and loaded where it could be) */
+  uint8_t *in_set;     /* by point number: already a candidate */
+  pm__data d;
+  pm__timer tm;
+  int placed;
+  size_t layout;
+  uint64_t done_count, planned;
 } tuning;
 
 static void progress(tuning *t, const char *phase, uint64_t done, uint64_t total) {
@@ -165,62 +181,77 @@ static int store(tuning *t, const cand *x, pm__db_outcome outcome, const char *e
   return pm__db_measurement_put(t->db, &m);
 }
 
-/* The candidates: every valid point (exhaustive) or a random sample plus the seed. */
-static int choose(tuning *t, const pm__limits *lim, cand **out, size_t *n) {
-  const pm__op *op = t->op;
-  uint64_t total = pm__space_size(op), valid = 0;
-  cand *cs = malloc(sizeof *cs * (size_t)total);
-  if (cs == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
-  for (uint64_t i = 0; i < total; i++) {
-    cand *x = &cs[valid];
-    memset(x, 0, sizeof *x);
-    pm__space_point(op, i, x->v);
-    if (op->check(x->v, t->pr, lim) == NULL) valid++;
-  }
-  if (t->o->strategy == PM__STRATEGY_RANDOM && t->o->budget < valid) {
-    uint64_t s = t->o->seed ? t->o->seed : 0x2545F4914F6CDD1DULL;
-    for (uint64_t i = 0; i + 1 < valid; i++) { /* Fisher-Yates, seeded */
-      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-      uint64_t j = i + s % (valid - i);
-      cand tmp = cs[i];
-      cs[i] = cs[j];
-      cs[j] = tmp;
-    }
-    uint64_t keep = t->o->budget, seed_at = valid;
-    for (uint64_t i = 0; i < valid; i++)
-      if (pm__is_seed(op, cs[i].v)) seed_at = i;
-    if (seed_at >= keep && seed_at < valid) { /* the seed always runs */
-      cand tmp = cs[keep];
-      cs[keep] = cs[seed_at];
-      cs[seed_at] = tmp;
-      keep++;
-    }
-    valid = keep;
-  }
-  for (uint64_t i = 0; i < valid; i++) pm__config_text(op, cs[i].v, cs[i].config, sizeof cs[i].config);
-  *out = cs;
-  *n = (size_t)valid;
+/* Appends point v to the candidates, unless it is one already, is invalid, or the database
+ * has it (then it counts as skipped). */
+static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
+  uint64_t idx = pm__space_index(t->op, v);
+  if (t->in_set[idx] || t->op->check(v, t->pr, &t->lim) != NULL) return PM_OK;
+  t->in_set[idx] = 1;
+  cand *x = &cs[*n];
+  memset(x, 0, sizeof *x);
+  memcpy(x->v, v, sizeof x->v);
+  x->seed = pm__is_seed(t->op, v);
+  x->layout = t->op->layout(v);
+  pm__config_text(t->op, v, x->config, sizeof x->config);
+  int found = 0, rc = pm__db_measured(t->db, t->m.gpu_id, &t->dbp, x->config, t->sha, &found);
+  if (rc != PM_OK) return rc;
+  t->res->candidates++;
+  if (found)
+    t->res->skipped++;
+  else
+    (*n)++;
   return PM_OK;
 }
 
-/* Cubins for the jobs the candidates need: from the database, else compiled now (and stored). */
-static int get_kernels(tuning *t, pm__variants *vs, cand *cs, size_t n, const char *sha,
-                       int driver, pm__kernel **kernels) {
+/* The first candidates: every valid point (exhaustive), or the seed and a seeded random sample
+ * of the budget (random, staged). */
+static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
+  const pm__op *op = t->op;
+  uint64_t total = pm__space_size(op), valid = 0, *pts = malloc(sizeof *pts * (size_t)total);
+  int rc = PM_OK, v[PM__MAX_PARAMS];
+  if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
+  for (uint64_t i = 0; i < total; i++) {
+    pm__space_point(op, i, v);
+    if (op->check(v, t->pr, &t->lim) == NULL) pts[valid++] = i;
+  }
+  uint64_t keep = valid;
+  if (strategy != PM__STRATEGY_EXHAUSTIVE && t->o->budget < valid) {
+    uint64_t s = t->o->seed ? t->o->seed : 0x2545F4914F6CDD1DULL;
+    for (uint64_t i = 0; i + 1 < valid; i++) { /* Fisher-Yates, seeded */
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      uint64_t j = i + s % (valid - i), tmp = pts[i];
+      pts[i] = pts[j], pts[j] = tmp;
+    }
+    keep = t->o->budget;
+  }
+  if ((rc = add_candidate(t, op->seed, cs, n)) != PM_OK) goto done; /* the seed always runs */
+  for (uint64_t i = 0; i < keep; i++) {
+    pm__space_point(op, pts[i], v);
+    if ((rc = add_candidate(t, v, cs, n)) != PM_OK) goto done;
+  }
+done:
+  free(pts);
+  return rc;
+}
+
+/* Cubins for the jobs that cs[0, n) need and that are not ready yet: from the database, else
+ * compiled now in parallel (and stored); then loaded. */
+static int get_kernels(tuning *t, cand *cs, size_t n) {
   pm_ctx *c = t->c;
+  pm__variants *vs = &t->vs;
   int rc = PM_OK;
-  uint8_t *need = calloc(vs->n, 1);
   pm__compile_job *todo = calloc(vs->n, sizeof *todo);
   size_t *todo_of = calloc(vs->n, sizeof *todo_of), ntodo = 0;
-  pm__kernel *ks = calloc(vs->n, sizeof *ks);
-  if (!need || !todo || !todo_of || !ks) {
+  uint8_t *need = calloc(vs->n, 1);
+  if (!todo || !todo_of || !need) {
     rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
     goto done;
   }
+  double t0 = pm__now_ms();
   for (size_t i = 0; i < n; i++) {
     cs[i].job = vs->job_of[pm__kernel_index(t->op, cs[i].v)];
-    need[cs[i].job] = 1;
+    if (!t->ready[cs[i].job]) need[cs[i].job] = 1;
   }
-  double t0 = pm__now_ms();
   for (size_t j = 0; j < vs->n; j++) {
     if (!need[j]) continue;
     t->res->kernels++;
@@ -229,7 +260,7 @@ static int get_kernels(tuning *t, pm__variants *vs, cand *cs, size_t n, const ch
     for (int d = 0; d < vs->jobs[j].ndefines; d++) defs[d] = vs->jobs[j].defines[d];
     if ((rc = pm__db_defines_text(c, defs, (size_t)vs->jobs[j].ndefines, dtext, sizeof dtext)) != PM_OK)
       goto done;
-    pm__db_cubin_key key = {sha, dtext, c->dev.arch, pm__nvrtc_version(), driver};
+    pm__db_cubin_key key = {t->sha, dtext, c->dev.arch, pm__nvrtc_version(), t->driver};
     rc = pm__db_cubin_get(t->db, &key, &vs->jobs[j].cubin);
     if (rc == PM_OK) continue;
     if (rc != PM_ENOTFOUND) goto done;
@@ -237,7 +268,7 @@ static int get_kernels(tuning *t, pm__variants *vs, cand *cs, size_t n, const ch
     todo_of[ntodo++] = j;
   }
   rc = PM_OK;
-  progress(t, "compiling", 0, ntodo);
+  if (ntodo > 0) progress(t, "compiling", 0, ntodo);
   if (ntodo > 0 && (rc = pm__compile_many(c, todo, ntodo, 0)) != PM_OK) goto done;
   for (size_t i = 0; i < ntodo; i++) {
     size_t j = todo_of[i];
@@ -250,13 +281,15 @@ static int get_kernels(tuning *t, pm__variants *vs, cand *cs, size_t n, const ch
     char dtext[PM__MAX_DEFINES * 26];
     for (int d = 0; d < vs->jobs[j].ndefines; d++) defs[d] = vs->jobs[j].defines[d];
     pm__db_defines_text(c, defs, (size_t)vs->jobs[j].ndefines, dtext, sizeof dtext);
-    pm__db_cubin_key key = {sha, dtext, c->dev.arch, pm__nvrtc_version(), driver};
+    pm__db_cubin_key key = {t->sha, dtext, c->dev.arch, pm__nvrtc_version(), t->driver};
     if ((rc = pm__db_cubin_put(t->db, &key, &vs->jobs[j].cubin)) != PM_OK) goto done;
   }
-  t->res->compiled = ntodo;
+  t->res->compiled += ntodo;
   for (size_t j = 0; j < vs->n; j++) {
-    if (!need[j] || vs->jobs[j].status != PM_OK) continue;
-    if (pm__kernel_load(c, vs->jobs[j].cubin.data, t->op->entries, t->op->nentries, &ks[j]) != PM_OK) {
+    if (!need[j]) continue;
+    t->ready[j] = 1;
+    if (vs->jobs[j].status != PM_OK) continue;
+    if (pm__kernel_load(c, vs->jobs[j].cubin.data, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
       vs->jobs[j].status = PM_ELAUNCH;
       vs->jobs[j].error = strdup(pm_errmsg(c));
     }
@@ -267,12 +300,130 @@ done:
   free(todo);
   free(todo_of);
   free(need);
-  if (rc != PM_OK) {
-    free(ks);
-    ks = NULL;
-  }
-  *kernels = ks;
   return rc;
+}
+
+/* Verifies candidate x against the reference, then times it, and stores what happened. PM_OK
+ * unless tuning cannot go on (a database error, a kernel fault that loses the context). */
+static int measure_one(tuning *t, cand *x) {
+  pm_ctx *c = t->c;
+  const pm__op *op = t->op;
+  pm__tune_result *res = t->res;
+  pm__compile_job *j = &t->vs.jobs[x->job];
+  int rc;
+  t->done_count++;
+  if (j->status != PM_OK) {
+    res->failed++;
+    return store(t, x, j->status == PM_ECOMPILE ? PM__DB_COMPILE_ERROR : PM__DB_LAUNCH_ERROR,
+                 j->error ? j->error : pm_strerror(j->status), 0);
+  }
+  if (!t->placed || op->layout(x->v) != t->layout) {
+    t->layout = op->layout(x->v);
+    if ((rc = pm__data_place(c, &t->d, t->layout)) != PM_OK) return rc;
+    t->placed = 1;
+  }
+  double t1 = pm__now_ms(), err = 0;
+  rc = pm__data_poison(c, &t->d, 0);
+  if (rc == PM_OK) rc = op->launch(c, &t->ks[x->job], x->v, &t->d, 0);
+  if (rc == PM_OK) {
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) /* a fault in the kernel: the context is lost, tuning cannot go on */
+      rc = pm__cuda_error(c, PM_ELAUNCH, e, x->config, __FILE__, __LINE__);
+    else
+      rc = op->verify(c, x->v, &t->d, &err);
+  }
+  res->verify_ms += pm__now_ms() - t1;
+  if (rc == PM_EVERIFY || rc == PM_ELAUNCH) {
+    int fatal = rc == PM_ELAUNCH && cudaGetLastError() != cudaSuccess &&
+                cudaDeviceSynchronize() != cudaSuccess;
+    int failed = rc;
+    rc == PM_EVERIFY ? res->wrong++ : res->failed++;
+    rc = store(t, x, rc == PM_EVERIFY ? PM__DB_WRONG_RESULT : PM__DB_LAUNCH_ERROR, pm_errmsg(c), err);
+    return fatal ? failed : rc;
+  }
+  if (rc != PM_OK) return rc;
+  double t2 = pm__now_ms(), ms[64];
+  /* One run first: a candidate already slower than twice the best median is out of the race,
+   * and is stored with that one sample rather than timed again. */
+  if ((rc = pm__time_runs(c, &t->tm, op, &t->ks[x->job], x->v, &t->d, 1, ms)) != PM_OK) return rc;
+  x->samples = 1;
+  if (t->o->samples > 1 && !(res->have_winner && ms[0] > 2 * res->winner_ms)) {
+    rc = pm__time_runs(c, &t->tm, op, &t->ks[x->job], x->v, &t->d, t->o->samples - 1, ms + 1);
+    if (rc != PM_OK) return rc;
+    x->samples = t->o->samples;
+  }
+  x->median = pm__median(ms, x->samples, &x->q1, &x->q3);
+  x->min = ms[0];
+  x->max = ms[x->samples - 1];
+  x->measured = 1;
+  res->time_ms += pm__now_ms() - t2;
+  res->measured++;
+  if ((rc = store(t, x, PM__DB_MEASURED, NULL, err)) != PM_OK) return rc;
+  if (!res->have_winner || x->median < res->winner_ms) {
+    res->have_winner = 1;
+    res->winner_ms = x->median;
+    res->winner_gbps = op->bytes(t->pr) / (x->median * 1e6);
+  }
+  if (pm__is_seed(op, x->v)) res->seed_ms = x->median;
+  progress(t, "measuring", t->done_count, t->planned);
+  return PM_OK;
+}
+
+/* The seed first, then by layout: laying the data out again costs more than many runs. */
+static int by_layout(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->seed != y->seed) return y->seed - x->seed;
+  return (x->layout > y->layout) - (x->layout < y->layout);
+}
+
+/* Measures cs[from, to): their kernels first, then each of them, the seed first. */
+static int measure_range(tuning *t, cand *cs, size_t from, size_t to) {
+  int rc = get_kernels(t, cs + from, to - from);
+  if (rc != PM_OK) return rc;
+  t->planned += to - from;
+  qsort(cs + from, to - from, sizeof *cs, by_layout);
+  for (size_t i = from; i < to && !stopping(t); i++)
+    if ((rc = measure_one(t, &cs[i])) != PM_OK) return rc;
+  return PM_OK;
+}
+
+static int by_median_cand(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->measured != y->measured) return y->measured - x->measured;
+  return (x->median > y->median) - (x->median < y->median);
+}
+
+/* Staged search: rounds of the one-axis neighbours of the best 4 measured so far, until a round
+ * finds nothing better or none is left (at most 4 rounds). */
+static int refine(tuning *t, cand *cs, size_t *n) {
+  const pm__op *op = t->op;
+  for (int round = 0; round < 4 && !stopping(t); round++) {
+    double before = t->res->have_winner ? t->res->winner_ms : 0;
+    cand best[4];
+    size_t nbest = 0;
+    cand *sorted = malloc(sizeof *sorted * (*n ? *n : 1));
+    if (sorted == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
+    memcpy(sorted, cs, sizeof *sorted * *n);
+    qsort(sorted, *n, sizeof *sorted, by_median_cand);
+    for (size_t i = 0; i < *n && nbest < 4 && sorted[i].measured; i++) best[nbest++] = sorted[i];
+    free(sorted);
+    size_t from = *n;
+    for (size_t b = 0; b < nbest; b++)
+      for (int p = 0; p < op->nparams; p++)
+        for (int k = 0; k < op->params[p].nvalues; k++) {
+          int v[PM__MAX_PARAMS];
+          memcpy(v, best[b].v, sizeof v);
+          if (v[p] == op->params[p].values[k]) continue;
+          v[p] = op->params[p].values[k];
+          int rc = add_candidate(t, v, cs, n);
+          if (rc != PM_OK) return rc;
+        }
+    if (*n == from) break;
+    int rc = measure_range(t, cs, from, *n);
+    if (rc != PM_OK) return rc;
+    if (t->res->have_winner && before > 0 && t->res->winner_ms >= before) break;
+  }
+  return PM_OK;
 }
 
 static int by_median(const void *a, const void *b) {
@@ -346,126 +497,62 @@ done:
 int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
                      const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res) {
   tuning t = {.c = c, .db = db, .op = op, .pr = pr, .o = o, .res = res, .t0 = pm__now_ms()};
-  pm__db_problem dbp;
-  pm__variants vs = {0};
-  pm__kernel *ks = NULL;
-  pm__data d = {0};
-  pm__timer tm = {0};
   cand *cs = NULL;
   size_t n = 0;
-  int rc, prev = -1, driver = 0, runtime = 0;
+  int rc, prev = -1, runtime = 0;
   const pm__template *tpl = pm__template_find(op->name);
 
   memset(res, 0, sizeof *res);
   pm__problem_text(op, pr, t.ptext, sizeof t.ptext);
-  pm__tune_db_problem(op, pr, &dbp);
-  pm__db_cuda_versions(&driver, &runtime);
+  pm__tune_db_problem(op, pr, &t.dbp);
+  pm__db_cuda_versions(&t.driver, &runtime);
+  t.sha = tpl->sha256;
   t.m.gpu_id = gpu_id;
   t.m.run_id = run_id;
-  t.m.problem = dbp;
+  t.m.problem = t.dbp;
   t.m.template_sha256 = tpl->sha256;
-  pm__limits lim = pm__limits_of(&c->dev);
-  lim.allow_nondeterministic = o->allow_nondeterministic;
+  t.lim = pm__limits_of(&c->dev);
+  t.lim.allow_nondeterministic = o->allow_nondeterministic;
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
 
-  /* 1. the candidates, less those the database has */
-  if ((rc = choose(&t, &lim, &cs, &n)) != PM_OK) goto done;
-  res->candidates = n;
-  size_t keep = 0;
-  for (size_t i = 0; i < n; i++) {
-    int found = 0;
-    if ((rc = pm__db_measured(db, gpu_id, &dbp, cs[i].config, tpl->sha256, &found)) != PM_OK) goto done;
-    if (found)
-      res->skipped++;
-    else
-      cs[keep++] = cs[i];
+  /* 1. the kernels the valid points make, and the first candidates (less those stored) */
+  uint64_t total = pm__space_size(op);
+  if ((rc = pm__variants_make(c, op, pr, &t.lim, c->dev.arch, &t.vs)) != PM_OK) goto done;
+  cs = malloc(sizeof *cs * (size_t)total);
+  t.in_set = calloc((size_t)total, 1);
+  t.ready = calloc(t.vs.n ? t.vs.n : 1, 1);
+  t.ks = calloc(t.vs.n ? t.vs.n : 1, sizeof *t.ks);
+  if (!cs || !t.in_set || !t.ready || !t.ks) {
+    rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
+    goto done;
   }
-  n = keep;
+  int strategy = o->strategy;
+  if (strategy == PM__STRATEGY_AUTO) {
+    uint64_t valid = 0;
+    for (uint64_t i = 0; i < total; i++) {
+      int v[PM__MAX_PARAMS];
+      pm__space_point(op, i, v);
+      valid += op->check(v, pr, &t.lim) == NULL;
+    }
+    strategy = valid <= PM__AUTO_EXHAUSTIVE ? PM__STRATEGY_EXHAUSTIVE : PM__STRATEGY_STAGED;
+  }
+  if ((rc = choose(&t, strategy, cs, &n)) != PM_OK) goto done;
   if (n == 0) goto done;
 
-  /* 2. their kernels */
-  if ((rc = pm__variants_make(c, op, pr, &lim, c->dev.arch, &vs)) != PM_OK) goto done;
-  if ((rc = get_kernels(&t, &vs, cs, n, tpl->sha256, driver, &ks)) != PM_OK) goto done;
-
-  /* 3. the data and its reference */
+  /* 2. the data and its reference, and the GPU's clocks up */
   double v0 = pm__now_ms();
-  if ((rc = op->prepare(c, pr, o->seed ? o->seed : 0x5eed, &d)) != PM_OK) goto done;
-  if ((rc = pm__timer_init(c, &tm)) != PM_OK) goto done;
+  if ((rc = op->prepare(c, pr, o->seed ? o->seed : 0x5eed, &t.d)) != PM_OK) goto done;
+  if ((rc = pm__timer_init(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
+  if ((rc = pm__timer_warm(c, &t.tm, 200)) != PM_OK) goto done;
 
-  /* 4. each candidate, layout by layout: verify, then time; the clocks up first */
-  if ((rc = pm__timer_warm(c, &tm, 200)) != PM_OK) goto done;
-  uint64_t done_count = 0;
-  int placed = 0;
-  size_t layout = 0;
-  for (int pass = 0; pass < 2 && !stopping(&t); pass++) { /* the seed first, then the rest */
-    for (size_t i = 0; i < n && !stopping(&t); i++) {
-      cand *x = &cs[i];
-      if (pm__is_seed(op, x->v) != (pass == 0)) continue;
-      pm__compile_job *j = &vs.jobs[x->job];
-      done_count++;
-      if (j->status != PM_OK) {
-        res->failed++;
-        if ((rc = store(&t, x, j->status == PM_ECOMPILE ? PM__DB_COMPILE_ERROR : PM__DB_LAUNCH_ERROR,
-                        j->error ? j->error : pm_strerror(j->status), 0)) != PM_OK)
-          goto done;
-        continue;
-      }
-      if (!placed || op->layout(x->v) != layout) {
-        layout = op->layout(x->v);
-        if ((rc = pm__data_place(c, &d, layout)) != PM_OK) goto done;
-        placed = 1;
-      }
-      double t1 = pm__now_ms(), err = 0;
-      rc = pm__data_poison(c, &d, 0);
-      if (rc == PM_OK) rc = op->launch(c, &ks[x->job], x->v, &d, 0);
-      if (rc == PM_OK) {
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) /* a fault in the kernel: the context is lost, tuning cannot go on */
-          rc = pm__cuda_error(c, PM_ELAUNCH, e, x->config, __FILE__, __LINE__);
-        else
-          rc = op->verify(c, x->v, &d, &err);
-      }
-      res->verify_ms += pm__now_ms() - t1;
-      if (rc == PM_EVERIFY || rc == PM_ELAUNCH) {
-        int fatal = rc == PM_ELAUNCH && cudaGetLastError() != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess;
-        rc == PM_EVERIFY ? res->wrong++ : res->failed++;
-        int src = store(&t, x, rc == PM_EVERIFY ? PM__DB_WRONG_RESULT : PM__DB_LAUNCH_ERROR, pm_errmsg(c), err);
-        if (fatal) goto done;
-        if ((rc = src) != PM_OK) goto done;
-        continue;
-      }
-      if (rc != PM_OK) goto done;
-      double t2 = pm__now_ms(), ms[64];
-      /* One run first: a candidate already slower than twice the best median is out of the
-       * race, and is stored with that one sample rather than timed again. */
-      if ((rc = pm__time_runs(c, &tm, op, &ks[x->job], x->v, &d, 1, ms)) != PM_OK) goto done;
-      x->samples = 1;
-      if (o->samples > 1 && !(res->have_winner && ms[0] > 2 * res->winner_ms)) {
-        if ((rc = pm__time_runs(c, &tm, op, &ks[x->job], x->v, &d, o->samples - 1, ms + 1)) != PM_OK)
-          goto done;
-        x->samples = o->samples;
-      }
-      x->median = pm__median(ms, x->samples, &x->q1, &x->q3);
-      x->min = ms[0];
-      x->max = ms[x->samples - 1];
-      x->measured = 1;
-      res->time_ms += pm__now_ms() - t2;
-      res->measured++;
-      if ((rc = store(&t, x, PM__DB_MEASURED, NULL, err)) != PM_OK) goto done;
-      if (!res->have_winner || x->median < res->winner_ms) {
-        res->have_winner = 1;
-        res->winner_ms = x->median;
-        res->winner_gbps = op->bytes(pr) / (x->median * 1e6);
-      }
-      if (pm__is_seed(op, x->v)) res->seed_ms = x->median;
-      progress(&t, "measuring", done_count, n);
-    }
-  }
+  /* 3. each candidate: verified, then timed (the seed first); staged: then neighbours */
+  if ((rc = measure_range(&t, cs, 0, n)) != PM_OK) goto done;
+  if (strategy == PM__STRATEGY_STAGED && (rc = refine(&t, cs, &n)) != PM_OK) goto done;
 
-  /* 5. the best few again, interleaved */
+  /* 4. the best few again, interleaved */
   double t3 = pm__now_ms();
-  if ((rc = retime(&t, cs, n, &d, ks, &tm)) != PM_OK) goto done;
+  if ((rc = retime(&t, cs, n, &t.d, t.ks, &t.tm)) != PM_OK) goto done;
   res->time_ms += pm__now_ms() - t3;
   res->have_winner = 0;
   for (size_t i = 0; i < n; i++) {
@@ -483,12 +570,14 @@ done:
   res->stopped = stopping(&t);
   res->total_ms = pm__now_ms() - t.t0;
   progress(&t, "done", n, n);
-  if (ks != NULL)
-    for (size_t j = 0; j < vs.n; j++) pm__kernel_unload(&ks[j]);
-  free(ks);
-  pm__timer_free(&tm);
-  pm__data_free(&d);
-  pm__variants_free(&vs);
+  if (t.ks != NULL)
+    for (size_t j = 0; j < t.vs.n; j++) pm__kernel_unload(&t.ks[j]);
+  free(t.ks);
+  free(t.ready);
+  free(t.in_set);
+  pm__timer_free(&t.tm);
+  pm__data_free(&t.d);
+  pm__variants_free(&t.vs);
   free(cs);
   pm__device_leave(prev);
   return rc;

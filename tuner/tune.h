@@ -9,7 +9,12 @@
 #include "compile.h"
 #include "pmdb.h"
 
-enum { PM__STRATEGY_EXHAUSTIVE, PM__STRATEGY_RANDOM };
+/* How the candidates are chosen. EXHAUSTIVE: every valid point. RANDOM: the seed and a seeded
+ * random sample of `budget` points. STAGED: the same sample, then rounds of the one-axis
+ * neighbours of the best 4 so far until a round finds nothing faster (at most 4 rounds). AUTO:
+ * exhaustive where a space has at most PM__AUTO_EXHAUSTIVE valid points, else staged. */
+enum { PM__STRATEGY_AUTO, PM__STRATEGY_EXHAUSTIVE, PM__STRATEGY_RANDOM, PM__STRATEGY_STAGED };
+#define PM__AUTO_EXHAUSTIVE 1500
 
 /* Where a tuning run is, for a progress display. */
 typedef struct pm__tune_progress {
@@ -23,8 +28,8 @@ typedef struct pm__tune_progress {
 } pm__tune_progress;
 
 typedef struct pm__tune_opts {
-  int strategy;          /* PM__STRATEGY_* */
-  uint64_t budget;       /* random: how many points to sample (the seed comes on top) */
+  int strategy;          /* PM__STRATEGY_* (default AUTO) */
+  uint64_t budget;       /* random, staged: how many points to sample (the seed comes on top) */
   double deadline_ms;    /* pm__now_ms() past which no new candidate starts (0: none) */
   int samples;           /* timed runs per candidate (default 7; 1 for a candidate whose first
                             run takes over twice the best median so far) */
