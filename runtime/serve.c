@@ -305,7 +305,7 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const k
   e->k = *k;
   e->op = op;
   memcpy(e->v, d.v, sizeof e->v);
-  e->work = op->work_bytes(e->v, pr, c->dev.sm_count);
+  e->work = op->work_bytes ? op->work_bytes(e->v, pr, c->dev.sm_count) : 0;
   if ((rc = kernel_for(c, op, e->v, pr, &e->kernel)) != PM_OK) {
     free(e);
     goto done;

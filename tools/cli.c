@@ -77,6 +77,14 @@ int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr
   return cli_usage_error(cmd, "internal: option %d is not a problem option", ch);
 }
 
+int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out) {
+  *out = NULL;
+  if (all_ok && strcmp(name, "all") == 0) return CLI_OK;
+  if ((*out = pm__op_find(name)) != NULL) return CLI_OK;
+  return cli_usage_error(cmd, "unknown --op '%s' (one of: %s%s)", name, cli_op_names(),
+                         all_ok ? ", all" : "");
+}
+
 const char *cli_op_names(void) {
   static char buf[256];
   size_t len = 0;

@@ -42,6 +42,10 @@ int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long
  * field of *pr; returns CLI_OK, or CLI_USAGE after a one-line error. */
 int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr);
 
+/* The operation --op names: *out is it, or NULL for "all" where all_ok. Otherwise prints
+ * "unknown --op 'x' (one of: ...)" and returns CLI_USAGE. */
+int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out);
+
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
 

@@ -194,9 +194,8 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-  const pm__op *only = NULL;
-  if (strcmp(opname, "all") != 0 && (only = pm__op_find(opname)) == NULL)
-    return cli_usage_error("bench", "unknown --op '%s' (one of: %s, all)", opname, cli_op_names());
+  const pm__op *only;
+  if (cli_op_arg("bench", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");
 
   item items[64];

@@ -100,8 +100,9 @@ int cmd_compile(int argc, char **argv) {
   if (op == NULL && file == NULL)
     return cli_usage_error("compile", "no --op given (one of: %s)", cli_op_names());
   const pm__template *t = NULL;
-  if (op != NULL && (pm__op_find(op) == NULL || (t = pm__template_find(op)) == NULL))
-    return cli_usage_error("compile", "unknown --op '%s' (one of: %s)", op, cli_op_names());
+  const pm__op *the_op = NULL;
+  if (op != NULL && cli_op_arg("compile", op, 0, &the_op) != CLI_OK) return CLI_USAGE;
+  if (the_op != NULL) t = pm__template_find(the_op->name);
 
   if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
   pm_ctx *c = NULL;
@@ -125,7 +126,7 @@ int cmd_compile(int argc, char **argv) {
     arch = archbuf;
   }
   if (config != NULL) { /* the point's defines come first; -D may add more */
-    const pm__op *o = pm__op_find(op);
+    const pm__op *o = the_op;
     int v[PM__MAX_PARAMS];
     pm__problem pr = {.radius = given.radius};
     if (strcmp(config, "seed") == 0)

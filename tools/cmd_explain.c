@@ -69,8 +69,8 @@ int cmd_explain(int argc, char **argv) {
   }
   if (optind < argc) return cli_usage_error("explain", "unexpected argument '%s'", argv[optind]);
   if (opname == NULL) return cli_usage_error("explain", "no --op given (one of: %s)", cli_op_names());
-  const pm__op *op = pm__op_find(opname);
-  if (op == NULL) return cli_usage_error("explain", "unknown --op '%s' (one of: %s)", opname, cli_op_names());
+  const pm__op *op;
+  if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   if (size == NULL) return cli_usage_error("explain", "no --size given");
 
   if (op->problem_defines == NULL) pr.radius = 0;

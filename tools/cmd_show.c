@@ -34,8 +34,8 @@ int cmd_show(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage_error("show", "unexpected argument '%s'", argv[optind]);
-  if (op != NULL && pm__op_find(op) == NULL)
-    return cli_usage_error("show", "unknown --op '%s' (one of: %s)", op, cli_op_names());
+  const pm__op *which;
+  if (op != NULL && cli_op_arg("show", op, 0, &which) != CLI_OK) return CLI_USAGE;
 
   pm_ctx *c = NULL;
   pm__db *db = NULL;

@@ -55,8 +55,8 @@ int cmd_space(int argc, char **argv) {
   }
   if (optind < argc) return cli_usage_error("space", "unexpected argument '%s'", argv[optind]);
   if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
-  const pm__op *op = pm__op_find(opname);
-  if (op == NULL) return cli_usage_error("space", "unknown --op '%s' (one of: %s)", opname, cli_op_names());
+  const pm__op *op;
+  if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;

@@ -244,9 +244,8 @@ int cmd_tune(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
-  const pm__op *only = NULL;
-  if (strcmp(opname, "all") != 0 && (only = pm__op_find(opname)) == NULL)
-    return cli_usage_error("tune", "unknown --op '%s' (one of: %s, all)", opname, cli_op_names());
+  const pm__op *only;
+  if (cli_op_arg("tune", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
 
   job jobs[128];

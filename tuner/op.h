@@ -89,7 +89,7 @@ typedef struct pm__op {
   /* A configuration sound on any GPU for pr (valid for pr's caller_align): what is served
    * where nothing is tuned. */
   void (*fallback)(const pm__problem *pr, int *v);
-  /* Device scratch a run of v on pr needs (reduce: its partial sums), in bytes; 0 for none. */
+  /* Device scratch a run of v on pr needs (reduce: its partial sums), in bytes; NULL for none. */
   size_t (*work_bytes)(const int *v, const pm__problem *pr, int sm_count);
 
   /* Fills d for pr: random inputs from seed on the host, the CPU reference, and the reference on

@@ -95,11 +95,6 @@ static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 64, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 2, v[OY] = 4, v[VLOAD] = 0, v[ALIGN] = 0;
 }
 
-static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
-  (void)v, (void)pr, (void)sm_count;
-  return 0;
-}
-
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
   size_t n = (size_t)pr->rows * pr->cols;
@@ -153,7 +148,6 @@ const pm__op pm__op_filter = {
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,
-    .work_bytes = work_bytes,
     .prepare = prepare,
     .launch = launch,
     .verify = verify,

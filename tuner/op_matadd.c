@@ -60,11 +60,6 @@ static void fallback(const pm__problem *pr, int *v) {
   v[MAP] = pr->colmajor; /* threadIdx.x along the contiguous dimension: coalesced */
 }
 
-static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
-  (void)v, (void)pr, (void)sm_count;
-  return 0;
-}
-
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
   size_t n = (size_t)pr->rows * pr->cols;
@@ -119,7 +114,6 @@ const pm__op pm__op_matadd = {
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,
-    .work_bytes = work_bytes,
     .prepare = prepare,
     .launch = launch,
     .verify = verify,
