@@ -186,3 +186,35 @@ Test(space, variants_cover_every_valid_point_once) {
   cr_assert_gt(vs.n, 100);
   pm__variants_free(&vs);
 }
+
+Test(space, the_fallback_is_valid_for_any_problem_and_alignment) {
+  pm__limits lim = pm__limits_default();
+  const unsigned sizes[][2] = {{1, 1}, {1, 100003}, {100003, 1}, {4097, 3001}, {3, 5}, {8192, 8192}};
+  const unsigned aligns[] = {4, 8, 16, 0};
+  for (int o = 0; pm__ops[o] != NULL; o++)
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+      for (size_t a = 0; a < sizeof aligns / sizeof *aligns; a++)
+        for (int variant = 0; variant < 2; variant++) {
+          pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1],
+                            .n = sizes[s][0] * sizes[s][1], .radius = 1 + (int)s % 3,
+                            .colmajor = variant, .zero_border = variant,
+                            .caller_align = aligns[a]};
+          int v[PM__MAX_PARAMS];
+          pm__ops[o]->fallback(&pr, v);
+          const char *why = pm__ops[o]->check(v, &pr, &lim);
+          cr_assert_null(why, "%s %ux%u align %u: %s", pm__ops[o]->name, pr.rows, pr.cols,
+                         pr.caller_align, why);
+        }
+}
+
+Test(space, point_numbers_round_trip) {
+  for (int o = 0; pm__ops[o] != NULL; o++) {
+    uint64_t total = pm__space_size(pm__ops[o]);
+    for (uint64_t i = 0; i < total; i += 17) {
+      int v[PM__MAX_PARAMS];
+      pm__space_point(pm__ops[o], i, v);
+      cr_assert_eq(pm__space_index(pm__ops[o], v), i, "%s point %llu", pm__ops[o]->name,
+                   (unsigned long long)i);
+    }
+  }
+}
