@@ -52,7 +52,7 @@ Test(cli, help_lists_the_commands) {
   result *r = run("--help");
   cr_assert_eq(r->status, 0);
   const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
-                        "db", "export", "import"};
+                        "report", "db", "export", "import"};
   for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
     char line[32];
     snprintf(line, sizeof line, "\n  %s ", cmds[i]);
@@ -65,7 +65,7 @@ Test(cli, help_lists_the_commands) {
 Test(cli, help_cmd_and_cmd_help_say_the_same) {
   static char a[65536];
   const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
-                        "db", "export", "import"};
+                        "report", "db", "export", "import"};
   for (int i = 0; i < (int)(sizeof cmds / sizeof *cmds); i++) {
     char args[64];
     snprintf(args, sizeof args, "help %s", cmds[i]);

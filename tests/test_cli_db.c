@@ -237,3 +237,72 @@ Test(cli_db, a_bad_document_imports_nothing_with_status_1) {
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 3);
   sqlite3_close(h);
 }
+
+/* Stores a verified measurement of matadd rows x cols, configuration bx, by (the rest fixed). */
+static void put_matadd(pm__db *db, int64_t gpu, int64_t rows, int64_t cols, int bx, int by,
+                       double ms, int seed) {
+  char params[160];
+  snprintf(params, sizeof params,
+           "{\"bx\":%d,\"by\":%d,\"vec\":%d,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}", bx, by,
+           seed ? 1 : 4);
+  pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(rows, cols),
+                                            pm__template_find("matadd")->sha256, params, ms);
+  m.is_seed = seed;
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK);
+}
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
+  char db_path[128], svg[128], bench[128], args[512];
+  snprintf(db_path, sizeof db_path, "%s/t.db", dir);
+  snprintf(svg, sizeof svg, "%s/r.svg", dir);
+  snprintf(bench, sizeof bench, "%s/b.json", dir);
+  snprintf(args, sizeof args, "report --svg %s --db %s", svg, db_path);
+  expect_failure("", args, "no such file");
+  expect_usage("report --db x", "no --svg");
+
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  pm__db *db = NULL;
+  int64_t gpu;
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  cr_assert_eq(pm__db_open(c, db_path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  expect_failure("", args, "nothing tuned");
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 1, 1, &gpu), PM_OK);
+  put_matadd(db, gpu, 1024, 1024, 32, 32, 0.0110, 1);
+  put_matadd(db, gpu, 1024, 1024, 128, 4, 0.0085, 0);
+  put_matadd(db, gpu, 1024, 1024, 64, 2, 0.0090, 0);
+  put_matadd(db, gpu, 1024, 1024, 256, 1, 0.0300, 0);
+  put_matadd(db, gpu, 4096, 4096, 32, 32, 0.1000, 1);
+  put_matadd(db, gpu, 4096, 4096, 64, 8, 0.0720, 0);
+  pm__db_close(db);
+  pm_close(c);
+  const char *line =
+      "{\"gpu\":\"Fake H100\",\"op\":\"matadd\",\"problem\":\"1024x1024 row-major\",\"source\":"
+      "\"exact\",\"tuned_ms\":0.0086,\"ceiling_gbps\":1500.4,\"samples\":25}\n";
+  dbtest_write(bench, line, strlen(line));
+
+  snprintf(args, sizeof args, "report --svg %s --db %s --bench %s", svg, db_path, bench);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "2 tuned problems"), "%s", out);
+  size_t len;
+  char *s = dbtest_slurp(svg, &len);
+  cr_assert_not_null(s);
+  cr_assert_eq(strncmp(s, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='", 61), 0, "%.80s", s);
+  cr_assert_eq(strcmp(s + len - 7, "</svg>\n"), 0);
+  cr_assert_eq(count(s, "class='winner'"), 2, "one outlined cell per tuned problem");
+  cr_assert_not_null(strstr(s, "class='winner'><title>bx=128 by=4: 0.0085 ms"), "the 1024x1024 winner");
+  cr_assert_not_null(strstr(s, "class='winner'><title>bx=64 by=8: 0.0720 ms"), "the 4096x4096 winner");
+  cr_assert_not_null(strstr(s, "<title>bx=256 by=1: 0.0300 ms</title>"), "a slower cell, not outlined");
+  cr_assert_not_null(strstr(s, "1024x1024 row-major copy ceiling: 1500 GB/s"), "the ceiling from the bench");
+  cr_assert_null(strstr(s, "4096x4096 row-major copy ceiling"), "no ceiling where the bench has none");
+  /* the seed's bar: the winner's bandwidth scaled by the time ratio: 1000/0.0085 * 0.0085/0.011 */
+  cr_assert_not_null(strstr(s, "1024x1024 row-major seed: 90909 GB/s"), "%s", strstr(s, "seed:"));
+  free(s);
+}

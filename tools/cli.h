@@ -60,6 +60,7 @@ const char *cli_op_names(void);
   X(show, "list the tuned winners stored in the database")                   \
   X(explain, "say which configuration a call would run for a size, and why")  \
   X(bench, "time tuned vs seed vs the copy ceiling vs the peers, in one run") \
+  X(report, "draw the tuned results as SVG: bars per op, heat maps per size")  \
   X(db, "the tuning database: which file, create it, check it")       \
   X(export, "write the tuning results to a JSON file for other machines") \
   X(import, "merge tuning results that another machine exported")

@@ -1,0 +1,255 @@
+/* cmd_report.c: `pmtune report --svg FILE`, a picture of what tuning found: per operation, bars of
+ * the tuned and the seed configuration's bandwidth (and the copy ceiling, from `pmtune bench
+ * --json` output); per problem, a heat map of time over the space's first two axes. */
+#include <float.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pmdb.h"
+
+const char cmd_report_usage[] =
+    "usage: pmtune report --svg FILE [--bench FILE] [--op OP] [--db PATH]\n"
+    "\n"
+    "Draws what the tuning database holds as one SVG file: for each operation, a bar chart of\n"
+    "the bandwidth of the tuned winner and of the seed configuration at each tuned size (and\n"
+    "of the device-to-device copy, the ceiling, where --bench gives it), and for each tuned\n"
+    "problem a heat map of the best time over the space's first two axes (block x and y, or\n"
+    "block and items), the winner's cell outlined, so that one sees where the winner sits.\n"
+    "\n"
+    "  --svg FILE    where to write the picture\n"
+    "  --bench FILE  the output of 'pmtune bench --json', for the ceilings\n"
+    "  --op OP       only this operation\n"
+    "  --db PATH     the tuning database (default: see 'pmtune db --help')\n";
+
+typedef struct problem_row {
+  char problem[PM__DB_PROBLEM_MAX], text[96], config[PM__DB_CONFIG_MAX], params[PM__DB_PARAMS_MAX];
+  double gbps, seed_gbps, ceiling_gbps;
+  int64_t gpu_id;
+} problem_row;
+
+/* The ceiling `pmtune bench --json` measured for this op and problem text, or 0. */
+static double ceiling_of(const char *bench, const char *op, const char *text) {
+  char key[160];
+  snprintf(key, sizeof key, "\"op\":\"%s\",\"problem\":\"%s\"", op, text);
+  const char *p = bench ? strstr(bench, key) : NULL, *c = p ? strstr(p, "\"ceiling_gbps\":") : NULL;
+  const char *eol = p ? strchr(p, '\n') : NULL;
+  return c != NULL && (eol == NULL || c < eol) ? strtod(c + 15, NULL) : 0;
+}
+
+static void bars(FILE *f, double y0, const pm__op *op, const problem_row *rows, int n) {
+  double top = 1;
+  for (int i = 0; i < n; i++)
+    top = fmax(top, fmax(rows[i].gbps, fmax(rows[i].seed_gbps, rows[i].ceiling_gbps)));
+  fprintf(f, "<text x='20' y='%.0f' font-size='18' font-weight='bold'>%s: GB/s at each tuned size</text>\n",
+          y0 + 20, op->name);
+  const char *colour[3] = {"#2b7bba", "#d95f02", "#999999"}, *label[3] = {"tuned", "seed", "copy ceiling"};
+  for (int k = 0; k < 3; k++)
+    fprintf(f, "<rect x='%d' y='%.0f' width='12' height='12' fill='%s'/><text x='%d' y='%.0f' font-size='12'>%s</text>\n",
+            620 + 110 * k, y0 + 9, colour[k], 636 + 110 * k, y0 + 20, label[k]);
+  double base = y0 + 230, h = 180, w = 960.0 / (n ? n : 1);
+  fprintf(f, "<line x1='20' y1='%.0f' x2='980' y2='%.0f' stroke='black'/>\n", base, base);
+  for (int i = 0; i < n; i++) {
+    double v[3] = {rows[i].gbps, rows[i].seed_gbps, rows[i].ceiling_gbps}, bw = fmin(40, w / 4);
+    for (int k = 0; k < 3; k++) {
+      if (v[k] <= 0) continue;
+      double x = 20 + w * i + w / 2 - 1.5 * bw + k * bw, bh = h * v[k] / top;
+      fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'><title>%s %s: %.0f GB/s</title></rect>\n",
+              x, base - bh, bw - 2, bh, colour[k], rows[i].text, label[k], v[k]);
+      fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' text-anchor='middle'>%.0f</text>\n", x + bw / 2 - 1, base - bh - 3, v[k]);
+    }
+    const char *sp = strchr(rows[i].text, ' '); /* the size, then the rest below it */
+    int first = sp ? (int)(sp - rows[i].text) : (int)strlen(rows[i].text);
+    fprintf(f, "<text x='%.1f' y='%.0f' font-size='10' text-anchor='middle'>%.*s</text>\n",
+            20 + w * i + w / 2, base + 13, first, rows[i].text);
+    if (sp != NULL)
+      fprintf(f, "<text x='%.1f' y='%.0f' font-size='9' text-anchor='middle'>%s</text>\n",
+              20 + w * i + w / 2, base + 24, sp + 1);
+  }
+}
+
+/* The heat map of one problem; returns its height. */
+static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, const problem_row *r) {
+  const pm__param *ax = &op->params[0], *ay = &op->params[1];
+  double cell[PM__MAX_VALUES][PM__MAX_VALUES], best = DBL_MAX, worst = 0;
+  for (int i = 0; i < PM__MAX_VALUES; i++)
+    for (int j = 0; j < PM__MAX_VALUES; j++) cell[i][j] = 0;
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT json_extract(params, '$.%s'), json_extract(params, '$.%s'), min(median_ms)"
+           "  FROM current_measurement WHERE op = ?1 AND problem = ?2 AND gpu_id = ?3"
+           "   AND status = 'ok' AND verified = 1 GROUP BY 1, 2", ax->name, ay->name);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, op->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->problem, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, r->gpu_id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      int vx = sqlite3_column_int(st, 0), vy = sqlite3_column_int(st, 1), ix = -1, iy = -1;
+      for (int k = 0; k < ax->nvalues; k++) ix = ax->values[k] == vx ? k : ix;
+      for (int k = 0; k < ay->nvalues; k++) iy = ay->values[k] == vy ? k : iy;
+      if (ix < 0 || iy < 0) continue;
+      double ms = sqlite3_column_double(st, 2);
+      cell[ix][iy] = ms, best = fmin(best, ms), worst = fmax(worst, ms);
+    }
+  }
+  sqlite3_finalize(st);
+  int wx = -1, wy = -1, v[PM__MAX_PARAMS];
+  if (pm__config_parse(NULL, op, r->config, v) == PM_OK)
+    for (int k = 0; k < PM__MAX_VALUES; k++) {
+      if (k < ax->nvalues && ax->values[k] == v[0]) wx = k;
+      if (k < ay->nvalues && ay->values[k] == v[1]) wy = k;
+    }
+  const double cw = 34, ch = 20;
+  fprintf(f, "<text x='%.0f' y='%.0f' font-size='12'>%s %s: best time over %s x %s</text>\n", x0,
+          y0 + 14, op->name, r->text, ax->name, ay->name);
+  for (int i = 0; i < ax->nvalues; i++) {
+    fprintf(f, "<text x='%.0f' y='%.0f' font-size='9' text-anchor='middle'>%d</text>\n",
+            x0 + 40 + cw * i + cw / 2, y0 + 30, ax->values[i]);
+    for (int j = 0; j < ay->nvalues; j++) {
+      double x = x0 + 40 + cw * i, y = y0 + 34 + ch * j;
+      if (i == 0)
+        fprintf(f, "<text x='%.0f' y='%.0f' font-size='9' text-anchor='end'>%d</text>\n", x0 + 36, y + 14, ay->values[j]);
+      if (cell[i][j] <= 0) {
+        fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='#eeeeee'/>\n", x, y, cw - 1, ch - 1);
+        continue;
+      }
+      double t = worst > best ? log(cell[i][j] / best) / log(worst / best) : 0; /* 0 best, 1 worst */
+      int red = (int)(255 * fmin(1, 2 * t)), green = (int)(255 * fmin(1, 2 * (1 - t)));
+      fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='rgb(%d,%d,60)'%s><title>%s=%d %s=%d: %.4f ms</title></rect>\n",
+              x, y, cw - 1, ch - 1, red, green, i == wx && j == wy ? " stroke='black' stroke-width='3' class='winner'" : "",
+              ax->name, ax->values[i], ay->name, ay->values[j], cell[i][j]);
+    }
+  }
+  return 44 + ch * ay->nvalues;
+}
+
+int cmd_report(int argc, char **argv) {
+  static const struct option longopts[] = {{"svg", required_argument, 0, 's'},
+                                           {"bench", required_argument, 0, 'b'},
+                                           {"op", required_argument, 0, 'p'},
+                                           {"db", required_argument, 0, 'd'},
+                                           {0, 0, 0, 0}};
+  const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL;
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 's': svg = optarg; break;
+      case 'b': benchfile = optarg; break;
+      case 'p': opname = optarg; break;
+      case 'd': dbpath = optarg; break;
+      default: return cli_bad_option("report", argv, ch);
+    }
+  }
+  if (optind < argc) return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+  if (svg == NULL || svg[0] == '\0') return cli_usage_error("report", "no --svg FILE given");
+  const pm__op *only = NULL;
+  if (opname != NULL && cli_op_arg("report", opname, 0, &only) != CLI_OK) return CLI_USAGE;
+
+  char *bench = NULL;
+  if (benchfile != NULL) {
+    FILE *b = fopen(benchfile, "rb");
+    long n = -1;
+    if (b != NULL && fseek(b, 0, SEEK_END) == 0 && (n = ftell(b)) >= 0 && fseek(b, 0, SEEK_SET) == 0 &&
+        (bench = malloc((size_t)n + 1)) != NULL && fread(bench, 1, (size_t)n, b) == (size_t)n)
+      bench[n] = '\0';
+    else {
+      free(bench);
+      if (b) fclose(b);
+      return cli_fail("report", "cannot read '%s'", benchfile);
+    }
+    fclose(b);
+  }
+  pm_ctx *c = NULL;
+  pm__db *db = NULL;
+  FILE *f = NULL, *out = NULL;
+  char *body = NULL;
+  size_t body_len = 0;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  int status = CLI_OK, drawn = 0;
+  problem_row *rows = calloc(256, sizeof *rows);
+  if (rows == NULL || pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, &db) != PM_OK) {
+    status = cli_fail("report", "%s", rows ? pm_errmsg(c) : "out of memory");
+    goto done;
+  }
+  if ((f = open_memstream(&body, &body_len)) == NULL) { /* the body first: then its height is known */
+    status = cli_fail("report", "out of memory");
+    goto done;
+  }
+  sqlite3 *h = pm__db_handle(db);
+  double y = 10;
+  for (int k = 0; pm__ops[k] != NULL; k++) {
+    const pm__op *op = pm__ops[k];
+    if (only != NULL && op != only) continue;
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT problem, config, params, gbps, median_ms, seed_median_ms, gpu_id,"
+                           " ifnull(rows, 0), ifnull(cols, 0), ifnull(n, 0), ifnull(radius, 0), variant"
+                           " FROM winner WHERE op = ?1 ORDER BY gpu_id, variant, radius,"
+                           " coalesce(rows * cols, n) LIMIT 256",
+                           -1, &st, NULL) != SQLITE_OK) {
+      status = cli_fail("report", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
+      goto done;
+    }
+    sqlite3_bind_text(st, 1, op->name, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW && n < 256) {
+      problem_row *r = &rows[n++];
+      snprintf(r->problem, sizeof r->problem, "%s", sqlite3_column_text(st, 0));
+      snprintf(r->config, sizeof r->config, "%s", sqlite3_column_text(st, 1));
+      snprintf(r->params, sizeof r->params, "%s", sqlite3_column_text(st, 2));
+      r->gbps = sqlite3_column_double(st, 3);
+      double med = sqlite3_column_double(st, 4), seed = sqlite3_column_double(st, 5);
+      r->seed_gbps = seed > 0 ? r->gbps * med / seed : 0;
+      r->gpu_id = sqlite3_column_int64(st, 6);
+      const char *variant = (const char *)sqlite3_column_text(st, 11);
+      pm__problem pr = {.rows = (unsigned)sqlite3_column_int64(st, 7),
+                        .cols = (unsigned)sqlite3_column_int64(st, 8),
+                        .n = (unsigned)sqlite3_column_int64(st, 9),
+                        .radius = sqlite3_column_int(st, 10),
+                        .colmajor = variant && strstr(variant, "col") != NULL,
+                        .zero_border = variant && strstr(variant, "zero") != NULL};
+      pm__problem_text(op, &pr, r->text, sizeof r->text);
+      r->ceiling_gbps = ceiling_of(bench, op->name, r->text);
+    }
+    sqlite3_finalize(st);
+    if (n == 0) continue;
+    bars(f, y, op, rows, n);
+    y += 270;
+    for (int i = 0; i < n; i += 2) {
+      double h1 = heat(f, h, y, 20, op, &rows[i]), h2 = i + 1 < n ? heat(f, h, y, 510, op, &rows[i + 1]) : 0;
+      y += fmax(h1, h2) + 10;
+    }
+    drawn += n;
+  }
+  fclose(f);
+  f = NULL;
+  if (drawn == 0) {
+    status = cli_fail("report", "nothing tuned in %s to draw: run 'pmtune tune'", pm__db_filename(db));
+    goto done;
+  }
+  if ((out = fopen(svg, "w")) == NULL ||
+      fprintf(out, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='%d' "
+                   "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
+              (int)(y + 20)) < 0 ||
+      fwrite(body, 1, body_len, out) != body_len || fputs("</svg>\n", out) < 0 || fclose(out) != 0) {
+    out = NULL;
+    status = cli_fail("report", "cannot write '%s'", svg);
+    goto done;
+  }
+  out = NULL;
+  printf("wrote %s: %d tuned problems from %s\n", svg, drawn, pm__db_filename(db));
+done:
+  if (f) fclose(f);
+  if (out) fclose(out);
+  free(body);
+  free(rows);
+  free(bench);
+  pm__db_close(db);
+  pm_close(c);
+  return status;
+}
