@@ -229,18 +229,18 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   pm__serve *s = c->serve;
   char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
   const char *dp[PM__MAX_DEFINES];
-  int nd = pm__config_defines(op, v, pr, defs), rc;
+  int nd = pm__config_defines(op, v, pr, defs), rc, driver, runtime;
+  const pm__template *t = pm__template_find(op->name);
+  pm__db_cubin_key key;
+  pm__db_cuda_versions(&driver, &runtime);
+  rc = pm__cubin_key(c, t->sha256, (const char(*)[24])defs, nd, driver, dtext, sizeof dtext, &key);
+  if (rc != PM_OK) return rc;
   for (int i = 0; i < nd; i++) dp[i] = defs[i];
-  if ((rc = pm__db_defines_text(c, dp, (size_t)nd, dtext, sizeof dtext)) != PM_OK) return rc;
   for (loaded *l = s->kernels; l != NULL; l = l->next)
     if (l->op == op && strcmp(l->defines, dtext) == 0) {
       *out = &l->k;
       return PM_OK;
     }
-  const pm__template *t = pm__template_find(op->name);
-  int driver, runtime;
-  pm__db_cuda_versions(&driver, &runtime);
-  pm__db_cubin_key key = {t->sha256, dtext, c->dev.arch, pm__nvrtc_version(), driver};
   pm__cubin bin = {0};
   pm__db *db = read_db(c);
   if (db == NULL || pm__db_cubin_get(db, &key, &bin) != PM_OK) {

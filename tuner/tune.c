@@ -109,6 +109,15 @@ double pm__median(double *ms, int n, double *q1, double *q3) {
   return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }
 
+int pm__cubin_key(pm_ctx *c, const char *sha256, const char (*defines)[24], int n, int driver,
+                  char *dtext, size_t cap, pm__db_cubin_key *key) {
+  const char *dp[PM__MAX_DEFINES];
+  for (int i = 0; i < n && i < PM__MAX_DEFINES; i++) dp[i] = defines[i];
+  int rc = pm__db_defines_text(c, dp, (size_t)n, dtext, cap);
+  *key = (pm__db_cubin_key){sha256, dtext, c->dev.arch, pm__nvrtc_version(), driver};
+  return rc;
+}
+
 /* ---- Tuning --------------------------------------------------------------------------------- */
 
 typedef struct cand {
@@ -255,12 +264,11 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
   for (size_t j = 0; j < vs->n; j++) {
     if (!need[j]) continue;
     t->res->kernels++;
-    const char *defs[PM__MAX_DEFINES];
     char dtext[PM__MAX_DEFINES * 26];
-    for (int d = 0; d < vs->jobs[j].ndefines; d++) defs[d] = vs->jobs[j].defines[d];
-    if ((rc = pm__db_defines_text(c, defs, (size_t)vs->jobs[j].ndefines, dtext, sizeof dtext)) != PM_OK)
-      goto done;
-    pm__db_cubin_key key = {t->sha, dtext, c->dev.arch, pm__nvrtc_version(), t->driver};
+    pm__db_cubin_key key;
+    rc = pm__cubin_key(c, t->sha, (const char(*)[24])vs->jobs[j].defines, vs->jobs[j].ndefines,
+                       t->driver, dtext, sizeof dtext, &key);
+    if (rc != PM_OK) goto done;
     rc = pm__db_cubin_get(t->db, &key, &vs->jobs[j].cubin);
     if (rc == PM_OK) continue;
     if (rc != PM_ENOTFOUND) goto done;
@@ -277,11 +285,10 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
     vs->jobs[j].error = todo[i].error;
     memset(&todo[i], 0, sizeof todo[i]); /* the job owns them now */
     if (vs->jobs[j].status != PM_OK) continue;
-    const char *defs[PM__MAX_DEFINES];
     char dtext[PM__MAX_DEFINES * 26];
-    for (int d = 0; d < vs->jobs[j].ndefines; d++) defs[d] = vs->jobs[j].defines[d];
-    pm__db_defines_text(c, defs, (size_t)vs->jobs[j].ndefines, dtext, sizeof dtext);
-    pm__db_cubin_key key = {t->sha, dtext, c->dev.arch, pm__nvrtc_version(), t->driver};
+    pm__db_cubin_key key;
+    pm__cubin_key(c, t->sha, (const char(*)[24])vs->jobs[j].defines, vs->jobs[j].ndefines,
+                  t->driver, dtext, sizeof dtext, &key); /* it fitted above */
     if ((rc = pm__db_cubin_put(t->db, &key, &vs->jobs[j].cubin)) != PM_OK) goto done;
   }
   t->res->compiled += ntodo;
