@@ -44,8 +44,8 @@ int pm_open(pm_ctx **out, const pm_options *opts) {
 void pm_close(pm_ctx *c) {
   if (c == NULL) return;
   pm__serve_free(c);
-  pm__kernel_unload(&c->compare);
-  if (c->compare_result != NULL) cudaFree(c->compare_result);
+  pm__kernel_unload(&c->util);
+  if (c->util_result != NULL) cudaFree(c->util_result);
   free(c->errmsg);
   free(c->db_path);
   free(c->notice);

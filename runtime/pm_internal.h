@@ -125,8 +125,8 @@ struct pm_ctx {
   int status;               /* of the last failure */
   char *errmsg;             /* its full message (heap), or NULL */
   pthread_mutex_t lock;     /* guards status, errmsg and the lazily loaded utility kernels */
-  pm__kernel compare;       /* templates/compare.cu for this device, once loaded */
-  unsigned long long *compare_result; /* its device result buffer (2 words) */
+  pm__kernel util;          /* templates/util.cu for this device, once loaded (the tuner's) */
+  unsigned long long *util_result; /* pm_compare's device result buffer (2 words) */
   char *db_path;            /* pm_options.db_path (heap), or NULL for the default */
   int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
   int log;                  /* PMTUNE_LOG is set: notices go to stderr too */

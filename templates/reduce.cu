@@ -13,6 +13,8 @@
 //   COMBINE  0 single launch, the last block to finish sums the partials in order (deterministic)
 //            1 single launch, blocks add their partial atomically (NOT deterministic)
 //            2 two launches: pm_reduce writes partials, pm_reduce_final sums them (deterministic)
+//            3 single launch, the last block (by index) waits for the others' flagged partials
+//              and sums them in order (deterministic; no fence, no atomic; ACC 0 only)
 //   ACC      0 accumulate in float, 1 in double
 //
 // The grid size is the host's choice (one tile per block, or a multiple of the SM count); the
@@ -124,14 +126,62 @@ __device__ __forceinline__ acc_t sum_partials(const acc_t *partials, unsigned co
   return block_sum(v);
 }
 
+#if COMBINE == 3
+// A flagged partial: the float's bits, and 1 in the high word (0: not written yet). One 64-bit
+// store writes both, so a reader that sees the flag sees the value: no fence is needed.
+__device__ __forceinline__ void flag_store(unsigned long long *p, float v) {
+  const unsigned long long w = (1ull << 32) | __float_as_uint(v);
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+__device__ __forceinline__ unsigned long long flag_load(const unsigned long long *p) {
+  unsigned long long w;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+  return w;
+}
+#endif
+
 // partials: gridDim.x values (COMBINE 0 and 2), or one (COMBINE 1), zero before the first launch;
 // counter: one unsigned, zero before the first launch. The kernel leaves both as it found them
-// (COMBINE 0, 1), so that the next launch needs no reset.
+// (COMBINE 0, 1, 3), so that the next launch needs no reset. For COMBINE 3, partials are its
+// flagged slots (8 bytes each): the host places them apart from the other variants' partials
+// (op_reduce.c), so that plain partials left by another variant sharing the scratch never read
+// as flagged.
+//
+// COMBINE 3 waits inside the kernel: the last block spins until every other block has stored.
+// That needs only that the other blocks make progress, which they do on any GPU that holds two
+// blocks of this kernel at once (these use a few KB of shared memory and few registers), since
+// only the last block ever waits.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
           unsigned *counter) {
   const acc_t v = block_sum(thread_sum(in, n));
-#if COMBINE == 2
+#if COMBINE == 3
+  unsigned long long *slots = (unsigned long long *)partials;
+  const unsigned last = gridDim.x - 1;
+  if (blockIdx.x != last) {
+    if (threadIdx.x == 0) flag_store(&slots[blockIdx.x], (float)v);
+    return;
+  }
+  __shared__ float mine;
+  if (threadIdx.x == 0) mine = (float)v;
+  __syncthreads();
+  acc_t s = 0; // the same order as sum_partials: thread t adds slots t, t + BLOCK, ...
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) {
+    float p;
+    if (i == last) {
+      p = mine;
+    } else {
+      unsigned long long w;
+      while (((w = flag_load(&slots[i])) >> 32) == 0) {
+      }
+      slots[i] = 0; // leave the slot as found
+      p = __uint_as_float((unsigned)w);
+    }
+    s += p;
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) *out = (float)s;
+#elif COMBINE == 2
   if (threadIdx.x == 0) partials[blockIdx.x] = v;
 #else
   __shared__ bool last;

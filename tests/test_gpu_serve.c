@@ -111,6 +111,46 @@ static void tune(pm_ctx *c, const pm__op *op, pm__problem pr) {
   pm__db_close(db);
 }
 
+/* Stores config (text) as the verified winner of op on pr for c's GPU, as if tuned. */
+static void put_winner(pm_ctx *c, const pm__op *op, pm__problem pr, const char *config) {
+  pm__db *db;
+  int64_t gpu;
+  int v[PM__MAX_PARAMS];
+  char params[256];
+  pm__db_problem p;
+  cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s", pm_errmsg(c));
+  pm__config_json(op, v, params, sizeof params);
+  pm__tune_db_problem(op, &pr, &p);
+  cr_assert_eq(pm__db_open(c, path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &c->dev, 0, 0, &gpu), PM_OK, "%s", pm_errmsg(c));
+  pm__db_measurement m = {.gpu_id = gpu, .problem = p,
+                          .template_sha256 = pm__template_find(op->name)->sha256,
+                          .params = params, .outcome = PM__DB_MEASURED, .median_ms = 0.001,
+                          .min_ms = 0.001, .max_ms = 0.001, .samples = 1, .gbps = 1,
+                          .verified = 1};
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  pm__db_close(db);
+}
+
+/* One stream's reduce scratch serves every variant: the flagged partials of combine=3 live apart
+ * from the plain partials of combine=0 and 2, which would otherwise read as flags (a wrong sum,
+ * or a wait that never ends). Sizes served in turn on one stream, each checked. */
+Test(gpu_serve, reduce_variants_share_one_scratch) {
+  static const char *const configs[] = {
+      "block=256 items=1 vec=1 step=0 combine=0 acc=0 grid=0",
+      "block=256 items=1 vec=1 step=0 combine=3 acc=0 grid=0",
+      "block=128 items=2 vec=2 step=2 combine=2 acc=1 grid=0",
+      "block=64 items=4 vec=4 step=1 combine=3 acc=0 grid=8",
+  };
+  const unsigned n[] = {300007, 300011, 300013, 300017};
+  pm_ctx *c = open_ctx(path);
+  for (int i = 0; i < 4; i++) put_winner(c, &pm__op_reduce, (pm__problem){.n = n[i]}, configs[i]);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 4; i++)
+      cr_assert_eq(check_reduce(c, n[i]), PM__FROM_EXACT, "n=%u: %s is served", n[i], configs[i]);
+  pm_close(c);
+}
+
 Test(gpu_serve, defaults_where_nothing_is_tuned) {
   pm_ctx *c = open_ctx(path); /* no such file */
   cr_assert_eq(check_matadd(c, 1, 1, 0, 0), PM__FROM_DEFAULT);

@@ -1,4 +1,5 @@
 /* test_nvrtc.c: the compile path (template + defines + arch -> NVRTC -> cubin), with no GPU. */
+#define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,4 +122,19 @@ Test(nvrtc, embedded_templates_match_their_files) {
   cr_assert_geq(n, 1);
   cr_assert_null(pm__template_find("no-such-op"));
   cr_assert_null(pm__template_find(NULL));
+}
+
+Test(nvrtc, utility_kernels_compile_without_a_gpu) {
+  const pm__template *t = pm__template_find("util");
+  cr_assert_not_null(t, "templates/util.cu is embedded");
+  const char *arch[] = {"sm_80", "sm_90"};
+  for (int i = 0; i < 2; i++) {
+    pm__cubin b;
+    cr_assert_eq(pm__compile(ctx, t->file, t->source, arch[i], NULL, 0, &b), PM_OK, "%s: %s",
+                 arch[i], pm_errmsg(ctx));
+    /* both entries the tuner loads are in the cubin's symbol table */
+    cr_assert_not_null(memmem(b.data, b.size, "pm_compare", 10), "%s", arch[i]);
+    cr_assert_not_null(memmem(b.data, b.size, "pm_flush", 8), "%s", arch[i]);
+    pm__cubin_free(&b);
+  }
 }

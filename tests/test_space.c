@@ -42,7 +42,7 @@ Test(space, every_op_has_a_template_and_a_valid_seed) {
     }
   }
   cr_assert_eq(n, 3);
-  cr_assert_null(pm__op_find("compare"), "the compare utility is not an operation");
+  cr_assert_null(pm__op_find("util"), "the utility kernels are not an operation");
 }
 
 Test(space, points_text_json_and_parse_round_trip) {

@@ -20,15 +20,17 @@ const char cmd_bench_usage[] =
     "bytes (the hardware's limit, measured on the spot), and the peer (cub::DeviceReduce::Sum,\n"
     "NPP's nppiFilterBorder, a float4 add for matadd) through pmtune_peers where it was built\n"
     "beside pmtune. Each is verified first, then (after 200 ms of work that brings the GPU's\n"
-    "clocks up) warmed up and timed with CUDA events, each run\n"
-    "after an L2 flush; medians are reported. Also the median the database recorded when tuning,\n"
-    "to check that an independent re-timing agrees.\n"
+    "clocks up) warmed up and timed as the tuner times: each sample flushes the L2 cache, then\n"
+    "runs once on each of K copies of the data between two CUDA events (K: enough that a sample\n"
+    "moves twice the L2 cache, at most 32), and counts the time per run; medians are reported.\n"
+    "Also the median the database recorded when tuning, to check that an independent re-timing\n"
+    "agrees.\n"
     "\n"
     "  --op OP       matadd, reduce, filter or all (default)\n"
     "  --size S      ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes\n"
     "  --radius R    filter radius for --size (default 1)\n"
     "  --device N    which GPU (default 0)\n"
-    "  --samples N   timed runs of each (default 25, at most 64)\n"
+    "  --samples N   timed samples of each (default 25, at most 64)\n"
     "  --json        one JSON object per line instead of the table\n"
     "  --db PATH     the tuning database (default: see 'pmtune db --help')\n";
 
@@ -42,7 +44,8 @@ typedef struct timing {
   int ok;
 } timing;
 
-/* Verifies point v on d (placed in its layout), then times it: median of `samples`. */
+/* Verifies point v on d (placed in its layout), then times it: median of `samples`, after 200 ms
+ * of GPU work (compiling left the GPU idle, and an idle GPU's clocks are down). */
 static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, const pm__problem *pr,
                    pm__data *d, int samples, timing *out) {
   char defs[PM__MAX_DEFINES][24];
@@ -60,7 +63,8 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   if (rc != PM_OK) return rc;
   if ((rc = pm__data_place(c, d, op->layout(v))) == PM_OK && (rc = op->launch(c, &k, v, d, 0)) == PM_OK &&
       (rc = cudaDeviceSynchronize() == cudaSuccess ? PM_OK : PM_ELAUNCH) == PM_OK &&
-      (rc = op->verify(c, v, d, &err)) == PM_OK && (rc = pm__time_runs(c, tm, op, &k, v, d, 3, ms)) == PM_OK &&
+      (rc = op->verify(c, v, d, &err)) == PM_OK && (rc = pm__timer_warm(c, tm, 200)) == PM_OK &&
+      (rc = pm__time_runs(c, tm, op, &k, v, d, 3, ms)) == PM_OK &&
       (rc = pm__time_runs(c, tm, op, &k, v, d, samples, ms)) == PM_OK) {
     out->ms = pm__median(ms, samples, NULL, NULL);
     out->gbps = op->bytes(pr) / (out->ms * 1e6);
@@ -70,27 +74,35 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   return rc;
 }
 
-/* A device-to-device copy moving `bytes` (read + written), timed like the kernels. */
+/* A device-to-device copy moving `bytes` (read + written), timed like the kernels: as many
+ * copies of its buffers as a kernel moving `bytes` gets, one copy after another per sample. */
 static int copy_ceiling(pm_ctx *c, pm__timer *tm, double bytes, int samples, timing *out) {
-  int rc = PM_OK;
+  int rc = PM_OK, k = pm__copies_for(c, bytes);
   size_t half = (size_t)(bytes / 2);
-  void *src = NULL, *dst = NULL;
+  char *src = NULL, *dst = NULL;
   double ms[64];
   memset(out, 0, sizeof *out);
   if (half < 4) half = 4;
-  PM__CUDA(c, cudaMalloc(&src, half));
-  PM__CUDA(c, cudaMalloc(&dst, half));
-  PM__CUDA(c, cudaMemset(src, 0x3c, half));
+  size_t stride = pm__pitch(half, 512);
+  PM__CUDA(c, cudaMalloc((void **)&src, stride * k));
+  PM__CUDA(c, cudaMalloc((void **)&dst, stride * k));
+  PM__CUDA(c, cudaMemset(src, 0x3c, stride * k));
   for (int i = 0; i < samples + 3; i++) {
     int s = i < 3 ? 0 : i - 3;
-    PM__CUDA(c, cudaMemsetAsync(tm->flush, i & 0xff, tm->flush_bytes, 0));
-    PM__CUDA(c, cudaEventRecord(tm->start[s], 0));
-    PM__CUDA(c, cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice, 0));
-    PM__CUDA(c, cudaEventRecord(tm->stop[s], 0));
+    if ((rc = pm__timer_begin(c, tm, s)) != PM_OK) goto fail;
+    for (int j = 0; j < k; j++) {
+      cudaError_t e = cudaMemcpyAsync(dst + j * stride, src + j * stride, half, cudaMemcpyDeviceToDevice, 0);
+      if (e != cudaSuccess) {
+        pm__timer_open(tm);
+        rc = pm__cuda_error(c, PM_ECUDA, e, "cudaMemcpyAsync", __FILE__, __LINE__);
+        goto fail;
+      }
+    }
+    if ((rc = pm__timer_end(c, tm, s)) != PM_OK) goto fail;
     PM__CUDA(c, cudaEventSynchronize(tm->stop[s]));
     float f;
     PM__CUDA(c, cudaEventElapsedTime(&f, tm->start[s], tm->stop[s]));
-    ms[s] = f;
+    ms[s] = f / k;
   }
   out->ms = pm__median(ms, samples, NULL, NULL);
   out->gbps = 2.0 * (double)half / (out->ms * 1e6);
@@ -102,8 +114,8 @@ fail:
 }
 
 /* Runs pmtune_peers (beside this program) for the problem; fills name and timing. */
-static void peer(const pm__op *op, const pm__problem *pr, int samples, char *name, size_t len,
-                 timing *out) {
+static void peer(pm_ctx *c, const pm__op *op, const pm__problem *pr, int samples, char *name,
+                 size_t len, timing *out) {
   char exe[PATH_MAX], cmd[PATH_MAX + 128], line[2048];
   memset(out, 0, sizeof *out);
   snprintf(name, len, "-");
@@ -114,14 +126,16 @@ static void peer(const pm__op *op, const pm__problem *pr, int samples, char *nam
   if (slash == NULL) return;
   strcpy(slash + 1, "pmtune_peers");
   if (access(exe, X_OK) != 0) return;
+  int k = pm__copies_for(c, op->bytes(pr)); /* the copies pmtune's own timing rotates */
   if (op->dims == 1)
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d 2>/dev/null", exe, op->name, pr->n, samples);
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d --copies %d 2>/dev/null", exe,
+             op->name, pr->n, samples, k);
   else if (op->problem_defines != NULL) /* the filter */
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --radius %d --samples %d 2>/dev/null", exe,
-             op->name, pr->rows, pr->cols, pr->radius, samples);
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --radius %d --samples %d --copies %d 2>/dev/null",
+             exe, op->name, pr->rows, pr->cols, pr->radius, samples, k);
   else
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --samples %d 2>/dev/null", exe, op->name,
-             pr->rows, pr->cols, samples);
+    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --samples %d --copies %d 2>/dev/null", exe,
+             op->name, pr->rows, pr->cols, samples, k);
   FILE *p = popen(cmd, "r");
   if (p == NULL) return;
   if (fgets(line, sizeof line, p) != NULL) {
@@ -236,7 +250,9 @@ int cmd_bench(int argc, char **argv) {
     pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;
-    if (op->prepare(c, &pr, 0x5eed, &d) != PM_OK || pm__timer_warm(c, &tm, 200) != PM_OK ||
+    int prepared = op->prepare(c, &pr, 0x5eed, &d) == PM_OK;
+    d.copies = pm__copies_for(c, op->bytes(&pr));
+    if (!prepared ||
         measure(c, &tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
         measure(c, &tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
         copy_ceiling(c, &tm, op->bytes(&pr), samples, &ceil) != PM_OK) {
@@ -245,7 +261,7 @@ int cmd_bench(int argc, char **argv) {
       continue;
     }
     pm__data_free(&d);
-    peer(op, &pr, samples, pname, sizeof pname, &pt);
+    peer(c, op, &pr, samples, pname, sizeof pname, &pt);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
       printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\","

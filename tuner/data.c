@@ -82,24 +82,48 @@ static void free_device(pm__data *d) {
   d->work = NULL;
 }
 
+/* Copies start this many bytes apart, or a multiple: cudaMalloc's own alignment. */
+#define COPY_ALIGN 512
+
+int pm__copies_for(pm_ctx *c, double bytes) {
+  double want = 2.0 * (c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
+  double k = bytes > 0 ? ceil(want / bytes) : 32;
+  return k < 1 ? 1 : k > 32 ? 32 : (int)k;
+}
+
+void pm__data_view(const pm__data *d, int j, pm__data *view) {
+  *view = *d;
+  for (int i = 0; i < 2; i++)
+    if (d->in[i] != NULL) view->in[i] = (float *)((char *)d->in[i] + (size_t)j * d->in_stride);
+  view->out = (float *)((char *)d->out + (size_t)j * d->out_stride);
+  view->copies = 1;
+}
+
 int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   int rc = PM_OK, prev;
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
   free_device(d);
   d->align = align;
+  if (d->copies < 1) d->copies = 1;
   size_t w = (size_t)d->inner * sizeof(float), pitch = d->lines > 1 ? pm__pitch(w, align) : w;
+  size_t k = (size_t)d->copies;
+  d->in_stride = pm__pitch(pitch * d->lines, COPY_ALIGN);
   for (int i = 0; i < 2 && d->host_in[i] != NULL; i++) {
     d->in_pitch[i] = pitch;
-    PM__CUDA(c, cudaMalloc((void **)&d->in[i], pitch * d->lines));
+    PM__CUDA(c, cudaMalloc((void **)&d->in[i], d->in_stride * k));
     PM__CUDA(c, cudaMemcpy2D(d->in[i], pitch, d->host_in[i], w, w, d->lines,
                              cudaMemcpyHostToDevice));
+    for (size_t j = 1; j < k; j++)
+      PM__CUDA(c, cudaMemcpy((char *)d->in[i] + j * d->in_stride, d->in[i], pitch * d->lines,
+                             cudaMemcpyDeviceToDevice));
   }
   if (!d->scalar_out) { /* a 2D output shaped like the inputs */
     d->out_pitch = pitch;
     d->out_bytes = pitch * d->lines;
   }
-  PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_bytes));
-  if (d->work_bytes > 0) {
+  d->out_stride = pm__pitch(d->out_bytes, COPY_ALIGN);
+  PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_stride * k));
+  if (d->work_bytes > 0) { /* one scratch for all copies: a run leaves it as it found it */
     PM__CUDA(c, cudaMalloc(&d->work, d->work_bytes));
     PM__CUDA(c, cudaMemset(d->work, 0, d->work_bytes));
   }
@@ -141,21 +165,19 @@ void pm__data_free(pm__data *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Loads templates/compare.cu for c's device, once. Comparing is for one thread at a time per
- * context (the tuner's, a test's): they share the result buffer. */
-static int compare_kernel(pm_ctx *c) {
-  static const char *const entries[] = {"pm_compare"};
+int pm__util_kernels(pm_ctx *c) {
+  static const char *const entries[] = {"pm_compare", "pm_flush"};
   int rc = PM_OK;
   pthread_mutex_lock(&c->lock);
-  if (c->compare.lib == NULL) {
-    const pm__template *t = pm__template_find("compare");
+  if (c->util.lib == NULL) {
+    const pm__template *t = pm__template_find("util");
     pm__cubin bin;
     pthread_mutex_unlock(&c->lock); /* pm__seterr takes the lock */
-    if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "the compare template is not embedded");
+    if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "the utility template is not embedded");
     if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, NULL, 0, &bin)) != PM_OK) return rc;
     pm__kernel k;
     unsigned long long *res = NULL;
-    rc = pm__kernel_load(c, bin.data, entries, 1, &k);
+    rc = pm__kernel_load(c, bin.data, entries, 2, &k);
     pm__cubin_free(&bin);
     if (rc != PM_OK) return rc;
     cudaError_t e = cudaMalloc((void **)&res, 2 * sizeof *res);
@@ -164,9 +186,9 @@ static int compare_kernel(pm_ctx *c) {
       return pm__cuda_error(c, PM_ECUDA, e, "cudaMalloc", __FILE__, __LINE__);
     }
     pthread_mutex_lock(&c->lock);
-    if (c->compare.lib == NULL) {
-      c->compare = k;
-      c->compare_result = res;
+    if (c->util.lib == NULL) {
+      c->util = k;
+      c->util_result = res;
     } else { /* another thread was first */
       pm__kernel_unload(&k);
       cudaFree(res);
@@ -178,14 +200,14 @@ static int compare_kernel(pm_ctx *c) {
 
 int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
                    unsigned inner, unsigned long long *bad, unsigned long long *first) {
-  int rc = compare_kernel(c), prev = -1;
-  unsigned long long *res = c->compare_result, host[2] = {0, ~0ull};
+  int rc = pm__util_kernels(c), prev = -1;
+  unsigned long long *res = c->util_result, host[2] = {0, ~0ull};
   if (rc != PM_OK) return rc;
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
   PM__CUDA(c, cudaMemcpy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->compare, 0, grid, block, 0, 0, args)) != PM_OK) goto fail;
+  if ((rc = pm__kernel_launch(c, &c->util, PM__UTIL_COMPARE, grid, block, 0, 0, args)) != PM_OK) goto fail;
   PM__CUDA(c, cudaMemcpy(host, res, sizeof host, cudaMemcpyDeviceToHost));
   *bad = host[0];
   *first = host[1];

@@ -52,6 +52,12 @@ typedef struct pm__data {
   size_t in_pitch[2];      /* bytes */
   float *out;              /* device output */
   size_t out_pitch, out_bytes;
+  int copies;              /* copies of the inputs and the output on the device, one after the
+                              other (copy_stride bytes apart), that the timer rotates through so
+                              that a run never finds its data left in L2 by another; the caller
+                              sets it before placing (pm__copies_for); 0 or 1: one. d's own
+                              pointers are copy 0's, pm__data_view gives the others */
+  size_t in_stride, out_stride;
   int scalar_out;          /* the output is one float (reduce), not lines shaped like the input */
   void *work;              /* device scratch (reduce: partials and counter) */
   size_t work_bytes;
@@ -151,6 +157,14 @@ int pm__is_seed(const pm__op *op, const int *v);
  * there; frees those of an earlier layout first. The output is poisoned (NaN). */
 int pm__data_place(pm_ctx *c, pm__data *d, size_t align);
 
+/* How many copies of a problem moving `bytes` make a timed batch move at least twice the L2
+ * cache of c's device (at most 32): amortises the events' cost and resolution over short runs. */
+int pm__copies_for(pm_ctx *c, double bytes);
+
+/* Copy j (0 .. d->copies - 1) of d's device data as a pm__data that an op can launch on: the
+ * same problem and scratch, the inputs and output of that copy. */
+void pm__data_view(const pm__data *d, int j, pm__data *view);
+
 /* Fills d's output with NaN, so that an element the kernel does not write cannot pass. */
 int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream);
 
@@ -169,6 +183,12 @@ void pm__random_fill(float *out, size_t n, uint64_t seed);
 /* Calls fn(arg, begin, end) over [0, n) split into ranges on the host's cores; returns when all
  * are done. For the CPU references of large problems. */
 void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end), void *arg);
+
+/* Loads templates/util.cu for c's device, once per context: c->util's entries are pm_compare
+ * and pm_flush. Comparing is for one thread at a time per context (the tuner's, a test's): they
+ * share c->util_result. */
+enum { PM__UTIL_COMPARE, PM__UTIL_FLUSH };
+int pm__util_kernels(pm_ctx *c);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there
  * (bitwise). *bad: how many differ; *first: the first that does (line * inner + i). */

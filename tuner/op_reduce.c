@@ -14,14 +14,19 @@ static const pm__param params[NPARAMS] = {
     [VEC] = {"vec", "VEC", 3, {1, 2, 4}, "floats per access"},
     [STEP] = {"step", "STEP", 3, {0, 1, 2},
               "block step: 0 shared tree, 1 padded shared tree, 2 warp shuffles"},
-    [COMBINE] = {"combine", "COMBINE", 3, {0, 1, 2},
-                 "0 one launch, last block sums; 1 one launch, atomics (nondeterministic); 2 two launches"},
+    [COMBINE] = {"combine", "COMBINE", 4, {0, 1, 2, 3},
+                 "0 one launch, last block sums; 1 one launch, atomics (nondeterministic); "
+                 "2 two launches; 3 one launch, the last block waits for flagged partials"},
     [ACC] = {"acc", "ACC", 2, {0, 1}, "accumulate in 0 float, 1 double"},
     [GRID] = {"grid", NULL, 5, {0, 1, 2, 4, 8}, "blocks: 0 one tile each, k: k x the SM count"},
 };
 
 #define MAX_PARTIALS (1u << 22) /* the scratch holds this many partial sums */
-#define COUNTER_BYTES 256       /* the counter's slot, before the partials */
+#define COUNTER_BYTES 256       /* the counter's slot, first in the scratch */
+#define FLAG_SLOTS 4096         /* then COMBINE 3's flagged partials (8 bytes each), apart from
+                                   the other variants' partials so that theirs never read as
+                                   flagged; then the partials of COMBINE 0, 1 and 2 */
+#define FLAG_BYTES (FLAG_SLOTS * 8)
 
 static unsigned long long tiles_of(const int *v, unsigned n) {
   unsigned long long per = (unsigned long long)v[BLOCK] * v[ITEMS] * v[VEC];
@@ -37,11 +42,13 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
   if (v[COMBINE] == 1 && !lim->allow_nondeterministic) return "not deterministic (atomic combine)";
+  if (v[COMBINE] == 3 && v[ACC] != 0) return "flagged partials are floats (acc=0 only)";
   if (pr == NULL) return NULL;
   if (pr->n == 0 || pr->n > 0x7fffffffu) return "n out of range";
   if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
     return "the caller's pointer is not aligned to the vector width";
-  if (grid_of(v, pr->n, lim->sm_count) > MAX_PARTIALS) return "more partial sums than the scratch holds";
+  if (grid_of(v, pr->n, lim->sm_count) > (v[COMBINE] == 3 ? FLAG_SLOTS : MAX_PARTIALS))
+    return "more partial sums than the scratch holds";
   return NULL;
 }
 
@@ -57,7 +64,7 @@ static void fallback(const pm__problem *pr, int *v) {
 }
 
 static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
-  return COUNTER_BYTES + (size_t)grid_of(v, pr->n, sm_count) * sizeof(double);
+  return COUNTER_BYTES + FLAG_BYTES + (size_t)grid_of(v, pr->n, sm_count) * sizeof(double);
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
@@ -67,7 +74,7 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->inner = pr->n;
   d->scalar_out = 1;
   d->out_bytes = sizeof(float);
-  d->work_bytes = COUNTER_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
+  d->work_bytes = COUNTER_BYTES + FLAG_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
   if ((d->host_in[0] = malloc((size_t)pr->n * sizeof(float))) == NULL ||
       (d->host_ref = malloc(sizeof(float))) == NULL)
     return pm__seterr(c, PM_ENOMEM, "reduce n=%u: out of host memory", pr->n);
@@ -88,7 +95,8 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
 
 static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
   unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count);
-  void *counter = d->work, *partials = (char *)d->work + COUNTER_BYTES;
+  void *counter = d->work;
+  void *partials = (char *)d->work + COUNTER_BYTES + (v[COMBINE] == 3 ? 0 : FLAG_BYTES);
   void *args[] = {&d->in[0], &n, &d->out, &partials, &counter};
   dim3 g = {grid, 1, 1}, b = {(unsigned)v[BLOCK], 1, 1};
   int rc = pm__kernel_launch(c, k, 0, g, b, 0, s, args);

@@ -35,7 +35,10 @@ int pm__timer_init(pm_ctx *c, pm__timer *t) {
   int rc = PM_OK;
   memset(t, 0, sizeof *t);
   t->flush_bytes = 2 * (size_t)(c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
+  pm__timer_open(t);
+  if ((rc = pm__util_kernels(c)) != PM_OK) return rc;
   PM__CUDA(c, cudaMalloc(&t->flush, t->flush_bytes));
+  PM__CUDA(c, cudaMemset(t->flush, 0, t->flush_bytes)); /* zeros: pm_flush then writes nothing */
   for (; t->nevents < 64; t->nevents++) {
     PM__CUDA(c, cudaEventCreate(&t->start[t->nevents]));
     if (cudaEventCreate(&t->stop[t->nevents]) != cudaSuccess) {
@@ -51,6 +54,8 @@ fail:
 }
 
 void pm__timer_free(pm__timer *t) {
+  pm__timer_open(t);
+  cudaStreamSynchronize(0); /* no host function is left waiting on a gate */
   for (int i = 0; i < t->nevents; i++) {
     cudaEventDestroy(t->start[i]);
     cudaEventDestroy(t->stop[i]);
@@ -64,7 +69,7 @@ int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms) {
   float elapsed = 0;
   for (int round = 0; round < 1000 && elapsed < ms; round++) {
     PM__CUDA(c, cudaEventRecord(t->start[0], 0));
-    for (int i = 0; i < 8; i++) PM__CUDA(c, cudaMemsetAsync(t->flush, i, t->flush_bytes, 0));
+    for (int i = 0; i < 8; i++) PM__CUDA(c, cudaMemsetAsync(t->flush, 0, t->flush_bytes, 0));
     PM__CUDA(c, cudaEventRecord(t->stop[0], 0));
     PM__CUDA(c, cudaEventSynchronize(t->stop[0]));
     float f;
@@ -75,23 +80,67 @@ fail:
   return rc;
 }
 
+/* A host function in the stream: the GPU waits here until the host opens the gate. */
+static void CUDART_CB wait_gate(void *arg) {
+  atomic_int *g = arg;
+  while (!atomic_load_explicit(g, memory_order_acquire)) {
+  }
+}
+
+int pm__timer_begin(pm_ctx *c, pm__timer *t, int i) {
+  int rc = PM_OK;
+  atomic_store(&t->gate[i], 0);
+  /* evict every copy's data from L2, so that no run is timed on cached data: read (pm_flush),
+   * not written, so that no dirty line is left for the timed run to write back */
+  size_t words = t->flush_bytes / 16;
+  float *sink = t->flush;
+  void *args[] = {&t->flush, &words, &sink};
+  dim3 grid = {(unsigned)(c->dev.sm_count * 4), 1, 1}, block = {512, 1, 1};
+  if ((rc = pm__kernel_launch(c, &c->util, PM__UTIL_FLUSH, grid, block, 0, 0, args)) != PM_OK)
+    goto fail;
+  PM__CUDA(c, cudaLaunchHostFunc(0, wait_gate, &t->gate[i]));
+  PM__CUDA(c, cudaEventRecord(t->start[i], 0));
+  return PM_OK;
+fail:
+  atomic_store(&t->gate[i], 1);
+  return rc;
+}
+
+int pm__timer_end(pm_ctx *c, pm__timer *t, int i) {
+  cudaError_t e = cudaEventRecord(t->stop[i], 0);
+  atomic_store_explicit(&t->gate[i], 1, memory_order_release);
+  return e == cudaSuccess ? PM_OK : pm__cuda_error(c, PM_ECUDA, e, "cudaEventRecord", __FILE__, __LINE__);
+}
+
+void pm__timer_open(pm__timer *t) {
+  for (int i = 0; i < 64; i++) atomic_store(&t->gate[i], 1);
+}
+
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
                   pm__data *d, int samples, double *ms) {
   int rc = PM_OK;
   if (samples < 1 || samples > t->nevents)
     return pm__seterr(c, PM_EINVAL, "timing: 1 to %d samples", t->nevents);
+  int copies = d->copies > 1 ? d->copies : 1;
   for (int i = 0; i < samples; i++) {
-    /* evict the inputs from L2, so that no run is timed on cached data */
-    PM__CUDA(c, cudaMemsetAsync(t->flush, i & 0xff, t->flush_bytes, 0));
-    PM__CUDA(c, cudaEventRecord(t->start[i], 0));
-    if ((rc = op->launch(c, k, v, d, 0)) != PM_OK) return rc;
-    PM__CUDA(c, cudaEventRecord(t->stop[i], 0));
+    /* a batch of runs, one on each copy */
+    if ((rc = pm__timer_begin(c, t, i)) != PM_OK) return rc;
+    for (int j = 0; j < copies && rc == PM_OK; j++) {
+      pm__data view;
+      pm__data_view(d, j, &view);
+      rc = op->launch(c, k, v, &view, 0);
+    }
+    if (rc != PM_OK) {
+      pm__timer_open(t);
+      return rc;
+    }
+    if ((rc = pm__timer_end(c, t, i)) != PM_OK) return rc;
   }
   PM__CUDA(c, cudaEventSynchronize(t->stop[samples - 1]));
   for (int i = 0; i < samples; i++) {
     float f;
     PM__CUDA(c, cudaEventElapsedTime(&f, t->start[i], t->stop[i]));
-    ms[i] = f;
+    ms[i] = f / copies;
   }
 fail:
   return rc;
@@ -549,6 +598,7 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
   /* 2. the data and its reference, and the GPU's clocks up */
   double v0 = pm__now_ms();
   if ((rc = op->prepare(c, pr, o->seed ? o->seed : 0x5eed, &t.d)) != PM_OK) goto done;
+  t.d.copies = pm__copies_for(c, op->bytes(pr));
   if ((rc = pm__timer_init(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
   if ((rc = pm__timer_warm(c, &t.tm, 200)) != PM_OK) goto done;

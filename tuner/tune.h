@@ -5,6 +5,7 @@
 #define PM_TUNE_H
 
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "compile.h"
 #include "pmdb.h"
@@ -77,12 +78,14 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
 
 /* ---- Timing (shared with pmtune bench) ------------------------------------------------------ */
 
-/* Scratch to flush the L2 cache between timed runs (twice its size). */
+/* Scratch to flush the L2 cache between timed runs (twice its size, zeros, read by pm_flush),
+ * events, and the gates that hold the GPU back until a sample's runs are all queued. */
 typedef struct pm__timer {
   void *flush;
   size_t flush_bytes;
   cudaEvent_t start[64], stop[64];
   int nevents;
+  atomic_int gate[64];
 } pm__timer;
 
 int pm__timer_init(pm_ctx *c, pm__timer *t);
@@ -92,8 +95,18 @@ void pm__timer_free(pm__timer *t);
  * clocks are up before anything is timed: a GPU just out of idle runs short kernels slower. */
 int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms);
 
-/* Times `samples` runs of point v on d (each after flushing L2), with CUDA events. ms[i] gets
- * each run's time; the caller sorts. samples <= 64. */
+/* Starts sample i (< t->nevents) on stream 0: flushes L2 (reading), then holds the GPU until
+ * pm__timer_end(t, i), so that the host queues the whole sample before the GPU starts on it
+ * (short runs would otherwise time the host's launches), then records start[i]. */
+int pm__timer_begin(pm_ctx *c, pm__timer *t, int i);
+/* Records stop[i] and lets the GPU go on with sample i. */
+int pm__timer_end(pm_ctx *c, pm__timer *t, int i);
+/* Lets the GPU go past every gate (after an error between begin and end). */
+void pm__timer_open(pm__timer *t);
+
+/* Times `samples` samples of point v on d with CUDA events: each flushes L2, then runs v once
+ * on each of d's copies back to back (d->copies, from pm__copies_for) between two events. ms[i]
+ * gets sample i's time per run (its batch's time / copies); the caller sorts. samples <= 64. */
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
                   pm__data *d, int samples, double *ms);
 

@@ -6,9 +6,13 @@
 //
 // The protocol is the tuner's (tuner/tune.c, pm__time_runs): inputs are fresh random data (the
 // tuner's generator and seeds); the output is poisoned (0xff bytes, a NaN) before one run whose
-// result is checked against a host reference; then the warm-up runs; then each sample flushes the
-// L2 cache (cudaMemsetAsync over twice its size), records an event, runs the peer once and records
-// an event. Median, min and max over the samples; GB/s = the bytes that must move / the median.
+// result is checked against a host reference; then 200 ms of GPU work (clocks up) and the
+// warm-up runs; then each sample flushes the L2 cache (reads twice its size: flush_l2, pmtune's
+// pm_flush), holds the GPU until the host has queued the whole sample, records an event, runs the peer once
+// on each of K copies of its inputs and output back to back, and records an event; the sample is the time per run. K (--copies) is pmtune's
+// (pm__copies_for in tuner/data.c): enough copies that a sample moves twice the L2 cache, at
+// most 32; pmtune bench passes its own. Median, min and max over the samples; GB/s = the bytes
+// that must move / the median.
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cub/device/device_reduce.cuh>
 #include <thread>
 #include <vector>
@@ -29,11 +35,13 @@
 
 static const char usage[] =
     "usage: pmtune_peers --op matadd|reduce|filter|copy --size S [--radius R] [--samples N]\n"
-    "                    [--warmup N]\n"
+    "                    [--warmup N] [--copies K]\n"
     "\n"
     "Times the peer of one pmtune operation on CUDA device 0 (CUDA_VISIBLE_DEVICES picks\n"
     "another), with pmtune's protocol: random inputs, the output poisoned and checked against a\n"
-    "host reference, warm-up runs, then samples each timed with CUDA events after an L2 flush.\n"
+    "host reference, warm-up runs, then samples each timed with CUDA events after an L2 flush\n"
+    "(reading twice the L2's size):\n"
+    "one run on each of K copies of the data, back to back; a sample is the time per run.\n"
     "\n"
     "  --op matadd   a float4 grid-stride c = a + b (the stand-in for torch.add and cupy.add);\n"
     "                --size ROWSxCOLS, packed; bytes = 3 x rows x cols x 4\n"
@@ -43,7 +51,9 @@ static const char usage[] =
     "                --radius R (1 to 3, default 1); bytes = 2 x rows x cols x 4\n"
     "  --op copy     cudaMemcpyAsync device to device; --size BYTES; bytes = 2 x BYTES (the\n"
     "                hardware's limit, measured on the spot)\n"
-    "  --samples N   timed runs (default 25)       --warmup N   untimed runs first (default 3)\n"
+    "  --samples N   timed samples (default 25)    --warmup N   untimed runs first (default 3)\n"
+    "  --copies K    copies per sample, 1 to 32 (default: enough that a sample moves twice the\n"
+    "                L2 cache's size, as pmtune's tuner does)\n"
     "\n"
     "Prints one JSON object on stdout: op, size, (filter) radius, peer, gpu, median_ms, min_ms,\n"
     "max_ms, samples, gbps, verified, error; where the peer was not built in (NPP missing),\n"
@@ -62,13 +72,15 @@ static void vreport(const char *fmt, va_list ap) {
 }
 
 /* A failure after the arguments were read: says why on one line and exits with status 1. The
- * program holds nothing that exiting does not release. */
+ * program holds nothing that exiting does not release; _exit skips the CUDA runtime's teardown,
+ * which would wait for a host function still held at a timing gate (wait_gate). */
 [[noreturn]] static void fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vreport(fmt, ap);
   va_end(ap);
-  exit(1);
+  fflush(stdout);
+  _exit(1);
 }
 
 [[noreturn]] static void usage_error(const char *fmt, ...) {
@@ -137,6 +149,7 @@ typedef struct bench {
   char size[64]; /* as the line prints it: "10000x10000", "268435456" */
   int radius;    /* filter; 0 otherwise */
   int samples, warmup;
+  int copies; /* 0: pmtune's count for the bytes a run moves (copies_for) */
   char gpu[256];
   int sm_count;
   void *flush;
@@ -161,31 +174,85 @@ static void bench_open(bench *b) {
   b->sm_count = p.multiProcessorCount;
   b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
   CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes));
+  CUDA_CHECK(cudaMemset(b->flush, 0, b->flush_bytes)); /* zeros: flush_l2 then writes nothing */
 }
 
-/* Runs `run` (one launch of the peer on stream 0) warmup times, then samples times, each after an
- * L2 flush and between two events; returns the times in ms, sorted. */
+/* pmtune's pm_flush (templates/util.cu): reads n 16-byte words through L2, leaving it full of
+ * clean lines, so that a timed run finds none of its data there and writes back none of the
+ * flush's. The buffer holds zeros, so *sink is never written. */
+__global__ void flush_l2(const float4 *__restrict__ p, size_t n, float *sink) {
+  float acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const float4 v = __ldcg(&p[i]);
+    acc += (v.x + v.y) + (v.z + v.w);
+  }
+  if (acc != 0) *sink = acc;
+}
+
+/* pm__copies_for (tuner/data.c): the copies of a problem moving `bytes` that make a timed sample
+ * move at least twice the L2 cache (the flush buffer's size), from 1 to 32; --copies overrides. */
+static int copies_for(const bench *b, double bytes) {
+  if (b->copies > 0) return b->copies;
+  double k = bytes > 0 ? ceil((double)b->flush_bytes / bytes) : 32;
+  return k < 1 ? 1 : k > 32 ? 32 : (int)k;
+}
+
+/* A host function in the stream: the GPU waits here until the host opens the gate. (A failed
+ * CUDA call between closing and opening a gate ends the program through fail.) */
+static void CUDART_CB wait_gate(void *arg) {
+  std::atomic<int> *g = (std::atomic<int> *)arg;
+  while (!g->load(std::memory_order_acquire)) {
+  }
+}
+
+/* Runs `run(j)` (one launch of the peer on copy j of its data, on stream 0) warmup times, then
+ * takes b->samples samples, each after an L2 flush: `copies` runs, on copies 0 .. copies - 1,
+ * between two events. Returns the times per run in ms, sorted. */
 template <typename F>
-static std::vector<double> time_runs(const bench *b, F run) {
+static std::vector<double> time_runs(const bench *b, int copies, F run) {
   std::vector<cudaEvent_t> start(b->samples), stop(b->samples);
   std::vector<double> ms(b->samples);
   for (int i = 0; i < b->samples; i++) {
     CUDA_CHECK(cudaEventCreate(&start[i]));
     CUDA_CHECK(cudaEventCreate(&stop[i]));
   }
-  for (int i = 0; i < b->warmup; i++) run();
+  /* 200 ms of GPU work first, as pmtune does (pm__timer_warm): checking the result on the host
+   * left the GPU idle, and an idle GPU's clocks are down */
+  cudaEvent_t w0, w1;
+  CUDA_CHECK(cudaEventCreate(&w0));
+  CUDA_CHECK(cudaEventCreate(&w1));
+  for (float busy = 0; busy < 200;) {
+    float f;
+    CUDA_CHECK(cudaEventRecord(w0, 0));
+    for (int i = 0; i < 8; i++) CUDA_CHECK(cudaMemsetAsync(b->flush, 0, b->flush_bytes, 0));
+    CUDA_CHECK(cudaEventRecord(w1, 0));
+    CUDA_CHECK(cudaEventSynchronize(w1));
+    CUDA_CHECK(cudaEventElapsedTime(&f, w0, w1));
+    busy += f;
+  }
+  CUDA_CHECK(cudaEventDestroy(w0));
+  CUDA_CHECK(cudaEventDestroy(w1));
+  for (int i = 0; i < b->warmup; i++) run(i % copies);
+  std::vector<std::atomic<int>> gate(b->samples);
   for (int i = 0; i < b->samples; i++) {
-    /* evict the inputs from L2, so that no run is timed on cached data */
-    CUDA_CHECK(cudaMemsetAsync(b->flush, i & 0xff, b->flush_bytes, 0));
+    /* evict every copy's data from L2, so that no run is timed on cached data; then hold the
+     * GPU until the whole sample is queued (pm__timer_begin), so that short runs do not time
+     * the host's launches */
+    gate[i] = 0;
+    flush_l2<<<b->sm_count * 4, 512>>>((const float4 *)b->flush, b->flush_bytes / 16, (float *)b->flush);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaLaunchHostFunc(0, wait_gate, &gate[i]));
     CUDA_CHECK(cudaEventRecord(start[i], 0));
-    run();
+    for (int j = 0; j < copies; j++) run(j);
     CUDA_CHECK(cudaEventRecord(stop[i], 0));
+    gate[i].store(1, std::memory_order_release);
   }
   CUDA_CHECK(cudaEventSynchronize(stop[b->samples - 1]));
   for (int i = 0; i < b->samples; i++) {
     float f;
     CUDA_CHECK(cudaEventElapsedTime(&f, start[i], stop[i]));
-    ms[i] = f;
+    ms[i] = f / copies;
     CUDA_CHECK(cudaEventDestroy(start[i]));
     CUDA_CHECK(cudaEventDestroy(stop[i]));
   }
@@ -227,12 +294,13 @@ static void print_head(const bench *b, const char *peer) {
 }
 
 /* Prints the line of one measured peer; returns the exit status it calls for. */
-static int report(const bench *b, const char *peer, const std::vector<double> &ms, double bytes,
-                  bool verified, double error) {
+static int report(const bench *b, const char *peer, const std::vector<double> &ms, int copies,
+                  double bytes, bool verified, double error) {
   double med = median(ms);
   print_head(b, peer);
-  printf(",\"median_ms\":%.6g,\"min_ms\":%.6g,\"max_ms\":%.6g,\"samples\":%d,\"gbps\":%.1f", med,
-         ms.front(), ms.back(), (int)ms.size(), bytes / (med * 1e6));
+  printf(",\"median_ms\":%.6g,\"min_ms\":%.6g,\"max_ms\":%.6g,\"samples\":%d,\"copies\":%d,"
+         "\"gbps\":%.1f",
+         med, ms.front(), ms.back(), (int)ms.size(), copies, bytes / (med * 1e6));
   printf(",\"verified\":%s,\"error\":", verified ? "true" : "false");
   if (isfinite(error))
     printf("%.3g", error);
@@ -261,32 +329,48 @@ static std::vector<float> to_host(const float *dev, size_t n) {
   return h;
 }
 
+/* k device buffers of `bytes` each (copy j of a peer's input or output), filled from host when
+ * given. */
+static std::vector<void *> alloc_copies(int k, size_t bytes, const void *host) {
+  std::vector<void *> v(k);
+  for (int j = 0; j < k; j++) {
+    CUDA_CHECK(cudaMalloc(&v[j], bytes));
+    if (host != NULL) CUDA_CHECK(cudaMemcpy(v[j], host, bytes, cudaMemcpyHostToDevice));
+  }
+  return v;
+}
+
+static void free_copies(std::vector<void *> &v) {
+  for (void *p : v) CUDA_CHECK(cudaFree(p));
+  v.clear();
+}
+
 /* ---- copy: the limit ------------------------------------------------------------------------- */
 
 static int bench_copy(const bench *b, size_t bytes) {
   const char *peer = "cudaMemcpyAsync D2D";
   std::vector<float> src((bytes + 3) / 4);
   random_fill(src.data(), src.size(), SEED);
-  void *d_src, *d_dst;
-  CUDA_CHECK(cudaMalloc(&d_src, bytes));
-  CUDA_CHECK(cudaMalloc(&d_dst, bytes));
-  CUDA_CHECK(cudaMemcpy(d_src, src.data(), bytes, cudaMemcpyHostToDevice));
-  auto run = [&] { CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0)); };
+  int k = copies_for(b, 2.0 * bytes);
+  std::vector<void *> d_src = alloc_copies(k, bytes, src.data()), d_dst = alloc_copies(k, bytes, NULL);
+  auto run = [&](int j) {
+    CUDA_CHECK(cudaMemcpyAsync(d_dst[j], d_src[j], bytes, cudaMemcpyDeviceToDevice, 0));
+  };
 
-  CUDA_CHECK(cudaMemset(d_dst, 0xff, bytes));
-  run();
+  CUDA_CHECK(cudaMemset(d_dst[0], 0xff, bytes));
+  run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<unsigned char> got(bytes);
-  CUDA_CHECK(cudaMemcpy(got.data(), d_dst, bytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(got.data(), d_dst[0], bytes, cudaMemcpyDeviceToHost));
   const unsigned char *want = (const unsigned char *)src.data();
   size_t bad = 0;
   for (size_t i = 0; i < bytes; i++) bad += got[i] != want[i];
   if (bad) fprintf(stderr, "pmtune_peers: copy: %zu of %zu bytes differ\n", bad, bytes);
 
-  std::vector<double> ms = time_runs(b, run);
-  CUDA_CHECK(cudaFree(d_src));
-  CUDA_CHECK(cudaFree(d_dst));
-  return report(b, peer, ms, 2.0 * bytes, bad == 0, (double)bad / bytes);
+  std::vector<double> ms = time_runs(b, k, run);
+  free_copies(d_src);
+  free_copies(d_dst);
+  return report(b, peer, ms, k, 2.0 * bytes, bad == 0, (double)bad / bytes);
 }
 
 /* ---- matadd: a plain vectorised add stands in for the peers ---------------------------------- */
@@ -315,26 +399,24 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
   std::vector<float> ha(n), hb(n);
   random_fill(ha.data(), n, SEED);
   random_fill(hb.data(), n, SEED * 31 + 7); /* the tuner's seeds for a and b */
-  float *a, *bb, *c;
-  CUDA_CHECK(cudaMalloc((void **)&a, n * sizeof(float)));
-  CUDA_CHECK(cudaMalloc((void **)&bb, n * sizeof(float)));
-  CUDA_CHECK(cudaMalloc((void **)&c, n * sizeof(float)));
-  CUDA_CHECK(cudaMemcpy(a, ha.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(bb, hb.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  int k = copies_for(b, 3.0 * sizeof(float) * n);
+  std::vector<void *> a = alloc_copies(k, n * sizeof(float), ha.data()),
+                      bb = alloc_copies(k, n * sizeof(float), hb.data()),
+                      c = alloc_copies(k, n * sizeof(float), NULL);
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_f4, ADD_THREADS, 0));
   size_t needed = (n / 4 + ADD_THREADS - 1) / ADD_THREADS;
   unsigned grid = (unsigned)std::max<size_t>(
       1, std::min<size_t>(needed, (size_t)b->sm_count * std::max(per_sm, 1) * ADD_WAVES));
-  auto run = [&] {
-    add_f4<<<grid, ADD_THREADS>>>(a, bb, c, n);
+  auto run = [&](int j) {
+    add_f4<<<grid, ADD_THREADS>>>((const float *)a[j], (const float *)bb[j], (float *)c[j], n);
     CUDA_CHECK(cudaGetLastError());
   };
 
-  CUDA_CHECK(cudaMemset(c, 0xff, n * sizeof(float)));
-  run();
+  CUDA_CHECK(cudaMemset(c[0], 0xff, n * sizeof(float)));
+  run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> got = to_host(c, n);
+  std::vector<float> got = to_host((const float *)c[0], n);
   std::vector<size_t> bad_in((n + FILL_BLOCK - 1) / FILL_BLOCK);
   /* exact: a + b rounds once, the same on both sides */
   parallel_for(bad_in.size(), [&](size_t b0, size_t b1) {
@@ -346,11 +428,11 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
   for (size_t x : bad_in) bad += x;
   if (bad) fprintf(stderr, "pmtune_peers: matadd: %zu of %zu elements differ from a + b\n", bad, n);
 
-  std::vector<double> ms = time_runs(b, run);
-  CUDA_CHECK(cudaFree(a));
-  CUDA_CHECK(cudaFree(bb));
-  CUDA_CHECK(cudaFree(c));
-  return report(b, peer, ms, 3.0 * sizeof(float) * n, bad == 0, (double)bad / n);
+  std::vector<double> ms = time_runs(b, k, run);
+  free_copies(a);
+  free_copies(bb);
+  free_copies(c);
+  return report(b, peer, ms, k, 3.0 * sizeof(float) * n, bad == 0, (double)bad / n);
 }
 
 /* ---- reduce: CUB -------------------------------------------------------------------------- */
@@ -366,25 +448,25 @@ static int bench_reduce(const bench *b, int n) {
     abs_sum += fabs(h[i]);
   }
   double ref = (s[0] + s[1]) + (s[2] + s[3]);
-  float *in, *out;
+  int k = copies_for(b, 4.0 * n);
+  std::vector<void *> in = alloc_copies(k, (size_t)n * sizeof(float), h.data()),
+                      out = alloc_copies(k, sizeof(float), NULL);
   void *temp = NULL;
   size_t temp_bytes = 0;
-  CUDA_CHECK(cudaMalloc((void **)&in, (size_t)n * sizeof(float)));
-  CUDA_CHECK(cudaMalloc((void **)&out, sizeof(float)));
-  CUDA_CHECK(cudaMemcpy(in, h.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
-  /* CUB's first call only says how much scratch it needs: once, outside the timing. */
-  CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n));
+  /* CUB's first call only says how much scratch it needs: once, outside the timing. One scratch
+   * serves every copy: the runs follow one another on one stream. */
+  CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, (const float *)in[0], (float *)out[0], n));
   CUDA_CHECK(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)));
-  auto run = [&] {
+  auto run = [&](int j) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, n));
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, (const float *)in[j], (float *)out[j], n));
   };
 
   float got;
-  CUDA_CHECK(cudaMemset(out, 0xff, sizeof(float)));
-  run();
+  CUDA_CHECK(cudaMemset(out[0], 0xff, sizeof(float)));
+  run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&got, out[0], sizeof got, cudaMemcpyDeviceToHost));
   /* CUB's summation order is not documented. The bound (Higham, 2nd ed., sec. 4.2: a sum whose
    * additions form a tree of depth D errs by at most D u sum|x|) assumes only that at least a
    * warp per SM shares the work (a chain of at most n / (32 SMs) additions per thread) and that
@@ -397,11 +479,11 @@ static int bench_reduce(const bench *b, int n) {
     fprintf(stderr, "pmtune_peers: reduce: the sum is %.9g, want %.9g (error %.3g, bound %.3g)\n",
             got, ref, diff, bound);
 
-  std::vector<double> ms = time_runs(b, run);
-  CUDA_CHECK(cudaFree(in));
-  CUDA_CHECK(cudaFree(out));
+  std::vector<double> ms = time_runs(b, k, run);
+  free_copies(in);
+  free_copies(out);
   CUDA_CHECK(cudaFree(temp));
-  return report(b, peer, ms, 4.0 * n, ok, abs_sum > 0 ? diff / abs_sum : diff);
+  return report(b, peer, ms, k, 4.0 * n, ok, abs_sum > 0 ? diff / abs_sum : diff);
 }
 
 /* ---- filter: NPP ----------------------------------------------------------------------------- */
@@ -467,13 +549,17 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
    * Given K[j][i] = w[k-1-j][k-1-i], the mask reversed as one array, that is the correlation
    * above. (OpenCV's old NPP filter and Open3D's do the same; if NPP disagrees, the check says.) */
   for (int i = 0; i < k * k; i++) flipped[i] = w[k * k - 1 - i];
-  float *in, *out, *kernel;
-  size_t in_pitch, out_pitch;
-  CUDA_CHECK(cudaMallocPitch((void **)&in, &in_pitch, row_bytes, rows));
-  CUDA_CHECK(cudaMallocPitch((void **)&out, &out_pitch, row_bytes, rows));
+  int copies = copies_for(b, 2.0 * sizeof(float) * n);
+  std::vector<float *> in(copies), out(copies);
+  float *kernel;
+  size_t in_pitch = 0, out_pitch = 0;
+  for (int j = 0; j < copies; j++) {
+    CUDA_CHECK(cudaMallocPitch((void **)&in[j], &in_pitch, row_bytes, rows));
+    CUDA_CHECK(cudaMallocPitch((void **)&out[j], &out_pitch, row_bytes, rows));
+    CUDA_CHECK(cudaMemcpy2D(in[j], in_pitch, h.data(), row_bytes, row_bytes, rows,
+                            cudaMemcpyHostToDevice));
+  }
   CUDA_CHECK(cudaMalloc((void **)&kernel, k * k * sizeof(float)));
-  CUDA_CHECK(
-      cudaMemcpy2D(in, in_pitch, h.data(), row_bytes, row_bytes, rows, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(kernel, flipped.data(), k * k * sizeof(float), cudaMemcpyHostToDevice));
   if (in_pitch > 0x7fffffff || out_pitch > 0x7fffffff) fail("filter: rows too long for NPP");
 
@@ -492,17 +578,18 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
   CUDA_CHECK(cudaStreamGetFlags(ctx.hStream, &ctx.nStreamFlags));
   NppiSize size = {(int)cols, (int)rows}, ksize = {k, k};
   NppiPoint origin = {0, 0}, anchor = {r, r};
-  auto run = [&] {
-    NPP_CHECK(nppiFilterBorder_32f_C1R_Ctx(in, (int)in_pitch, size, origin, out, (int)out_pitch,
-                                           size, kernel, ksize, anchor, NPP_BORDER_REPLICATE, ctx));
+  auto run = [&](int j) {
+    NPP_CHECK(nppiFilterBorder_32f_C1R_Ctx(in[j], (int)in_pitch, size, origin, out[j],
+                                           (int)out_pitch, size, kernel, ksize, anchor,
+                                           NPP_BORDER_REPLICATE, ctx));
   };
 
-  CUDA_CHECK(cudaMemset2D(out, out_pitch, 0xff, row_bytes, rows));
-  run();
+  CUDA_CHECK(cudaMemset2D(out[0], out_pitch, 0xff, row_bytes, rows));
+  run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> got(n);
-  CUDA_CHECK(
-      cudaMemcpy2D(got.data(), row_bytes, out, out_pitch, row_bytes, rows, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy2D(got.data(), row_bytes, out[0], out_pitch, row_bytes, rows,
+                          cudaMemcpyDeviceToHost));
   filter_check fc = check_filter(h, got, w.data(), rows, cols, r);
   if (fc.bad) {
     fprintf(stderr, "pmtune_peers: filter: %zu of %zu pixels differ from the correlation\n", fc.bad,
@@ -513,11 +600,13 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
               "its kernel is not flipped as this program assumes\n");
   }
 
-  std::vector<double> ms = time_runs(b, run);
-  CUDA_CHECK(cudaFree(in));
-  CUDA_CHECK(cudaFree(out));
+  std::vector<double> ms = time_runs(b, copies, run);
+  for (int j = 0; j < copies; j++) {
+    CUDA_CHECK(cudaFree(in[j]));
+    CUDA_CHECK(cudaFree(out[j]));
+  }
   CUDA_CHECK(cudaFree(kernel));
-  return report(b, peer, ms, 2.0 * sizeof(float) * n, fc.bad == 0, fc.max_rel);
+  return report(b, peer, ms, copies, 2.0 * sizeof(float) * n, fc.bad == 0, fc.max_rel);
 #endif
 }
 
@@ -554,10 +643,11 @@ int main(int argc, char **argv) {
                                            {"radius", required_argument, NULL, 'r'},
                                            {"samples", required_argument, NULL, 'n'},
                                            {"warmup", required_argument, NULL, 'w'},
+                                           {"copies", required_argument, NULL, 'k'},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *op = NULL, *size = NULL, *radius = NULL;
-  int samples = 25, warmup = 3, ch;
+  int samples = 25, warmup = 3, copies = 0, ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (ch) {
@@ -576,6 +666,9 @@ int main(int argc, char **argv) {
       case 'w':
         warmup = (int)parse_number(optarg, 0, 10000, "--warmup");
         break;
+      case 'k':
+        copies = (int)parse_number(optarg, 1, 32, "--copies");
+        break;
       case 'h':
         fputs(usage, stdout);
         return 0;
@@ -593,6 +686,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   b.samples = samples;
   b.warmup = warmup;
+  b.copies = copies;
   unsigned rows = 0, cols = 0;
   unsigned long long count = 0;
   if (strcmp(op, "matadd") == 0 || strcmp(op, "filter") == 0) {
