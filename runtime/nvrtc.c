@@ -81,6 +81,9 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
   if ((opts[nopts] = malloc(arglen)) == NULL) goto nomem;
   snprintf(opts[nopts++], arglen, "-arch=%s", arch);
   if ((opts[nopts++] = strdup("-std=c++17")) == NULL) goto nomem;
+  /* the templates use no textures, surfaces or device runtime: without NVRTC's declarations of
+   * them a compile takes a third less time (150 ms instead of 230 for the filter's seed) */
+  if ((opts[nopts++] = strdup("-minimal")) == NULL) goto nomem;
   for (size_t i = 0; i < ndefines; i++) {
     size_t len = strlen(defines[i]) + 3;
     if ((opts[nopts] = malloc(len)) == NULL) goto nomem;
