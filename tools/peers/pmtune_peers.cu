@@ -7,12 +7,13 @@
 // The protocol is the tuner's (tuner/tune.c, pm__time_runs): inputs are fresh random data (the
 // tuner's generator and seeds); the output is poisoned (0xff bytes, a NaN) before one run whose
 // result is checked against a host reference; then 200 ms of GPU work (clocks up) and the
-// warm-up runs; then each sample flushes the L2 cache (reads twice its size: flush_l2, pmtune's
-// pm_flush), holds the GPU until the host has queued the whole sample, records an event, runs the peer once
-// on each of K copies of its inputs and output back to back, and records an event; the sample is the time per run. K (--copies) is pmtune's
-// (pm__copies_for in tuner/data.c): enough copies that a sample moves twice the L2 cache, at
-// most 32; pmtune bench passes its own. Median, min and max over the samples; GB/s = the bytes
-// that must move / the median.
+// warm-up runs; then each sample flushes the L2 cache (reads twice its size: pmtune's
+// pm_flush), holds the GPU until the host has queued the whole sample, records an event, runs
+// the peer once on each of K copies of its inputs and output back to back, and records an
+// event; the sample is the time per run. K (--copies) is pmtune's (pm__copies_for in
+// tuner/data.c): enough copies that a sample moves twice the L2 cache, at most 32; pmtune bench
+// passes its own. Median, min and max over the samples; GB/s = the bytes that must move / the
+// median.
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <getopt.h>
@@ -174,21 +175,12 @@ static void bench_open(bench *b) {
   b->sm_count = p.multiProcessorCount;
   b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
   CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes));
-  CUDA_CHECK(cudaMemset(b->flush, 0, b->flush_bytes)); /* zeros: flush_l2 then writes nothing */
+  CUDA_CHECK(cudaMemset(b->flush, 0, b->flush_bytes)); /* zeros: pm_flush then writes nothing */
 }
 
-/* pmtune's pm_flush (templates/util.cu): reads n 16-byte words through L2, leaving it full of
- * clean lines, so that a timed run finds none of its data there and writes back none of the
- * flush's. The buffer holds zeros, so *sink is never written. */
-__global__ void flush_l2(const float4 *__restrict__ p, size_t n, float *sink) {
-  float acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    const float4 v = __ldcg(&p[i]);
-    acc += (v.x + v.y) + (v.z + v.w);
-  }
-  if (acc != 0) *sink = acc;
-}
+/* pm_flush, the tuner's own L2 flush (reads twice the L2's size, leaving clean lines), from the
+ * same file. */
+#include "../../templates/util.cu"
 
 /* pm__copies_for (tuner/data.c): the copies of a problem moving `bytes` that make a timed sample
  * move at least twice the L2 cache (the flush buffer's size), from 1 to 32; --copies overrides. */
@@ -240,7 +232,7 @@ static std::vector<double> time_runs(const bench *b, int copies, F run) {
      * GPU until the whole sample is queued (pm__timer_begin), so that short runs do not time
      * the host's launches */
     gate[i] = 0;
-    flush_l2<<<b->sm_count * 4, 512>>>((const float4 *)b->flush, b->flush_bytes / 16, (float *)b->flush);
+    pm_flush<<<b->sm_count * 4, 512>>>((const float4 *)b->flush, b->flush_bytes / 16, (float *)b->flush);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaLaunchHostFunc(0, wait_gate, &gate[i]));
     CUDA_CHECK(cudaEventRecord(start[i], 0));

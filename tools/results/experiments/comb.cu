@@ -61,7 +61,7 @@ namespace n4 {
 #define pm_reduce kw_s1
 #define pm_reduce_final kw_s1_final
 namespace n5 {
-#include "reduce_w.cu"
+#include "reduce_w.cu" // templates/reduce.cu with reduce_w.patch applied
 }
 #undef STEP
 #undef pm_reduce
@@ -72,7 +72,7 @@ namespace n5 {
 #define pm_reduce kw_s2
 #define pm_reduce_final kw_s2_final
 namespace n6 {
-#include "reduce_w.cu"
+#include "reduce_w.cu" // templates/reduce.cu with reduce_w.patch applied
 }
 #undef COMBINE
 #undef STEP
@@ -85,7 +85,7 @@ namespace n6 {
 #define pm_reduce kf_s1
 #define pm_reduce_final kf_s1_final
 namespace n7 {
-#include "reduce_first.cu"
+#include "reduce_first.cu" // templates/reduce.cu with reduce_first.patch applied
 }
 #undef BLOCK
 #undef ITEMS
@@ -111,7 +111,7 @@ namespace n8 {
 #define pm_reduce kwinf
 #define pm_reduce_final kwinf_final
 namespace n9 {
-#include "reduce_first.cu"
+#include "reduce_first.cu" // templates/reduce.cu with reduce_first.patch applied
 }
 __global__ void empty() {}
 __global__ void add4(const float4 *a, const float4 *b, float4 *c, size_t n) {
