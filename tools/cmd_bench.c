@@ -74,47 +74,47 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   return rc;
 }
 
-/* A device-to-device copy moving `bytes` (read + written), timed like the kernels: as many
- * copies of its buffers as a kernel moving `bytes` gets, one copy after another per sample. */
-static int copy_ceiling(pm_ctx *c, pm__timer *tm, double bytes, int samples, timing *out) {
-  int rc = PM_OK, k = pm__copies_for(c, bytes);
-  size_t half = (size_t)(bytes / 2);
-  char *src = NULL, *dst = NULL;
+typedef struct copy_run {
+  char *src, *dst;
+  size_t half, stride;
+} copy_run;
+
+/* One device-to-device copy, of copy j of the buffers. */
+static int run_copy(pm_ctx *c, void *arg, int j) {
+  const copy_run *r = arg;
+  cudaError_t e = cudaMemcpyAsync(r->dst + (size_t)j * r->stride, r->src + (size_t)j * r->stride,
+                                  r->half, cudaMemcpyDeviceToDevice, 0);
+  return e == cudaSuccess ? PM_OK : pm__cuda_error(c, PM_ECUDA, e, "cudaMemcpyAsync", __FILE__, __LINE__);
+}
+
+/* A device-to-device copy moving `bytes` (read + written), timed like the kernels: k copies of
+ * its buffers (the kernels' count), one copy after another per sample; 3 samples first, not
+ * counted. */
+static int copy_ceiling(pm_ctx *c, pm__timer *tm, double bytes, int k, int samples, timing *out) {
+  int rc = PM_OK;
+  copy_run r = {.half = (size_t)(bytes / 2)};
   double ms[64];
   memset(out, 0, sizeof *out);
-  if (half < 4) half = 4;
-  size_t stride = pm__pitch(half, 512);
-  PM__CUDA(c, cudaMalloc((void **)&src, stride * k));
-  PM__CUDA(c, cudaMalloc((void **)&dst, stride * k));
-  PM__CUDA(c, cudaMemset(src, 0x3c, stride * k));
-  for (int i = 0; i < samples + 3; i++) {
-    int s = i < 3 ? 0 : i - 3;
-    if ((rc = pm__timer_begin(c, tm, s)) != PM_OK) goto fail;
-    for (int j = 0; j < k; j++) {
-      cudaError_t e = cudaMemcpyAsync(dst + j * stride, src + j * stride, half, cudaMemcpyDeviceToDevice, 0);
-      if (e != cudaSuccess) {
-        pm__timer_open(tm);
-        rc = pm__cuda_error(c, PM_ECUDA, e, "cudaMemcpyAsync", __FILE__, __LINE__);
-        goto fail;
-      }
-    }
-    if ((rc = pm__timer_end(c, tm, s)) != PM_OK) goto fail;
-    PM__CUDA(c, cudaEventSynchronize(tm->stop[s]));
-    float f;
-    PM__CUDA(c, cudaEventElapsedTime(&f, tm->start[s], tm->stop[s]));
-    ms[s] = f / k;
-  }
+  if (r.half < 4) r.half = 4;
+  r.stride = pm__pitch(r.half, 512);
+  PM__CUDA(c, cudaMalloc((void **)&r.src, r.stride * k));
+  PM__CUDA(c, cudaMalloc((void **)&r.dst, r.stride * k));
+  PM__CUDA(c, cudaMemset(r.src, 0x3c, r.stride * k));
+  if ((rc = pm__time_batches(c, tm, 3, k, run_copy, &r, ms)) != PM_OK ||
+      (rc = pm__time_batches(c, tm, samples, k, run_copy, &r, ms)) != PM_OK)
+    goto fail;
   out->ms = pm__median(ms, samples, NULL, NULL);
-  out->gbps = 2.0 * (double)half / (out->ms * 1e6);
+  out->gbps = 2.0 * (double)r.half / (out->ms * 1e6);
   out->ok = 1;
 fail:
-  if (src) cudaFree(src);
-  if (dst) cudaFree(dst);
+  if (r.src) cudaFree(r.src);
+  if (r.dst) cudaFree(r.dst);
   return rc;
 }
 
-/* Runs pmtune_peers (beside this program) for the problem; fills name and timing. */
-static void peer(pm_ctx *c, const pm__op *op, const pm__problem *pr, int samples, char *name,
+/* Runs pmtune_peers (beside this program) for the problem, with k copies of its data per
+ * sample (the kernels' count); fills name and timing. */
+static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, char *name,
                  size_t len, timing *out) {
   char exe[PATH_MAX], cmd[PATH_MAX + 128], line[2048];
   memset(out, 0, sizeof *out);
@@ -126,7 +126,6 @@ static void peer(pm_ctx *c, const pm__op *op, const pm__problem *pr, int samples
   if (slash == NULL) return;
   strcpy(slash + 1, "pmtune_peers");
   if (access(exe, X_OK) != 0) return;
-  int k = pm__copies_for(c, op->bytes(pr)); /* the copies pmtune's own timing rotates */
   if (op->dims == 1)
     snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d --copies %d 2>/dev/null", exe,
              op->name, pr->n, samples, k);
@@ -250,18 +249,19 @@ int cmd_bench(int argc, char **argv) {
     pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;
+    int copies = pm__copies_for(c, op->bytes(&pr)); /* for the kernels, the copy and the peer */
     int prepared = op->prepare(c, &pr, 0x5eed, &d) == PM_OK;
-    d.copies = pm__copies_for(c, op->bytes(&pr));
+    d.copies = copies;
     if (!prepared ||
         measure(c, &tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
         measure(c, &tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
-        copy_ceiling(c, &tm, op->bytes(&pr), samples, &ceil) != PM_OK) {
+        copy_ceiling(c, &tm, op->bytes(&pr), copies, samples, &ceil) != PM_OK) {
       status = cli_fail("bench", "%s %s: %s", op->name, ptext, pm_errmsg(c));
       pm__data_free(&d);
       continue;
     }
     pm__data_free(&d);
-    peer(c, op, &pr, samples, pname, sizeof pname, &pt);
+    peer(op, &pr, copies, samples, pname, sizeof pname, &pt);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
       printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\","

@@ -31,11 +31,16 @@ void pm__tune_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem
 
 /* ---- Timing --------------------------------------------------------------------------------- */
 
+/* Lets the GPU go past every gate. */
+static void timer_open(pm__timer *t) {
+  for (int i = 0; i < 64; i++) atomic_store(&t->gate[i], 1);
+}
+
 int pm__timer_init(pm_ctx *c, pm__timer *t) {
   int rc = PM_OK;
   memset(t, 0, sizeof *t);
   t->flush_bytes = 2 * (size_t)(c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
-  pm__timer_open(t);
+  timer_open(t);
   if ((rc = pm__util_kernels(c)) != PM_OK) return rc;
   PM__CUDA(c, cudaMalloc(&t->flush, t->flush_bytes));
   PM__CUDA(c, cudaMemset(t->flush, 0, t->flush_bytes)); /* zeros: pm_flush then writes nothing */
@@ -54,7 +59,7 @@ fail:
 }
 
 void pm__timer_free(pm__timer *t) {
-  pm__timer_open(t);
+  timer_open(t);
   cudaStreamSynchronize(0); /* no host function is left waiting on a gate */
   for (int i = 0; i < t->nevents; i++) {
     cudaEventDestroy(t->start[i]);
@@ -87,7 +92,10 @@ static void CUDART_CB wait_gate(void *arg) {
   }
 }
 
-int pm__timer_begin(pm_ctx *c, pm__timer *t, int i) {
+/* Starts sample i on stream 0: flushes L2 (reading), then holds the GPU until timer_end(t, i),
+ * so that the host queues the whole sample before the GPU starts on it (short runs would
+ * otherwise time the host's launches), then records start[i]. */
+static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
   int rc = PM_OK;
   atomic_store(&t->gate[i], 0);
   /* evict every copy's data from L2, so that no run is timed on cached data: read (pm_flush),
@@ -106,35 +114,27 @@ fail:
   return rc;
 }
 
-int pm__timer_end(pm_ctx *c, pm__timer *t, int i) {
+/* Records stop[i] and lets the GPU go on with sample i. */
+static int timer_end(pm_ctx *c, pm__timer *t, int i) {
   cudaError_t e = cudaEventRecord(t->stop[i], 0);
   atomic_store_explicit(&t->gate[i], 1, memory_order_release);
   return e == cudaSuccess ? PM_OK : pm__cuda_error(c, PM_ECUDA, e, "cudaEventRecord", __FILE__, __LINE__);
 }
 
-void pm__timer_open(pm__timer *t) {
-  for (int i = 0; i < 64; i++) atomic_store(&t->gate[i], 1);
-}
-
-int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
-                  pm__data *d, int samples, double *ms) {
+int pm__time_batches(pm_ctx *c, pm__timer *t, int samples, int copies,
+                     int (*run)(pm_ctx *c, void *arg, int j), void *arg, double *ms) {
   int rc = PM_OK;
   if (samples < 1 || samples > t->nevents)
     return pm__seterr(c, PM_EINVAL, "timing: 1 to %d samples", t->nevents);
-  int copies = d->copies > 1 ? d->copies : 1;
+  if (copies < 1) copies = 1;
   for (int i = 0; i < samples; i++) {
-    /* a batch of runs, one on each copy */
-    if ((rc = pm__timer_begin(c, t, i)) != PM_OK) return rc;
-    for (int j = 0; j < copies && rc == PM_OK; j++) {
-      pm__data view;
-      pm__data_view(d, j, &view);
-      rc = op->launch(c, k, v, &view, 0);
-    }
+    if ((rc = timer_begin(c, t, i)) != PM_OK) return rc;
+    for (int j = 0; j < copies && rc == PM_OK; j++) rc = run(c, arg, j);
     if (rc != PM_OK) {
-      pm__timer_open(t);
+      timer_open(t);
       return rc;
     }
-    if ((rc = pm__timer_end(c, t, i)) != PM_OK) return rc;
+    if ((rc = timer_end(c, t, i)) != PM_OK) return rc;
   }
   PM__CUDA(c, cudaEventSynchronize(t->stop[samples - 1]));
   for (int i = 0; i < samples; i++) {
@@ -144,6 +144,27 @@ int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k
   }
 fail:
   return rc;
+}
+
+typedef struct op_run {
+  const pm__op *op;
+  const pm__kernel *k;
+  const int *v;
+  const pm__data *d;
+} op_run;
+
+/* One run of the point on copy j of the data. */
+static int run_op(pm_ctx *c, void *arg, int j) {
+  const op_run *r = arg;
+  pm__data view;
+  pm__data_view(r->d, j, &view);
+  return r->op->launch(c, r->k, r->v, &view, 0);
+}
+
+int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
+                  pm__data *d, int samples, double *ms) {
+  op_run r = {op, k, v, d};
+  return pm__time_batches(c, t, samples, d->copies, run_op, &r, ms);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -95,18 +95,17 @@ void pm__timer_free(pm__timer *t);
  * clocks are up before anything is timed: a GPU just out of idle runs short kernels slower. */
 int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms);
 
-/* Starts sample i (< t->nevents) on stream 0: flushes L2 (reading), then holds the GPU until
- * pm__timer_end(t, i), so that the host queues the whole sample before the GPU starts on it
- * (short runs would otherwise time the host's launches), then records start[i]. */
-int pm__timer_begin(pm_ctx *c, pm__timer *t, int i);
-/* Records stop[i] and lets the GPU go on with sample i. */
-int pm__timer_end(pm_ctx *c, pm__timer *t, int i);
-/* Lets the GPU go past every gate (after an error between begin and end). */
-void pm__timer_open(pm__timer *t);
+/* Takes `samples` samples (<= 64) on stream 0, each timed with CUDA events: it flushes L2 by
+ * reading a buffer twice its size (no dirty line is left for the runs to write back), holds
+ * the GPU until the host has queued the whole sample (short runs would otherwise time the
+ * host's launches), then calls run(c, arg, j) for j = 0 .. copies - 1 between two events. A
+ * run queues its work on stream 0 and returns PM_OK or an error, which ends the timing. ms[i]
+ * gets sample i's time per run (its time / copies); the caller sorts. */
+int pm__time_batches(pm_ctx *c, pm__timer *t, int samples, int copies,
+                     int (*run)(pm_ctx *c, void *arg, int j), void *arg, double *ms);
 
-/* Times `samples` samples of point v on d with CUDA events: each flushes L2, then runs v once
- * on each of d's copies back to back (d->copies, from pm__copies_for) between two events. ms[i]
- * gets sample i's time per run (its batch's time / copies); the caller sorts. samples <= 64. */
+/* pm__time_batches of point v on d: each sample runs v once on each of d's copies (d->copies,
+ * from pm__copies_for). */
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
                   pm__data *d, int samples, double *ms);
 

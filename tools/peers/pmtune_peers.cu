@@ -229,7 +229,7 @@ static std::vector<double> time_runs(const bench *b, int copies, F run) {
   std::vector<std::atomic<int>> gate(b->samples);
   for (int i = 0; i < b->samples; i++) {
     /* evict every copy's data from L2, so that no run is timed on cached data; then hold the
-     * GPU until the whole sample is queued (pm__timer_begin), so that short runs do not time
+     * GPU until the whole sample is queued (pm__time_batches), so that short runs do not time
      * the host's launches */
     gate[i] = 0;
     pm_flush<<<b->sm_count * 4, 512>>>((const float4 *)b->flush, b->flush_bytes / 16, (float *)b->flush);
