@@ -85,6 +85,14 @@ Test(cli_db, bad_usage_is_one_line_and_status_2) {
   expect_usage("export --everything x.json", "unknown option");
   expect_usage("import", "no FILE given");
   expect_usage("import a.json b.json", "unexpected argument");
+  /* every command that takes --db refuses an empty one the same way, before any work */
+  const char *with_db[] = {"db path", "export x.json", "import x.json", "report --svg x.svg",
+                           "show", "explain --op reduce --size 10", "tune", "bench"};
+  for (size_t i = 0; i < sizeof with_db / sizeof *with_db; i++) {
+    char args[96];
+    snprintf(args, sizeof args, "%s --db ''", with_db[i]);
+    expect_usage(args, "--db: empty path");
+  }
 }
 
 Test(cli_db, db_path_follows_option_env_xdg_home) {

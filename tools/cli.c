@@ -56,6 +56,12 @@ int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long
   return CLI_OK;
 }
 
+int cli_db_arg(const char *cmd, const char *arg, const char **out) {
+  if (arg[0] == '\0') return cli_usage_error(cmd, "--db: empty path");
+  *out = arg;
+  return CLI_OK;
+}
+
 int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr) {
   long r = 0;
   switch (ch) {

@@ -37,6 +37,9 @@ const cli_cmd *cli_find(const char *name);
  * naming the option ("--samples 'x': expected 1 to 64") and returns CLI_USAGE. */
 int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
 
+/* The value of --db: *out is it; an empty path prints "--db: empty path" and returns CLI_USAGE. */
+int cli_db_arg(const char *cmd, const char *arg, const char **out);
+
 /* The options that say more of a problem than its size, one meaning for every command that
  * takes them: --radius R ('r'), --order row|col ('o'), --border clamp|zero ('b'). Sets the
  * field of *pr; returns CLI_OK, or CLI_USAGE after a one-line error. */

@@ -200,8 +200,7 @@ int cmd_bench(int argc, char **argv) {
         break;
       case 'j': json = 1; break;
       case 'd':
-        if (optarg[0] == '\0') return cli_usage_error("bench", "--db: empty path");
-        dbpath = optarg;
+        if (cli_db_arg("bench", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
         break;
       default: return cli_bad_option("bench", argv, ch);
     }

@@ -28,7 +28,9 @@ int cmd_db(int argc, char **argv) {
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     switch (ch) {
-      case 'd': dbpath = optarg; break;
+      case 'd':
+        if (cli_db_arg("db", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
+        break;
       default: return cli_bad_option("db", argv, ch);
     }
   }
@@ -37,7 +39,6 @@ int cmd_db(int argc, char **argv) {
   if (optind + 1 < argc) return cli_usage_error("db", "unexpected argument '%s'", argv[optind + 1]);
   if (strcmp(action, "path") != 0 && strcmp(action, "init") != 0 && strcmp(action, "check") != 0)
     return cli_usage_error("db", "unknown action '%s' (path, init or check)", action);
-  if (dbpath != NULL && dbpath[0] == '\0') return cli_usage_error("db", "--db: empty path");
 
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};

@@ -61,8 +61,7 @@ int cmd_explain(int argc, char **argv) {
         break;
       case 'j': json = 1; break;
       case 'd':
-        if (optarg[0] == '\0') return cli_usage_error("explain", "--db: empty path");
-        dbpath = optarg;
+        if (cli_db_arg("explain", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
         break;
       default: return cli_bad_option("explain", argv, ch);
     }

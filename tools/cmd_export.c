@@ -28,7 +28,9 @@ int cmd_export(int argc, char **argv) {
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     switch (ch) {
-      case 'd': dbpath = optarg; break;
+      case 'd':
+        if (cli_db_arg("export", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
+        break;
       case 'a': all = 1; break;
       default: return cli_bad_option("export", argv, ch);
     }
@@ -39,7 +41,6 @@ int cmd_export(int argc, char **argv) {
   if (optind + 1 < argc)
     return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
   if (file[0] == '\0') return cli_usage_error("export", "FILE is empty");
-  if (dbpath != NULL && dbpath[0] == '\0') return cli_usage_error("export", "--db: empty path");
 
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};

@@ -53,7 +53,9 @@ int cmd_import(int argc, char **argv) {
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     switch (ch) {
-      case 'd': dbpath = optarg; break;
+      case 'd':
+        if (cli_db_arg("import", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
+        break;
       default: return cli_bad_option("import", argv, ch);
     }
   }
@@ -63,7 +65,6 @@ int cmd_import(int argc, char **argv) {
   if (optind + 1 < argc)
     return cli_usage_error("import", "unexpected argument '%s'", argv[optind + 1]);
   if (file[0] == '\0') return cli_usage_error("import", "FILE is empty");
-  if (dbpath != NULL && dbpath[0] == '\0') return cli_usage_error("import", "--db: empty path");
 
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};

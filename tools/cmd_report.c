@@ -141,7 +141,9 @@ int cmd_report(int argc, char **argv) {
       case 's': svg = optarg; break;
       case 'b': benchfile = optarg; break;
       case 'p': opname = optarg; break;
-      case 'd': dbpath = optarg; break;
+      case 'd':
+        if (cli_db_arg("report", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
+        break;
       default: return cli_bad_option("report", argv, ch);
     }
   }

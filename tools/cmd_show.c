@@ -27,8 +27,7 @@ int cmd_show(int argc, char **argv) {
     switch (ch) {
       case 'p': op = optarg; break;
       case 'd':
-        if (optarg[0] == '\0') return cli_usage_error("show", "--db: empty path");
-        dbpath = optarg;
+        if (cli_db_arg("show", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
         break;
       default: return cli_bad_option("show", argv, ch);
     }

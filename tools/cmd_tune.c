@@ -238,8 +238,7 @@ int cmd_tune(int argc, char **argv) {
         break;
       case 'N': opts.allow_nondeterministic = 1; break;
       case 'd':
-        if (optarg[0] == '\0') return cli_usage_error("tune", "--db: empty path");
-        dbpath = optarg;
+        if (cli_db_arg("tune", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
         break;
       default: return cli_bad_option("tune", argv, ch);
     }
