@@ -1,11 +1,12 @@
 // filter.cu: out = in (*) w, the 2D correlation of a rows x cols float image (pitched) with a
 // (2R+1) x (2R+1) mask in constant memory, clamp-to-edge or zero borders. Compiled by NVRTC with
-// one point of tuner/space_filter.c and the problem's radius R as -D.
+// one point of tuner/op_filter.c and the problem's radius R and border ZERO as -D.
 //
 // Generalises the seed's apply_filter (../shared/seeds/002): with TILE=0 OX=1 OY=1 it is that
 // kernel (one output per thread, every input read from global memory, clamped).
 //
 //   R       mask radius (a property of the problem)
+//   ZERO    1: zero border, 0: clamp-to-edge (a property of the problem)
 //   BX, BY  block shape
 //   TILE    0: read inputs from global memory (the caches catch the reuse); 1: the block first
 //           copies its tile and halo into shared memory
@@ -15,10 +16,19 @@
 //   VLOAD   1: (TILE=0, OX=4) read each row of the window as aligned 16-byte loads where the
 //           tile lies inside the image (rows must start 16-byte aligned)
 //
+// Two paths: tiles whose window lies inside the image read it with no clamping (VLOAD: as vector
+// loads); tiles at the border, through column offsets clamped once per thread and a row clamped
+// once per row. The compiler unrolls a copy of the whole kernel for each path, so each path more
+// costs compile time: with a third (VLOAD's scalar fallback) and the border mode tested at run
+// time rather than compiled in (ZERO), the R=3 kernel with OX=4 OY=4 VLOAD=1 was 1.5x larger.
+//
 // Every variant adds the (2R+1)^2 products of an output in the same order (mask row by row, left
 // to right, fused multiply-adds starting from 0), so every variant gives the same bits.
 #ifndef R
 #define R 1
+#endif
+#ifndef ZERO
+#define ZERO 0
 #endif
 #ifndef BX
 #define BX 16
@@ -57,39 +67,46 @@ struct pm_mask_t {
   float w[K * K];
 };
 
+// Input (y, x), clamped to the image (ZERO: 0 outside it).
 __device__ __forceinline__ float load(const float *__restrict__ in, size_t pitch, int y, int x,
-                                      int rows, int cols, int zero_border, bool inside) {
-  if (!inside) {
-    if (zero_border && (x < 0 || x >= cols || y < 0 || y >= rows)) return 0.0f;
-    x = min(max(x, 0), cols - 1);
-    y = min(max(y, 0), rows - 1);
-  }
+                                      int rows, int cols) {
+  if (ZERO && (x < 0 || x >= cols || y < 0 || y >= rows)) return 0.0f;
+  x = min(max(x, 0), cols - 1);
+  y = min(max(y, 0), rows - 1);
   return *(const float *)((const char *)in + (size_t)y * pitch + (size_t)x * sizeof(float));
 }
 
 extern "C" __global__ void __launch_bounds__(BX * BY)
 pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ in, size_t pitch_in,
-          int rows, int cols, int zero_border, const __grid_constant__ pm_mask_t mask) {
+          int rows, int cols, const __grid_constant__ pm_mask_t mask) {
   const int tiles_x = (cols + TW - 1) / TW;
   const int x0 = (int)(blockIdx.x % tiles_x) * TW, y0 = (int)(blockIdx.x / tiles_x) * TH;
   if (y0 >= rows) return;
-  // Whether the tile and its halo lie inside the image: then no load needs clamping.
-  const bool inside = x0 >= R && y0 >= R && x0 + TW + R <= cols && y0 + TH + R <= rows;
   const int ox = x0 + threadIdx.x * OX, oy = y0 + threadIdx.y * OY; // this thread's first output
 #if VLOAD
-  // ox is a multiple of 4: the window [ox - R, ox + OX + R) lies in the float4s from ox - 4
-  const bool inside4 = x0 >= 4 && y0 >= R && x0 + TW + 4 <= cols && y0 + TH + R <= rows;
+  // Whether the tile's window lies inside the image. ox is a multiple of 4: the window
+  // [ox - R, ox + OX + R) lies in the float4s from ox - 4.
+  const bool inside = x0 >= 4 && y0 >= R && x0 + TW + 4 <= cols && y0 + TH + R <= rows;
+#else
+  const bool inside = x0 >= R && y0 >= R && x0 + TW + R <= cols && y0 + TH + R <= rows;
 #endif
 
 #if TILE
   __shared__ float s[(TH + 2 * R) * SW];
   for (int ly = threadIdx.y; ly < TH + 2 * R; ly += BY)
     for (int lx = threadIdx.x; lx < TW + 2 * R; lx += BX)
-      s[ly * SW + lx] = load(in, pitch_in, y0 + ly - R, x0 + lx - R, rows, cols, zero_border, inside);
+      s[ly * SW + lx] = load(in, pitch_in, y0 + ly - R, x0 + lx - R, rows, cols);
   __syncthreads();
-#define INPUT(j, i) s[(threadIdx.y * OY + (j)) * SW + threadIdx.x * OX + (i)]
 #else
-#define INPUT(j, i) load(in, pitch_in, oy + (j) - R, ox + (i) - R, rows, cols, zero_border, inside)
+  // The border path's column offsets in bytes, clamped (ZERO: bit i of xout set where column i
+  // lies outside the image)
+  unsigned xs[OX + 2 * R], xout = 0;
+#pragma unroll
+  for (int i = 0; i < OX + 2 * R; i++) {
+    const int x = ox + i - R;
+    xs[i] = (unsigned)min(max(x, 0), cols - 1) * (unsigned)sizeof(float);
+    if (ZERO) xout |= (unsigned)(x < 0 || x >= cols) << i;
+  }
 #endif
 
   float acc[OY][OX];
@@ -101,23 +118,38 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
 #pragma unroll
   for (int j = 0; j < OY + 2 * R; j++) { // input rows of this thread's window, top to bottom
     float row[OX + 2 * R];
+#if TILE
+#pragma unroll
+    for (int i = 0; i < OX + 2 * R; i++) row[i] = s[(threadIdx.y * OY + j) * SW + threadIdx.x * OX + i];
+#else
+    const int y = oy + j - R;
+    if (inside) {
+      const char *p = (const char *)in + (size_t)y * pitch_in;
 #if VLOAD
-    if (inside4) {
       enum { NV = (4 + OX + R + 3) / 4 };
-      const float4 *p = (const float4 *)((const char *)in + (size_t)(oy + j - R) * pitch_in +
-                                         (size_t)(ox - 4) * sizeof(float));
+      const float4 *p4 = (const float4 *)(p + (size_t)(ox - 4) * sizeof(float));
       float v[4 * NV];
 #pragma unroll
       for (int q = 0; q < NV; q++) {
-        const float4 t = p[q];
+        const float4 t = p4[q];
         v[4 * q] = t.x, v[4 * q + 1] = t.y, v[4 * q + 2] = t.z, v[4 * q + 3] = t.w;
       }
 #pragma unroll
       for (int i = 0; i < OX + 2 * R; i++) row[i] = v[i + 4 - R];
-    } else
-#endif
+#else
 #pragma unroll
-    for (int i = 0; i < OX + 2 * R; i++) row[i] = INPUT(j, i);
+      for (int i = 0; i < OX + 2 * R; i++) row[i] = ((const float *)p)[ox + i - R];
+#endif
+    } else {
+      const bool yout = y < 0 || y >= rows;
+      const char *p = (const char *)in + (size_t)min(max(y, 0), rows - 1) * pitch_in;
+#pragma unroll
+      for (int i = 0; i < OX + 2 * R; i++) {
+        const float t = *(const float *)(p + xs[i]);
+        row[i] = ZERO && (yout || (xout >> i & 1)) ? 0.0f : t;
+      }
+    }
+#endif
 #pragma unroll
     for (int fy = K - 1; fy >= 0; fy--) { // mask row fy meets input row j in output row j - fy
       const int o = j - fy;

@@ -1,5 +1,6 @@
 /* test_compile_all.c: every valid point of every search space compiles with NVRTC for sm_80 and
- * sm_90, with no GPU (the filter's for each supported radius). Prints how many and how long. */
+ * sm_90, with no GPU (the filter's for each supported radius, and its zero border). Prints how many
+ * and how long. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
@@ -24,8 +25,9 @@ static void compile_space(const pm__op *op, const pm__problem *pr, const char *a
     cr_assert_gt(vs.jobs[i].cubin.size, 0);
     bytes += vs.jobs[i].cubin.size;
   }
-  printf("compiled %4zu %s variants%s for %s in %6.1f s on %d threads (%.1f ms each, %.1f MB of cubins)\n",
+  printf("compiled %4zu %s variants%s%s for %s in %6.1f s on %d threads (%.1f ms each, %.1f MB of cubins)\n",
          vs.n, op->name, pr && pr->radius ? (pr->radius == 1 ? " r=1" : pr->radius == 2 ? " r=2" : " r=3") : "",
+         pr && pr->zero_border ? " zero border" : "",
          arch, ms / 1e3, threads, ms / (double)vs.n * threads, bytes / 1e6);
   fflush(stdout);
   pm__variants_free(&vs);
@@ -50,4 +52,11 @@ Test(compile_all, filter) {
     compile_space(&pm__op_filter, &pr, "sm_80");
     compile_space(&pm__op_filter, &pr, "sm_90");
   }
+}
+
+/* The zero border is a define of its own (ZERO=1); its code differs from the clamp's only in
+ * the loads, which the radius does not change: one radius, one architecture. */
+Test(compile_all, filter_zero_border) {
+  pm__problem pr = {.rows = 1, .cols = 1, .radius = 2, .zero_border = 1};
+  compile_space(&pm__op_filter, &pr, "sm_90");
 }

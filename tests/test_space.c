@@ -91,8 +91,12 @@ Test(space, defines_skip_host_axes_and_add_the_problem) {
   memcpy(v, pm__op_filter.seed, sizeof v);
   pm__problem pr = {.rows = 10, .cols = 10, .radius = 3};
   int n = pm__config_defines(&pm__op_filter, v, &pr, defs);
-  cr_assert_eq(n, pm__op_filter.nparams - 1 + 1, "align is host-side; R comes from the problem");
-  cr_assert_str_eq(defs[n - 1], "R=3");
+  cr_assert_eq(n, pm__op_filter.nparams - 1 + 2, "align is host-side; R and ZERO come from the problem");
+  cr_assert_str_eq(defs[n - 2], "R=3");
+  cr_assert_str_eq(defs[n - 1], "ZERO=0");
+  pr.zero_border = 1;
+  cr_assert_eq(pm__config_defines(&pm__op_filter, v, &pr, defs), n);
+  cr_assert_str_eq(defs[n - 1], "ZERO=1");
   for (int i = 0; i < n; i++) cr_assert_null(strstr(defs[i], "align"));
   /* points differing only in the layout share a kernel */
   int w[PM__MAX_PARAMS];

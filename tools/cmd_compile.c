@@ -8,6 +8,7 @@
 
 const char cmd_compile_usage[] =
     "usage: pmtune compile --op OP [--arch sm_XY] [--config seed|TEXT] [--radius R]\n"
+    "                      [--border clamp|zero]\n"
     "                      [-D NAME[=VALUE]]... [--file PATH] [-o FILE]\n"
     "\n"
     "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
@@ -19,6 +20,8 @@ const char cmd_compile_usage[] =
     "                  launch) or its text, such as \"bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0\"\n"
     "                  (see 'pmtune space'); it becomes -D defines\n"
     "  --radius R      filter: the mask radius the kernel is compiled for (default 1)\n"
+    "  --border B      filter: the border the kernel is compiled for, clamp or zero\n"
+    "                  (default clamp)\n"
     "  -D NAME[=VAL]   a define for the template (repeatable), such as -D BX=64\n"
     "  --file PATH     compile this file instead of the embedded template of OP\n"
     "  -o, --output F  write the cubin to F\n"
@@ -68,6 +71,7 @@ int cmd_compile(int argc, char **argv) {
                                            {"output", required_argument, 0, 'o'},
                                            {"config", required_argument, 0, 'c'},
                                            {"radius", required_argument, 0, 'r'},
+                                           {"border", required_argument, 0, 'b'},
                                            {0, 0, 0, 0}};
   const char *config = NULL;
   pm__problem given = {.radius = 1};
@@ -86,6 +90,7 @@ int cmd_compile(int argc, char **argv) {
       case 'o': output = optarg; break;
       case 'c': config = optarg; break;
       case 'r':
+      case 'b':
         if (cli_problem_option("compile", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
         break;
       case 'D':
@@ -128,7 +133,7 @@ int cmd_compile(int argc, char **argv) {
   if (config != NULL) { /* the point's defines come first; -D may add more */
     const pm__op *o = the_op;
     int v[PM__MAX_PARAMS];
-    pm__problem pr = {.radius = given.radius};
+    pm__problem pr = {.radius = given.radius, .zero_border = given.zero_border};
     if (strcmp(config, "seed") == 0)
       memcpy(v, o->seed, sizeof v);
     else if (pm__config_parse(c, o, config, v) != PM_OK) {

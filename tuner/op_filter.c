@@ -44,7 +44,8 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
 
 static int problem_defines(const pm__problem *pr, char out[][24]) {
   snprintf(out[0], 24, "R=%d", pr->radius);
-  return 1;
+  snprintf(out[1], 24, "ZERO=%d", pr->zero_border ? 1 : 0);
+  return 2;
 }
 
 static const char *variant(const pm__problem *pr) { return pr->zero_border ? "border=zero" : "border=clamp"; }
@@ -121,9 +122,8 @@ fail:
 static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
-  int rows = (int)d->pr.rows, cols = (int)d->pr.cols, zero = d->pr.zero_border;
-  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, &zero,
-                  d->mask};
+  int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, d->mask};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
