@@ -144,17 +144,17 @@ Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
   const unsigned sizes[][2] = {{1, 1}, {2, 3}, {5, 5}, {1, 100003}, {100003, 1}, {64, 64}, {4097, 3001}};
   tally t = {0};
   double t0 = pm__now_ms();
-  for (int r = 1; r <= PM__MAX_RADIUS; r++) {
-    pm__problem defs = {.rows = 1, .cols = 1, .radius = r};
-    pm__variants vs;
-    pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
-    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
-      for (int zero = 0; zero < 2; zero++) {
+  for (int r = 1; r <= PM__MAX_RADIUS; r++)
+    for (int zero = 0; zero < 2; zero++) { /* the radius and the border are compiled in */
+      pm__problem defs = {.rows = 1, .cols = 1, .radius = r, .zero_border = zero};
+      pm__variants vs;
+      pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
+      for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .zero_border = zero};
         run_problem(&pm__op_filter, &pr, &lim, NULL, &vs, ks, 0, &t);
       }
-    unload_all(&vs, ks);
-  }
+      unload_all(&vs, ks);
+    }
   printf("filter: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
   cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
   cr_assert_gt(t.runs, 100000);
