@@ -158,7 +158,11 @@ Test(cli, compile_a_named_configuration) {
   cr_assert_not_null(strstr(r->out, "-DBX=32 -DBY=32 -DVEC=1 -DEPT=1 -DGRID=0 -DMAP=0"), "%s", r->out);
   r = run("compile --arch sm_80 --op filter --config seed --radius 3");
   cr_assert_eq(r->status, 0, "%s", r->err);
-  cr_assert_not_null(strstr(r->out, "-DR=3"), "%s", r->out);
+  cr_assert_not_null(strstr(r->out, "-DR=3 -DZERO=0"), "%s", r->out);
+  r = run("compile --arch sm_80 --op filter --config seed --radius 2 --border zero");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DR=2 -DZERO=1"), "%s", r->out);
+  expect_usage_error("compile --arch sm_80 --op filter --config seed --border wrap", "--border 'wrap'");
   r = run("compile --arch sm_90 --op reduce --config 'block=512 items=8 vec=4 step=2 combine=0 acc=1 grid=4'");
   cr_assert_eq(r->status, 0, "%s", r->err);
   cr_assert_not_null(strstr(r->out, "-DBLOCK=512 -DITEMS=8 -DVEC=4 -DSTEP=2 -DCOMBINE=0 -DACC=1"), "%s", r->out);
