@@ -38,6 +38,9 @@
 #ifndef ACC
 #define ACC 0
 #endif
+#ifndef PDL
+#define PDL 0
+#endif
 
 #if ACC
 typedef double acc_t;
@@ -70,6 +73,20 @@ __device__ __forceinline__ float4 ld_once(const float4 *p) {
       : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
       : "l"(p));
   return r;
+}
+
+// Programmatic dependent launch (sm_90+): wait for the grid before this one in the stream to
+// finish (a no-op unless this grid was launched with programmatic stream serialization), and let
+// the next grid launch (PDL 1: at the start; 2: after this block's loads; 3: not before exit).
+__device__ __forceinline__ void pdl_wait() {
+#if PDL && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger(int when) {
+#if PDL && __CUDA_ARCH__ >= 900
+  if (when == PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
 // The sum of a vector's lanes, pairwise.
@@ -175,7 +192,11 @@ __device__ __forceinline__ unsigned long long flag_load(const unsigned long long
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
           unsigned *counter) {
-  const acc_t v = block_sum(thread_sum(in, n));
+  pdl_wait();
+  pdl_trigger(1);
+  const acc_t t = thread_sum(in, n);
+  pdl_trigger(2);
+  const acc_t v = block_sum(t);
 #if COMBINE == 3
   unsigned long long *slots = (unsigned long long *)partials;
   const unsigned last = gridDim.x - 1;
