@@ -17,7 +17,7 @@
 #define pm_reduce p0_reduce
 #define pm_reduce_final p0_final
 namespace p0 {
-#include "../../../templates/reduce.cu"
+#include "reduce_pdl.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final
@@ -26,7 +26,7 @@ namespace p0 {
 #define pm_reduce p1_reduce
 #define pm_reduce_final p1_final
 namespace p1 {
-#include "../../../templates/reduce.cu"
+#include "reduce_pdl.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final
@@ -35,7 +35,7 @@ namespace p1 {
 #define pm_reduce p2_reduce
 #define pm_reduce_final p2_final
 namespace p2 {
-#include "../../../templates/reduce.cu"
+#include "reduce_pdl.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final
@@ -44,7 +44,7 @@ namespace p2 {
 #define pm_reduce p3_reduce
 #define pm_reduce_final p3_final
 namespace p3 {
-#include "../../../templates/reduce.cu"
+#include "reduce_pdl.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final
@@ -55,7 +55,7 @@ namespace p3 {
 #define pm_reduce pass1_reduce
 #define pm_reduce_final pass1_final
 namespace pass1 {
-#include "../../../templates/reduce.cu"
+#include "reduce_pdl.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final
