@@ -1,4 +1,4 @@
-/* kernel.c: cubin -> cudaLibraryLoadData -> cudaLibraryGetKernel -> cudaLaunchKernel. */
+/* kernel.c: cubin -> cudaLibraryLoadData -> cudaLibraryGetKernel -> cudaLaunchKernelEx. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +22,10 @@ int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, in
     out->entry[i] = entries[i];
   }
   out->nentries = n;
+  void *flag;
+  size_t bytes;
+  out->waits_prior = cudaLibraryGetGlobal(&flag, &bytes, out->lib, "pm_waits_prior") == cudaSuccess;
+  if (!out->waits_prior) cudaGetLastError(); /* not found is an answer, not an error for later */
   return PM_OK;
 fail:
   if (out->lib != NULL) cudaLibraryUnload(out->lib);
@@ -50,7 +54,12 @@ int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3
     return pm__seterr(c, PM_EINVAL, "launch: no entry point %d", which);
   int prev, rc = pm__device_enter(c, &prev);
   if (rc != PM_OK) return rc;
-  cudaError_t e = cudaLaunchKernel((const void *)k->fn[which], grid, block, args, smem, stream);
+  cudaLaunchAttribute pdl = {.id = cudaLaunchAttributeProgrammaticStreamSerialization,
+                             .val.programmaticStreamSerializationAllowed = 1};
+  cudaLaunchConfig_t cfg = {.gridDim = grid, .blockDim = block, .dynamicSmemBytes = smem,
+                            .stream = stream, .attrs = &pdl,
+                            .numAttrs = k->waits_prior && c->dev.cc_major >= 9};
+  cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)k->fn[which], args);
   if (e != cudaSuccess)
     rc = pm__seterr(c, PM_ELAUNCH, "launch of %s <<<(%u,%u,%u), (%u,%u,%u), %zu>>> failed: %s: %s",
                     k->entry[which], grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,

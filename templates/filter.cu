@@ -76,9 +76,22 @@ __device__ __forceinline__ float load(const float *__restrict__ in, size_t pitch
   return *(const float *)((const char *)in + (size_t)y * pitch + (size_t)x * sizeof(float));
 }
 
+// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
+// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
+// stream is still finishing. So every kernel here first waits for that kernel to end and its
+// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
+// the next kernel start only at its own end, as an ordinary launch does.
+extern "C" __device__ int pm_waits_prior = 1;
+__device__ __forceinline__ void wait_prior() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(BX * BY)
 pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ in, size_t pitch_in,
           int rows, int cols, const __grid_constant__ pm_mask_t mask) {
+  wait_prior();
   const int tiles_x = (cols + TW - 1) / TW;
   const int x0 = (int)(blockIdx.x % tiles_x) * TW, y0 = (int)(blockIdx.x / tiles_x) * TH;
   if (y0 >= rows) return;

@@ -41,12 +41,25 @@ __device__ __forceinline__ float4 add(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
+// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
+// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
+// stream is still finishing. So every kernel here first waits for that kernel to end and its
+// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
+// the next kernel start only at its own end, as an ordinary launch does.
+extern "C" __device__ int pm_waits_prior = 1;
+__device__ __forceinline__ void wait_prior() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // A line is a row (row-major) or a column (column-major): `inner` contiguous floats, `pitch`
 // bytes from one line to the next. Vector v of line l starts at byte l * pitch + v * VEC * 4.
 extern "C" __global__ void __launch_bounds__(BX * BY)
 pm_matadd(float *__restrict__ c, size_t pitch_c, const float *__restrict__ a, size_t pitch_a,
           const float *__restrict__ b, size_t pitch_b, unsigned rows, unsigned cols,
           int colmajor) {
+  wait_prior();
   const unsigned inner = colmajor ? rows : cols, outer = colmajor ? cols : rows;
   const unsigned nvec = (inner + VEC - 1) / VEC; // vectors per line; the last may be partial
   const bool x_inner = (MAP == 0) == (colmajor == 0);

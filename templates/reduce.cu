@@ -38,9 +38,6 @@
 #ifndef ACC
 #define ACC 0
 #endif
-#ifndef PDL
-#define PDL 0
-#endif
 
 #if ACC
 typedef double acc_t;
@@ -75,17 +72,15 @@ __device__ __forceinline__ float4 ld_once(const float4 *p) {
   return r;
 }
 
-// Programmatic dependent launch (sm_90+): wait for the grid before this one in the stream to
-// finish (a no-op unless this grid was launched with programmatic stream serialization), and let
-// the next grid launch (PDL 1: at the start; 2: after this block's loads; 3: not before exit).
-__device__ __forceinline__ void pdl_wait() {
-#if PDL && __CUDA_ARCH__ >= 900
+// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
+// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
+// stream is still finishing. So every kernel here first waits for that kernel to end and its
+// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
+// the next kernel start only at its own end, as an ordinary launch does.
+extern "C" __device__ int pm_waits_prior = 1;
+__device__ __forceinline__ void wait_prior() {
+#if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_trigger(int when) {
-#if PDL && __CUDA_ARCH__ >= 900
-  if (when == PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -192,11 +187,8 @@ __device__ __forceinline__ unsigned long long flag_load(const unsigned long long
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
           unsigned *counter) {
-  pdl_wait();
-  pdl_trigger(1);
-  const acc_t t = thread_sum(in, n);
-  pdl_trigger(2);
-  const acc_t v = block_sum(t);
+  wait_prior();
+  const acc_t v = block_sum(thread_sum(in, n));
 #if COMBINE == 3
   unsigned long long *slots = (unsigned long long *)partials;
   const unsigned last = gridDim.x - 1;
@@ -255,6 +247,7 @@ pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
 // The second pass of COMBINE 2: one block sums `count` partials.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pm_reduce_final(const acc_t *partials, unsigned count, float *out) {
+  wait_prior();
   const acc_t s = sum_partials(partials, count);
   if (threadIdx.x == 0) *out = (float)s;
 }

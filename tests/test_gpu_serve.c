@@ -312,3 +312,92 @@ Test(gpu_serve, malloc_2d_pads_as_tuning_chose) {
   pm_free(c, p);
   pm_close(c);
 }
+
+/* A kernel of somebody else's that lets the next grid start at once (as a library using
+ * programmatic dependent launch may: griddepcontrol.launch_dependents), then spins for `spin`
+ * clocks, and only then writes dst (copies src to it). */
+static const char producer_src[] =
+    "extern \"C\" __global__ void producer(float *dst, const float *src, size_t n, long long spin) {\n"
+    "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+    "  const long long t0 = clock64();\n"
+    "  while (clock64() - t0 < spin) {\n"
+    "  }\n"
+    "  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)\n"
+    "    dst[i] = src[i];\n"
+    "}\n";
+
+/* Calls op through the library on d (served as for d's problem), on the default stream. */
+static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
+  const pm__problem *pr = &d->pr;
+  int rc;
+  if (op == &pm__op_matadd)
+    rc = pm_matadd(c, pr->rows, pr->cols, PM_ROW_MAJOR, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
+                   d->in[1], d->in_pitch[1], NULL);
+  else if (op == &pm__op_reduce)
+    rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
+  else
+    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->mask,
+                   pr->radius, PM_BORDER_CLAMP, NULL);
+  cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
+}
+
+/* The library launches its kernels so that they may start while the kernel before them in the
+ * stream is finishing (kernel.c). Each must still wait for that kernel's writes: here the kernel
+ * before writes the call's input late, after letting the next grid start; a pmtune kernel that
+ * read early would see the stale input that was there before (3.0039 in every float). */
+static void check_waits(const pm__op *op, pm__problem pr) {
+  pm_ctx *c = open_ctx(path);
+  if (c->dev.cc_major < 9) {
+    int major = c->dev.cc_major, minor = c->dev.cc_minor;
+    pm_close(c);
+    cr_skip_test("compute capability %d.%d: programmatic dependent launch needs 9.0", major, minor);
+  }
+  pm__cubin bin;
+  pm__kernel prod;
+  const char *const entry[] = {"producer"};
+  cr_assert_eq(pm__compile(c, "producer.cu", producer_src, c->dev.arch, NULL, 0, &bin), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__kernel_load(c, bin.data, entry, 1, &prod), PM_OK, "%s", pm_errmsg(c));
+  pm__cubin_free(&bin);
+  cr_assert(!prod.waits_prior, "a cubin without pm_waits_prior is launched the ordinary way");
+  pm__data d = {0};
+  cr_assert_eq(op->prepare(c, &pr, pm_test_seed(), &d), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &d, 0), PM_OK, "%s", pm_errmsg(c));
+  pr.caller_align = 16;
+  pm__decision dec;
+  pm__serve_decide(c, op, &pr, &dec);
+  size_t bytes = (size_t)d.lines * d.in_pitch[0], n = bytes / sizeof(float);
+  float *src;
+  double err;
+  CUDA_OK(cudaMalloc((void **)&src, bytes));
+  CUDA_OK(cudaMemcpy(src, d.in[0], bytes, cudaMemcpyDeviceToDevice));
+  call_op(c, op, &d); /* loads the served kernel, so that the calls below launch at once */
+  CUDA_OK(cudaDeviceSynchronize());
+  cr_assert_eq(op->verify(c, dec.v, &d, &err), PM_OK, "%s first call: %s", op->name, pm_errmsg(c));
+  for (int k = 0; k < 3; k++) {
+    CUDA_OK(cudaMemset(d.in[0], 0x40, bytes));
+    cr_assert_eq(pm__data_poison(c, &d, 0), PM_OK, "%s", pm_errmsg(c));
+    long long spin = 4000000; /* about 2 ms: far longer than the host takes to launch the call */
+    void *args[] = {&d.in[0], &src, &n, &spin};
+    cr_assert_eq(pm__kernel_launch(c, &prod, 0, (dim3){(unsigned)c->dev.sm_count, 1, 1},
+                                   (dim3){256, 1, 1}, 0, 0, args), PM_OK, "%s", pm_errmsg(c));
+    call_op(c, op, &d);
+    CUDA_OK(cudaDeviceSynchronize());
+    cr_assert_eq(op->verify(c, dec.v, &d, &err), PM_OK, "%s after the producer (%s): %s", op->name,
+                 dec.config, pm_errmsg(c));
+  }
+  cudaFree(src);
+  pm__data_free(&d);
+  pm__kernel_unload(&prod);
+  pm_close(c);
+}
+
+Test(gpu_serve, matadd_waits_for_the_kernel_before) {
+  check_waits(&pm__op_matadd, (pm__problem){.rows = 1000, .cols = 1003});
+}
+Test(gpu_serve, reduce_waits_for_the_kernel_before) {
+  check_waits(&pm__op_reduce, (pm__problem){.n = 1000003});
+}
+Test(gpu_serve, filter_waits_for_the_kernel_before) {
+  check_waits(&pm__op_filter, (pm__problem){.rows = 1000, .cols = 1003, .radius = 2});
+}
