@@ -13,8 +13,9 @@
 //   PAD     words of padding per shared-memory row, against bank conflicts (TILE=1)
 //   OX, OY  outputs per thread in x and y (register blocking): a thread reads each input row of
 //           its window once and uses it for all the outputs it touches
-//   VLOAD   1: (TILE=0, OX=4) read each row of the window as aligned 16-byte loads where the
-//           tile lies inside the image (rows must start 16-byte aligned)
+//   VLOAD   1: (TILE=0, OX=4) where the tile lies inside the image, read each row of the window
+//           as aligned 16-byte loads and write each row's four outputs as one 16-byte store
+//           (rows must start 16-byte aligned)
 //
 // Two paths: tiles whose window lies inside the image read it with no clamping (VLOAD: as vector
 // loads); tiles at the border, through column offsets clamped once per thread and a row clamped
@@ -175,6 +176,15 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
     }
   }
 
+#if VLOAD
+  if (inside) { // every output of the thread lies in the image, each row's four as one store
+#pragma unroll
+    for (int j = 0; j < OY; j++)
+      *(float4 *)((char *)out + (size_t)(oy + j) * pitch_out + (size_t)ox * sizeof(float)) =
+          make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+    return;
+  }
+#endif
 #pragma unroll
   for (int j = 0; j < OY; j++)
 #pragma unroll
