@@ -126,15 +126,15 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   if (slash == NULL) return;
   strcpy(slash + 1, "pmtune_peers");
   if (access(exe, X_OK) != 0) return;
+  char size[32], radius[24] = "";
   if (op->dims == 1)
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %u --samples %d --copies %d 2>/dev/null", exe,
-             op->name, pr->n, samples, k);
-  else if (op->problem_defines != NULL) /* the filter */
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --radius %d --samples %d --copies %d 2>/dev/null",
-             exe, op->name, pr->rows, pr->cols, pr->radius, samples, k);
+    snprintf(size, sizeof size, "%u", pr->n);
   else
-    snprintf(cmd, sizeof cmd, "'%s' --op %s --size %ux%u --samples %d --copies %d 2>/dev/null", exe,
-             op->name, pr->rows, pr->cols, samples, k);
+    snprintf(size, sizeof size, "%ux%u", pr->rows, pr->cols);
+  if (op->problem_defines != NULL) /* the filter */
+    snprintf(radius, sizeof radius, " --radius %d", pr->radius);
+  snprintf(cmd, sizeof cmd, "'%s' --op %s --size %s%s --samples %d --copies %d 2>/dev/null", exe,
+           op->name, size, radius, samples, k);
   FILE *p = popen(cmd, "r");
   if (p == NULL) return;
   if (fgets(line, sizeof line, p) != NULL) {
