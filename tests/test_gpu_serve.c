@@ -58,13 +58,28 @@ static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colm
   return d.source;
 }
 
+/* Calls op through the library on d's buffers (served as for d's problem: its size, storage
+ * order, radius and border), on the default stream. */
+static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
+  const pm__problem *pr = &d->pr;
+  int rc;
+  if (op == &pm__op_matadd)
+    rc = pm_matadd(c, pr->rows, pr->cols, pr->colmajor ? PM_COL_MAJOR : PM_ROW_MAJOR, d->out,
+                   d->out_pitch, d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], NULL);
+  else if (op == &pm__op_reduce)
+    rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
+  else
+    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->mask,
+                   pr->radius, pr->zero_border ? PM_BORDER_ZERO : PM_BORDER_CLAMP, NULL);
+  cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
+}
+
 static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, int zero) {
   pm__problem pr = {.rows = rows, .cols = cols, .radius = r, .zero_border = zero};
   pm__data ref = {0};
   cr_assert_eq(pm__op_filter.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &ref, 128), PM_OK, "%s", pm_errmsg(c)); /* poisoned output */
-  cr_assert_eq(pm_filter(c, rows, cols, ref.out, ref.out_pitch, ref.in[0], ref.in_pitch[0], ref.mask,
-                         r, zero ? PM_BORDER_ZERO : PM_BORDER_CLAMP, NULL), PM_OK, "%s", pm_errmsg(c));
+  call_op(c, &pm__op_filter, &ref);
   CUDA_OK(cudaDeviceSynchronize());
   double err;
   cr_assert_eq(pm__op_filter.verify(c, NULL, &ref, &err), PM_OK, "%s", pm_errmsg(c));
@@ -80,7 +95,7 @@ static pm__source check_reduce(pm_ctx *c, unsigned n) {
   pm__data ref = {0};
   cr_assert_eq(pm__op_reduce.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &ref, 0), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm_reduce_sum(c, n, ref.in[0], ref.out, NULL), PM_OK, "%s", pm_errmsg(c));
+  call_op(c, &pm__op_reduce, &ref);
   CUDA_OK(cudaDeviceSynchronize());
   pr.caller_align = 16;
   pm__decision d;
@@ -90,7 +105,7 @@ static pm__source check_reduce(pm_ctx *c, unsigned n) {
                pm_errmsg(c));
   float first, again;
   CUDA_OK(cudaMemcpy(&first, ref.out, 4, cudaMemcpyDeviceToHost));
-  cr_assert_eq(pm_reduce_sum(c, n, ref.in[0], ref.out, NULL), PM_OK);
+  call_op(c, &pm__op_reduce, &ref);
   CUDA_OK(cudaMemcpy(&again, ref.out, 4, cudaMemcpyDeviceToHost));
   cr_assert_eq(memcmp(&first, &again, 4), 0, "n=%u: %a then %a", n, first, again);
   pm__data_free(&ref);
@@ -325,21 +340,6 @@ static const char producer_src[] =
     "  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)\n"
     "    dst[i] = src[i];\n"
     "}\n";
-
-/* Calls op through the library on d (served as for d's problem), on the default stream. */
-static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
-  const pm__problem *pr = &d->pr;
-  int rc;
-  if (op == &pm__op_matadd)
-    rc = pm_matadd(c, pr->rows, pr->cols, PM_ROW_MAJOR, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
-                   d->in[1], d->in_pitch[1], NULL);
-  else if (op == &pm__op_reduce)
-    rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
-  else
-    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->mask,
-                   pr->radius, PM_BORDER_CLAMP, NULL);
-  cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
-}
 
 /* The library launches its kernels so that they may start while the kernel before them in the
  * stream is finishing (kernel.c). Each must still wait for that kernel's writes: here the kernel
