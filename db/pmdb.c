@@ -20,6 +20,7 @@
 
 struct pm__db {
   pm_ctx *c;
+  const pm__db_op *const *ops; /* what problems may be: the caller's list */
   sqlite3 *sql;
   char *path;
   int readonly;
@@ -336,7 +337,8 @@ fail:
   return rc;
 }
 
-int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
+int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *ops,
+                pm__db **out) {
   int rc = PM_OK;
   char file[PM__DB_PATH_MAX];
   struct stat s;
@@ -350,6 +352,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out) {
     return pm__seterr(c, PM_ENOMEM, "tuning database %s: out of memory", file);
   }
   db->c = c;
+  db->ops = ops;
   db->readonly = (flags & PM__DB_READONLY) != 0;
 
   if (stat(file, &s) != 0) {
@@ -591,12 +594,6 @@ fail:
 
 /* ---- GPUs and runs -------------------------------------------------------------------------- */
 
-void pm__db_cuda_versions(int *driver, int *runtime) {
-  if (driver != NULL && cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0;
-  if (runtime != NULL && cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
-  cudaGetLastError();
-}
-
 static int printable(const char *s, size_t max) {
   size_t n = 0;
   for (; s[n] != '\0'; n++)
@@ -759,14 +756,6 @@ fail:
 #define DIM_MAX ((int64_t)1 << 31)        /* rows, cols: less than this */
 #define SIZE_MAX_ELEMS ((int64_t)1 << 40) /* rows * cols, n: at most this */
 
-static const struct op_spec {
-  const char *op;
-  int matrix, radius; /* rows and cols (else n); radius */
-  const char *variants[3];
-} op_specs[] = {{"matadd", 1, 0, {"order=row", "order=col", NULL}},
-                {"reduce", 0, 0, {"", NULL}},
-                {"filter", 1, 1, {"border=clamp", "border=zero", NULL}}};
-
 static const char *const dtypes[] = {"f32", NULL};
 
 static int valid_sha(const char *s) {
@@ -777,15 +766,20 @@ static int valid_sha(const char *s) {
   return n == 64;
 }
 
-int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
-  const struct op_spec *spec = NULL;
+int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
+  pm_ctx *c = db->c;
+  const pm__db_op *spec = NULL;
+  char names[128] = "";
   out[0] = '\0';
   if (p == NULL || p->op == NULL) return pm__seterr(c, PM_EINVAL, "problem: no op given");
-  for (size_t i = 0; i < sizeof op_specs / sizeof op_specs[0]; i++)
-    if (strcmp(op_specs[i].op, p->op) == 0) spec = &op_specs[i];
+  for (size_t i = 0, len = 0; db->ops != NULL && db->ops[i] != NULL; i++) {
+    if (strcmp(db->ops[i]->name, p->op) == 0) spec = db->ops[i];
+    if (len < sizeof names)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                              db->ops[i]->name);
+  }
   if (spec == NULL)
-    return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (matadd, reduce or filter)",
-                      p->op);
+    return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (%s)", p->op, names);
   int dtype_ok = 0;
   for (const char *const *d = dtypes; *d != NULL; d++)
     dtype_ok |= p->dtype && strcmp(*d, p->dtype) == 0;
@@ -813,12 +807,14 @@ int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROB
                       "cols=%lld)",
                       p->op, (long long)p->n, (long long)p->rows, (long long)p->cols);
   }
-  if (spec->radius ? (p->radius < 1 || p->radius > 3) : p->radius != 0)
-    return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d %s", p->op, p->radius,
-                      spec->radius ? "is not 1, 2 or 3" : "does not apply");
+  if (spec->radius_max > 0 && (p->radius < spec->radius_min || p->radius > spec->radius_max))
+    return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d is not %d to %d", p->op, p->radius,
+                      spec->radius_min, spec->radius_max);
+  if (spec->radius_max == 0 && p->radius != 0)
+    return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d does not apply", p->op, p->radius);
   if (!spec->matrix)
     snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
-  else if (spec->radius)
+  else if (spec->radius_max > 0)
     snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d %s", (long long)p->rows,
              (long long)p->cols, p->radius, variant);
   else
@@ -989,7 +985,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   char problem[PM__DB_PROBLEM_MAX], params[PM__DB_PARAMS_MAX], config[PM__DB_CONFIG_MAX];
   if (what) *what = 0;
   if (m == NULL) return pm__seterr(db->c, PM_EINVAL, "measurement: none given");
-  if ((rc = pm__db_problem_text(db->c, &m->problem, problem)) != PM_OK) return rc;
+  if ((rc = pm__db_problem_text(db, &m->problem, problem)) != PM_OK) return rc;
   if (!valid_sha(m->template_sha256))
     return pm__seterr(db->c, PM_EINVAL,
                       "measurement %s %s: template_sha256 '%.70s' is not 64 lowercase hex digits",
@@ -1106,7 +1102,7 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX];
   *found = 0;
-  if ((rc = pm__db_problem_text(db->c, p, problem)) != PM_OK) return rc;
+  if ((rc = pm__db_problem_text(db, p, problem)) != PM_OK) return rc;
   if (config == NULL || !valid_sha(template_sha256))
     return pm__seterr(db->c, PM_EINVAL, "measured: needs a configuration and a template hash");
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
@@ -1145,7 +1141,7 @@ static int bind_device(sqlite3_stmt *st, const pm__device_info *d) {
 
 static int check_lookup(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                         const char *sha, char problem[PM__DB_PROBLEM_MAX]) {
-  int rc = pm__db_problem_text(db->c, p, problem);
+  int rc = pm__db_problem_text(db, p, problem);
   if (rc != PM_OK) return rc;
   if (d == NULL || !valid_sha(sha))
     return pm__seterr(db->c, PM_EINVAL, "winner: needs a device and a template hash");

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pm_internal.h"
+#include "core.h"
 
 /* Every function takes the context its errors are recorded on (through the pm__db it was opened
  * with): it returns PM_OK or a PM_E* status, and pm_errmsg(c) then names the database file and
@@ -45,18 +45,30 @@ int pm__db_path(pm_ctx *c, const char *path, char *out, size_t cap);
 
 typedef struct pm__db pm__db;
 
+/* What the database must know of an operation to check its problems: the layer above makes one
+ * per op from its entry (tuner/op.h, pm__ops_db) and hands the list to pm__db_open. */
+typedef struct pm__db_op {
+  const char *name;           /* "matadd" */
+  int matrix;                 /* 1: problems are rows x cols; 0: n */
+  int radius_min, radius_max; /* 0, 0 where the op has no radius */
+  const char *variants[3];    /* the variant texts a problem may have, ended by NULL; {""}: none */
+} pm__db_op;
+
 enum {
   PM__DB_READONLY = 1 /* for library calls: never creates, migrates or writes anything */
 };
 
-/* Opens the database at path (NULL: pm__db_path's choice) and keeps c for its errors.
+/* Opens the database at path (NULL: pm__db_path's choice) and keeps c for its errors. ops (ended
+ * by NULL) are the operations whose problems this handle stores and looks up: any other is
+ * refused as "unknown op"; the handle keeps the pointer.
  * Read-write: creates the file and its directories as needed, switches it to WAL, applies the
  * missing migrations (one transaction each) and marks the embedded templates current.
  * PM__DB_READONLY: the file must exist and have this pmtune's schema (PM_ENOTFOUND where it is
  * missing or empty, PM_EDB where its schema is older). Either way a database of a newer schema,
  * or an SQLite file that is not pmtune's, is refused with PM_EDB and left untouched.
  * On failure *out is NULL. */
-int pm__db_open(pm_ctx *c, const char *path, int flags, pm__db **out);
+int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *ops,
+                pm__db **out);
 
 /* Closes it. pm__db_close(NULL) does nothing. */
 void pm__db_close(pm__db *db);
@@ -76,10 +88,6 @@ int pm__db_check(pm__db *db, char **report, int *problems);
 
 /* ---- GPUs and runs -------------------------------------------------------------------------- */
 
-/* The driver and runtime versions, as cudaDriverGetVersion and cudaRuntimeGetVersion give them
- * (12040 is 12.4); 0 for what cannot be had (no driver). Needs no GPU. */
-void pm__db_cuda_versions(int *driver, int *runtime);
-
 /* Records a GPU (identified by d->uuid; d->name, cc, arch, sm_count and mem_bytes are kept up
  * to date) and the versions it ran with; *id is its row. */
 int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
@@ -98,11 +106,10 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
 
 /* ---- Problems and measurements -------------------------------------------------------------- */
 
-/* What was tuned. Fields that do not apply to op are 0 / NULL:
- *   matadd: rows, cols, variant "order=row" | "order=col"
- *   reduce: n (variant NULL or "")
- *   filter: rows, cols, radius 1..3, variant "border=clamp" | "border=zero"
- * dtype: "f32". Every function checks a problem (PM_EINVAL, saying what is wrong). */
+/* What was tuned. Fields that do not apply to op are 0 / NULL: rows and cols for ops on
+ * matrices, else n; radius where the op has one; variant one of the op's (NULL or "" where it has
+ * none). dtype: "f32". Every function checks a problem against the handle's ops (PM_EINVAL,
+ * saying what is wrong). */
 typedef struct pm__db_problem {
   const char *op;
   const char *dtype;
@@ -115,8 +122,9 @@ typedef struct pm__db_problem {
 #define PM__DB_CONFIG_MAX 256  /* the longest configuration text, NUL included */
 #define PM__DB_PARAMS_MAX 512  /* the longest configuration JSON, NUL included */
 
-/* The canonical text of a problem ("rows=4096 cols=4096 order=row"), the key SQL uses. */
-int pm__db_problem_text(pm_ctx *c, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]);
+/* The canonical text of a problem ("rows=4096 cols=4096 order=row", "n=1024",
+ * "rows=8192 cols=8192 radius=2 border=zero"), the key SQL uses; checks p first. */
+int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]);
 
 typedef enum pm__db_outcome {
   PM__DB_MEASURED,      /* "ok": ran and was timed */
@@ -207,7 +215,7 @@ typedef struct pm__db_cubin_key {
   const char *defines;       /* canonical, as pm__db_defines_text writes it: "-DBX=32 -DBY=8" */
   const char *arch;          /* "sm_90" */
   const char *nvrtc_version; /* pm__nvrtc_version() */
-  int driver_version;        /* as pm__db_cuda_versions gives it */
+  int driver_version;        /* as pm__cuda_versions gives it */
 } pm__db_cubin_key;
 
 /* The canonical defines text of defines[0..n): "-DNAME=VALUE" sorted by name, one space apart

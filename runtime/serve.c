@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmdb.h"
 #include "serve.h"
 #include "tune.h"
 
@@ -50,21 +49,23 @@ typedef struct pm__serve {
   int db_tried;
   pm__db *rw;           /* read-write, for storing cubins compiled here and autotuning */
   int rw_tried;
+  int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
   int64_t gpu_id;
   loaded *kernels;
 } pm__serve;
-
-static const pm__op *const ops_by_enum[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter};
 
 const char *pm__source_name(pm__source s) {
   static const char *const names[] = {"exact", "nearest", "tuned", "default"};
   return (unsigned)s < 4 ? names[s] : "?";
 }
 
-int pm__serve_init(pm_ctx *c) {
+int pm__serve_init(pm_ctx *c, const pm_options *o) {
   pm__serve *s = calloc(1, sizeof *s);
   if (s == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&s->lock, NULL);
+  const char *env = getenv("PMTUNE_AUTOTUNE");
+  s->autotune = o->autotune || (env != NULL && strcmp(env, "1") == 0);
+  s->autotune_budget = o->autotune_budget > 0 ? o->autotune_budget : 40;
   c->serve = s;
   return PM_OK;
 }
@@ -123,7 +124,7 @@ static pm__db *read_db(pm_ctx *c) {
   pm__serve *s = c->serve;
   if (!s->db_tried) {
     s->db_tried = 1;
-    if (pm__db_open(c, c->db_path, PM__DB_READONLY, &s->db) != PM_OK)
+    if (pm__db_open(c, c->db_path, PM__DB_READONLY, pm__ops_db(), &s->db) != PM_OK)
       pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
   }
   return s->db;
@@ -134,8 +135,8 @@ static pm__db *write_db(pm_ctx *c) {
   if (!s->rw_tried) {
     int driver, runtime;
     s->rw_tried = 1;
-    pm__db_cuda_versions(&driver, &runtime);
-    if (pm__db_open(c, c->db_path, 0, &s->rw) != PM_OK ||
+    pm__cuda_versions(&driver, &runtime);
+    if (pm__db_open(c, c->db_path, 0, pm__ops_db(), &s->rw) != PM_OK ||
         pm__db_gpu_put(s->rw, &c->dev, driver, runtime, &s->gpu_id) != PM_OK) {
       pm__notice(c, "%s: compiled kernels are not stored", pm_errmsg(c));
       pm__db_close(s->rw);
@@ -178,7 +179,7 @@ static int decide_stored(pm_ctx *c, pm__db *db, const pm__op *op, const pm__prob
   pm__db_winner w;
   accept_arg a = {c, op, pr, {0}};
   const char *sha = pm__template_find(op->name)->sha256;
-  pm__tune_db_problem(op, pr, &dbp);
+  pm__op_db_problem(op, pr, &dbp);
   if (pm__db_winner_get_if(db, &c->dev, &dbp, sha, accept, &a, &w) == PM_OK) {
     from_winner(out, &w, &a, PM__FROM_EXACT);
     return PM_OK;
@@ -217,7 +218,7 @@ static void autotune(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
   own.caller_align = 0; /* the tuner measures on its own buffers */
   pm__tune_opts_default(&o);
   o.strategy = PM__STRATEGY_RANDOM;
-  o.budget = (uint64_t)c->autotune_budget;
+  o.budget = (uint64_t)c->serve->autotune_budget;
   if (pm__tune_problem(c, rw, c->serve->gpu_id, 0, op, &own, &o, &r) != PM_OK)
     pm__notice(c, "tuning %s on first use failed: %s", op->name, pm_errmsg(c));
 }
@@ -232,7 +233,7 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   int nd = pm__config_defines(op, v, pr, defs), rc, driver, runtime;
   const pm__template *t = pm__template_find(op->name);
   pm__db_cubin_key key;
-  pm__db_cuda_versions(&driver, &runtime);
+  pm__cuda_versions(&driver, &runtime);
   rc = pm__cubin_key(c, t->sha256, (const char(*)[24])defs, nd, driver, dtext, sizeof dtext, &key);
   if (rc != PM_OK) return rc;
   for (int i = 0; i < nd; i++) dp[i] = defs[i];
@@ -284,7 +285,7 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const k
   pm__decision d = {0};
   pm__db *db = read_db(c);
   int found = db != NULL && decide_stored(c, db, op, pr, &d) == PM_OK && d.source == PM__FROM_EXACT;
-  if (!found && c->autotune) {
+  if (!found && s->autotune) {
     autotune(c, op, pr);
     if (s->db == NULL) s->db_tried = 0; /* tuning may have created the database */
     if ((db = read_db(c)) != NULL && decide_stored(c, db, op, pr, &d) == PM_OK)
@@ -372,7 +373,7 @@ done:
 
 /* Finds (or decides) the entry for pr and launches it on d. */
 static int serve(pm_ctx *c, int which, const pm__problem *pr, pm__data *d, struct CUstream_st *stream) {
-  const pm__op *op = ops_by_enum[which];
+  const pm__op *op = pm__op_of((pm_op)which);
   key k;
   memset(&k, 0, sizeof k);
   k.rows = pr->rows, k.cols = pr->cols, k.n = pr->n, k.op = (uint8_t)which;
@@ -476,11 +477,11 @@ int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, siz
   if (rc != PM_OK) return rc;
   if (ptr == NULL || pitch == NULL) return pm__seterr(c, PM_EINVAL, "pm_malloc_2d: NULL output");
   *ptr = NULL;
-  if ((unsigned)op > PM_OP_FILTER) return pm__seterr(c, PM_EINVAL, "pm_malloc_2d: op %d", (int)op);
+  if (pm__op_of(op) == NULL) return pm__seterr(c, PM_EINVAL, "pm_malloc_2d: op %d", (int)op);
   if (rows < 1 || cols < 1 || rows > MAX_DIM || cols > MAX_DIM)
     return pm__seterr(c, PM_EINVAL, "pm_malloc_2d: %zu x %zu: rows and cols must be 1 to 2^31 - 1",
                       rows, cols);
-  const pm__op *o = ops_by_enum[op];
+  const pm__op *o = pm__op_of(op);
   size_t align = 256;
   for (int i = 0; i < o->nparams; i++) /* the layout tuning chose, where the op has one */
     if (strcmp(o->params[i].name, "align") == 0) {

@@ -2,7 +2,7 @@
 #ifndef PM_SERVE_H
 #define PM_SERVE_H
 
-#include "op.h"
+#include "compile.h"
 
 typedef enum pm__source {
   PM__FROM_EXACT,   /* the winner tuned for exactly this size */
@@ -23,6 +23,10 @@ typedef struct pm__decision {
   double distance;                          /* nearest: |ln(size / tuned size)| */
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
+
+/* Serving's state on a context with a device: made by pm_open, freed by pm_close. */
+int pm__serve_init(pm_ctx *c, const pm_options *o);
+void pm__serve_free(pm_ctx *c);
 
 /* Decides for op on pr on c's device, as a call would (without tuning on first use). */
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out);

@@ -172,7 +172,7 @@ static void make_db(const char *file) {
   pm_options o = {.device = PM_DEVICE_NONE};
   cr_assert_eq(pm_open(&c, &o), PM_OK);
   pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, file, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   const pm__template *t = pm__template_find("matadd");
   cr_assert_not_null(t);
   pm__device_info d = dbtest_gpu(0, 0);
@@ -279,7 +279,7 @@ Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
   pm__db *db = NULL;
   int64_t gpu;
   cr_assert_eq(pm_open(&c, &o), PM_OK);
-  cr_assert_eq(pm__db_open(c, db_path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, db_path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   expect_failure("", args, "nothing tuned");
   pm__device_info d = dbtest_gpu(0, 0);
   cr_assert_eq(pm__db_gpu_put(db, &d, 1, 1, &gpu), PM_OK);

@@ -27,7 +27,7 @@ TestSuite(db, .init = setup, .fini = teardown, .timeout = 60);
 
 static pm__db *open_rw(void) {
   pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(ctx, path, 0, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   return db;
 }
 
@@ -138,7 +138,7 @@ static void expect_refused_untouched(int flags, int status, const char *needle) 
   char *before = dbtest_slurp(path, &before_len);
   cr_assert_not_null(before);
   pm__db *db = (pm__db *)1;
-  cr_assert_eq(pm__db_open(ctx, path, flags, &db), status, "flags %d: %s", flags, pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, flags, pm__ops_db(), &db), status, "flags %d: %s", flags, pm_errmsg(ctx));
   cr_assert_null(db);
   expect_msg(path);
   expect_msg(needle);
@@ -210,7 +210,7 @@ Test(db, a_corrupt_file_gives_a_clear_error_and_check_finds_it) {
   free(bytes);
 
   db = NULL;
-  int rc = pm__db_open(ctx, path, 0, &db);
+  int rc = pm__db_open(ctx, path, 0, pm__ops_db(), &db);
   if (rc != PM_OK) {
     cr_assert_eq(rc, PM_EDB);
     expect_msg(path);
@@ -219,7 +219,7 @@ Test(db, a_corrupt_file_gives_a_clear_error_and_check_finds_it) {
   pm__db_close(db);
   /* Read-only: opening reads only the header and the schema, so it opens; using it fails
    * cleanly. */
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   pm__device_info d = dbtest_gpu(0, 0);
   pm__db_problem p = dbtest_matadd(4096, 4096);
   pm__db_winner w;
@@ -237,12 +237,12 @@ Test(db, a_corrupt_file_gives_a_clear_error_and_check_finds_it) {
 
 Test(db, read_only_mode_writes_nothing) {
   pm__db *db = (pm__db *)1;
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_ENOTFOUND);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_ENOTFOUND);
   cr_assert_null(db);
   expect_msg(path);
   cr_assert_eq(access(path, F_OK), -1, "read-only never creates the file");
   dbtest_write(path, "", 0);
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_ENOTFOUND);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_ENOTFOUND);
   expect_msg("empty");
   remove(path);
 
@@ -251,7 +251,7 @@ Test(db, read_only_mode_writes_nothing) {
   pm__db_close(db);
   size_t before_len = 0, after_len = 0;
   char *before = dbtest_slurp(path, &before_len);
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_EDB);
   expect_msg(path);
@@ -280,12 +280,12 @@ Test(db, a_directory_that_cannot_be_made_is_a_clear_error) {
   dbtest_write(file, "x", 1);
   snprintf(bad, sizeof bad, "%s/sub/pmtune.db", file);
   pm__db *db = (pm__db *)1;
-  cr_assert_eq(pm__db_open(ctx, bad, 0, &db), PM_EIO);
+  cr_assert_eq(pm__db_open(ctx, bad, 0, pm__ops_db(), &db), PM_EIO);
   cr_assert_null(db);
   cr_assert_not_null(strstr(pm_errmsg(ctx), bad), "%s", pm_errmsg(ctx));
   expect_msg("cannot create directory");
   expect_msg("Not a directory");
-  cr_assert_eq(pm__db_open(ctx, dir, 0, &db), PM_EIO, "a directory is not a database");
+  cr_assert_eq(pm__db_open(ctx, dir, 0, pm__ops_db(), &db), PM_EIO, "a directory is not a database");
   expect_msg("is a directory");
 }
 
@@ -304,7 +304,7 @@ static int open_as_user(const char *file, int flags, char *msg, size_t cap) {
     pm_options o = {.device = PM_DEVICE_NONE};
     pm__db *db = NULL;
     if (pm_open(&c, &o) != PM_OK) _exit(101);
-    int rc = pm__db_open(c, file, flags, &db);
+    int rc = pm__db_open(c, file, flags, pm__ops_db(), &db);
     if (rc == PM_OK) {
       int64_t n = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
       snprintf(msg, cap, "%lld measurements", (long long)n);
@@ -396,10 +396,10 @@ Test(db, a_full_disk_is_a_clear_error_and_loses_nothing_stored) {
 
 Test(db, cuda_versions_are_had_without_a_gpu) {
   int driver = -1, runtime = -1;
-  pm__db_cuda_versions(&driver, &runtime);
+  pm__cuda_versions(&driver, &runtime);
   cr_assert_geq(driver, 0, "0 without a driver");
   cr_assert_geq(runtime, 12000, "the runtime linked in knows its version: %d", runtime);
-  pm__db_cuda_versions(NULL, NULL);
+  pm__cuda_versions(NULL, NULL);
 }
 
 Test(db, gpus_are_upserted_by_uuid) {
@@ -787,7 +787,7 @@ Test(db, cubins_are_cached_per_exact_key) {
   cr_assert_eq(pm__db_cubin_put(db, &k, &empty), PM_EINVAL);
   pm__db_close(db);
   /* And read-only, as a library call reads it. */
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK);
   cr_assert_eq(pm__db_cubin_get(db, &k, &got), PM_OK);
   pm__cubin_free(&got);
   pm__db_close(db);
@@ -842,7 +842,7 @@ static void child_tunes_forever(void) {
   pm__db *db = NULL;
   int64_t gpu = 0, run = 0;
   pm__device_info d = dbtest_gpu(0, 0);
-  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, path, 0, &db) != PM_OK ||
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, path, 0, pm__ops_db(), &db) != PM_OK ||
       pm__db_gpu_put(db, &d, 1, 1, &gpu) != PM_OK ||
       pm__db_run_begin(db, gpu, "tune", &run) != PM_OK)
     _exit(3);
@@ -862,7 +862,7 @@ Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
   if (pid == 0) child_tunes_forever();
   /* Kill it, with SIGKILL, once it has stored a good part. */
   pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   int64_t stored = 0;
   for (int i = 0; i < 20000 && stored < 200; i++) {
     nanosleep(&(struct timespec){0, 1000000}, NULL);
@@ -876,7 +876,7 @@ Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
   cr_assert_geq(stored, 200);
 
   /* pmtune db check passes. */
-  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   char *report = NULL;
   int problems = -1;
   cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));

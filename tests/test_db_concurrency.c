@@ -48,7 +48,7 @@ static void writer(int w, int start) {
   pm__db *db = NULL;
   int64_t gpu = 0, run = 0;
   pm__device_info d = dbtest_gpu(0, 0);
-  if (pm__db_open(c, path, 0, &db) != PM_OK) child_fail(w, "open", c);
+  if (pm__db_open(c, path, 0, pm__ops_db(), &db) != PM_OK) child_fail(w, "open", c);
   if (pm__db_gpu_put(db, &d, 12040, 12080, &gpu) != PM_OK) child_fail(w, "gpu", c);
   if (pm__db_run_begin(db, gpu, "writer", &run) != PM_OK) child_fail(w, "run_begin", c);
   for (int i = 0; i < OWN + SHARED; i++) {
@@ -62,7 +62,7 @@ static void writer(int w, int start) {
     if (i % 10 == 9) { /* as separate runs would */
       pm__db_close(db);
       db = NULL;
-      if (pm__db_open(c, path, 0, &db) != PM_OK) child_fail(w, "reopen", c);
+      if (pm__db_open(c, path, 0, pm__ops_db(), &db) != PM_OK) child_fail(w, "reopen", c);
     }
   }
   pm__db_cubin_key k = {sha, "-DBX=32", "sm_90", "13.0", w};
@@ -93,7 +93,7 @@ static void reader(int r, int start) {
       _exit(1);
     }
     pm__db *db = NULL;
-    int rc = pm__db_open(c, path, PM__DB_READONLY, &db);
+    int rc = pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db);
     if (rc == PM_ENOTFOUND) { /* not created yet: a library call falls back to defaults */
       nanosleep(&(struct timespec){0, 2000000}, NULL);
       continue;
@@ -159,7 +159,7 @@ static void run_all(void) {
   pm_options o = {.device = PM_DEVICE_NONE};
   cr_assert_eq(pm_open(&c, &o), PM_OK);
   pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, path, PM__DB_READONLY, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   sqlite3 *h = pm__db_handle(db);
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), WRITERS * OWN + SHARED);
   for (int w = 0; w < WRITERS; w++) {
@@ -193,7 +193,7 @@ Test(db_concurrency, eight_writers_and_eight_readers_on_an_existing_file) {
   pm_options o = {.device = PM_DEVICE_NONE};
   cr_assert_eq(pm_open(&c, &o), PM_OK);
   pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   pm__db_close(db);
   pm_close(c);
   run_all();

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
 
 static const int all_codes[] = {
 #define CODE(name, value, text) PM_##name,

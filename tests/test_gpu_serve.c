@@ -115,7 +115,7 @@ static pm__source check_reduce(pm_ctx *c, unsigned n) {
 static void tune(pm_ctx *c, const pm__op *op, pm__problem pr) {
   pm__db *db;
   int64_t gpu;
-  cr_assert_eq(pm__db_open(c, path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__db_gpu_put(db, &c->dev, 0, 0, &gpu), PM_OK, "%s", pm_errmsg(c));
   pm__tune_opts o;
   pm__tune_result r;
@@ -135,8 +135,8 @@ static void put_winner(pm_ctx *c, const pm__op *op, pm__problem pr, const char *
   pm__db_problem p;
   cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s", pm_errmsg(c));
   pm__config_json(op, v, params, sizeof params);
-  pm__tune_db_problem(op, &pr, &p);
-  cr_assert_eq(pm__db_open(c, path, 0, &db), PM_OK, "%s", pm_errmsg(c));
+  pm__op_db_problem(op, &pr, &p);
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__db_gpu_put(db, &c->dev, 0, 0, &gpu), PM_OK, "%s", pm_errmsg(c));
   pm__db_measurement m = {.gpu_id = gpu, .problem = p,
                           .template_sha256 = pm__template_find(op->name)->sha256,

@@ -17,7 +17,7 @@ static void setup(void) {
   cr_assert_eq(pm_open(&ctx, NULL), PM_OK, "%s", pm_errmsg(ctx));
   snprintf(path, sizeof path, "/tmp/pmtune-test-tune-%d.db", (int)getpid());
   unlink(path);
-  cr_assert_eq(pm__db_open(ctx, path, 0, &db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(pm__db_gpu_put(db, &ctx->dev, 0, 0, &gpu_id), PM_OK, "%s", pm_errmsg(ctx));
 }
 static void teardown(void) {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
 
 static pm_ctx *ctx;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
 
 /* Skips the calling test, with the reason, where this machine has no usable CUDA device. */
 static inline void pm_test_require_gpu(void) {

@@ -131,7 +131,7 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
     snprintf(size, sizeof size, "%u", pr->n);
   else
     snprintf(size, sizeof size, "%ux%u", pr->rows, pr->cols);
-  if (op->problem_defines != NULL) /* the filter */
+  if (op->radius_max > 0)
     snprintf(radius, sizeof radius, " --radius %d", pr->radius);
   snprintf(cmd, sizeof cmd, "'%s' --op %s --size %s%s --samples %d --copies %d 2>/dev/null", exe,
            op->name, size, radius, samples, k);
@@ -217,7 +217,7 @@ int cmd_bench(int argc, char **argv) {
   pm__timer tm = {0};
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   for (int i = 0; i < nsizes; i++) {
-    pm__problem pr = {.radius = only->problem_defines ? given.radius : 0};
+    pm__problem pr = {.radius = only->radius_max > 0 ? given.radius : 0};
     if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
       status = cli_usage_error("bench", "%s", pm_errmsg(c));
       pm_close(c);

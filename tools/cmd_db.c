@@ -59,7 +59,7 @@ int cmd_db(int argc, char **argv) {
   }
   if (strcmp(action, "init") == 0) {
     int was, now;
-    if (pm__db_open(c, path, 0, &db) != PM_OK) {
+    if (pm__db_open(c, path, 0, pm__ops_db(), &db) != PM_OK) {
       status = cli_fail("db", "%s", pm_errmsg(c));
       goto done;
     }
@@ -73,7 +73,7 @@ int cmd_db(int argc, char **argv) {
     goto done;
   }
   /* check: reads only, and never creates the file. */
-  if (pm__db_open(c, path, PM__DB_READONLY, &db) != PM_OK ||
+  if (pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK ||
       pm__db_check(db, &report, &problems) != PM_OK) {
     status = cli_fail("db", "%s", pm_errmsg(c));
     goto done;

@@ -72,7 +72,7 @@ int cmd_explain(int argc, char **argv) {
   if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   if (size == NULL) return cli_usage_error("explain", "no --size given");
 
-  if (op->problem_defines == NULL) pr.radius = 0;
+  if (op->radius_max == 0) pr.radius = 0;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;

@@ -48,7 +48,7 @@ int cmd_export(int argc, char **argv) {
   FILE *out = NULL;
   char tmp[PM__DB_PATH_MAX + 32] = "";
   int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
-  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, &db) != PM_OK) {
+  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;
   }

@@ -82,7 +82,7 @@ int cmd_import(int argc, char **argv) {
     status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file, MAX_BYTES >> 20);
     goto done;
   }
-  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, 0, &db) != PM_OK) {
+  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, 0, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("import", "%s", pm_errmsg(c));
     goto done;
   }

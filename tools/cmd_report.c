@@ -174,7 +174,7 @@ int cmd_report(int argc, char **argv) {
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK, drawn = 0;
   problem_row *rows = calloc(256, sizeof *rows);
-  if (rows == NULL || pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, &db) != PM_OK) {
+  if (rows == NULL || pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("report", "%s", rows ? pm_errmsg(c) : "out of memory");
     goto done;
   }

@@ -41,7 +41,7 @@ int cmd_show(int argc, char **argv) {
   sqlite3_stmt *st = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK, rows = 0;
-  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, &db) != PM_OK) {
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("show", "%s", pm_errmsg(c));
     goto done;
   }

@@ -117,7 +117,7 @@ int cmd_space(int argc, char **argv) {
   }
   char ptext[96] = "any size";
   if (size) pm__problem_text(op, &pr, ptext, sizeof ptext);
-  else if (op->problem_defines) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
+  else if (op->radius_max > 0) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
   printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
          (unsigned long long)total, (unsigned long long)valid, ptext, (unsigned long long)kernels);
   for (int r = 0; r < 16 && reasons[r] != NULL; r++)

@@ -123,11 +123,11 @@ static void *run_worker(void *arg) {
   const char *why = NULL;
   pm_options o = {.device = w->device};
   w->status = CLI_OK;
-  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, &db) != PM_OK) {
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, pm__ops_db(), &db) != PM_OK) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
-  pm__db_cuda_versions(&driver, &runtime);
+  pm__cuda_versions(&driver, &runtime);
   if (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK ||
       pm__db_run_begin(db, gpu_id, w->cmdline, &run_id) != PM_OK) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));

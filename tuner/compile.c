@@ -22,9 +22,8 @@ typedef struct pool {
 
 static void *worker(void *arg) {
   pool *p = arg;
-  pm_ctx *c = NULL;
-  pm_options o = {.device = PM_DEVICE_NONE};
-  int open_rc = pm_open(&c, &o);
+  pm_ctx *c = NULL; /* errors of this thread's compilations */
+  int open_rc = pm__ctx_create(&c, PM_DEVICE_NONE, NULL);
   for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
     pm__compile_job *j = &p->jobs[i];
     if (open_rc != PM_OK) {
@@ -36,7 +35,7 @@ static void *worker(void *arg) {
     j->status = pm__compile(c, j->name, j->source, j->arch, defs, (size_t)j->ndefines, &j->cubin);
     if (j->status != PM_OK) j->error = strdup(pm_errmsg(c));
   }
-  pm_close(c);
+  pm__ctx_free(c);
   return NULL;
 }
 
@@ -105,4 +104,13 @@ void pm__variants_free(pm__variants *vs) {
 pm__compile_job *pm__variants_job(const pm__variants *vs, const int *v) {
   int32_t j = vs->job_of[pm__kernel_index(vs->op, v)];
   return j < 0 ? NULL : &vs->jobs[j];
+}
+
+int pm__cubin_key(pm_ctx *c, const char *sha256, const char (*defines)[24], int n, int driver,
+                  char *dtext, size_t cap, pm__db_cubin_key *key) {
+  const char *dp[PM__MAX_DEFINES];
+  for (int i = 0; i < n && i < PM__MAX_DEFINES; i++) dp[i] = defines[i];
+  int rc = pm__db_defines_text(c, dp, (size_t)n, dtext, cap);
+  *key = (pm__db_cubin_key){sha256, dtext, c->dev.arch, pm__nvrtc_version(), driver};
+  return rc;
 }

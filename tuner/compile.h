@@ -44,4 +44,10 @@ void pm__variants_free(pm__variants *vs);
 /* The job of point v, or NULL. */
 pm__compile_job *pm__variants_job(const pm__variants *vs, const int *v);
 
+/* The cubin cache key of a kernel of the template with hash sha256, compiled with defines[0, n)
+ * for c's device under driver: the canonical defines text goes to dtext (cap bytes), which the
+ * key points into. The tuner and library calls find and store cubins under it. */
+int pm__cubin_key(pm_ctx *c, const char *sha256, const char (*defines)[24], int n, int driver,
+                  char *dtext, size_t cap, pm__db_cubin_key *key);
+
 #endif /* PM_COMPILE_H */

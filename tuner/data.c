@@ -165,33 +165,56 @@ void pm__data_free(pm__data *d) {
   memset(d, 0, sizeof *d);
 }
 
+/* The utility kernels of a context (hung on c->util, which the core layer does not look into). */
+struct pm__util {
+  pm__kernel k;
+  unsigned long long *result; /* pm_compare's device result buffer (2 words) */
+};
+
+const pm__kernel *pm__util_kernel(pm_ctx *c) { return &c->util->k; }
+
+void pm__util_free(pm_ctx *c) {
+  if (c == NULL || c->util == NULL) return;
+  pm__kernel_unload(&c->util->k);
+  if (c->util->result != NULL) cudaFree(c->util->result);
+  free(c->util);
+  c->util = NULL;
+}
+
 int pm__util_kernels(pm_ctx *c) {
   static const char *const entries[] = {"pm_compare", "pm_flush"};
   int rc = PM_OK;
   pthread_mutex_lock(&c->lock);
-  if (c->util.lib == NULL) {
+  if (c->util == NULL) {
     const pm__template *t = pm__template_find("util");
     pm__cubin bin;
     pthread_mutex_unlock(&c->lock); /* pm__seterr takes the lock */
     if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "the utility template is not embedded");
     if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, NULL, 0, &bin)) != PM_OK) return rc;
-    pm__kernel k;
-    unsigned long long *res = NULL;
-    rc = pm__kernel_load(c, bin.data, entries, 2, &k);
+    struct pm__util *u = calloc(1, sizeof *u);
+    if (u == NULL) {
+      pm__cubin_free(&bin);
+      return pm__seterr(c, PM_ENOMEM, "out of memory");
+    }
+    rc = pm__kernel_load(c, bin.data, entries, 2, &u->k);
     pm__cubin_free(&bin);
-    if (rc != PM_OK) return rc;
-    cudaError_t e = cudaMalloc((void **)&res, 2 * sizeof *res);
+    if (rc != PM_OK) {
+      free(u);
+      return rc;
+    }
+    cudaError_t e = cudaMalloc((void **)&u->result, 2 * sizeof *u->result);
     if (e != cudaSuccess) {
-      pm__kernel_unload(&k);
+      pm__kernel_unload(&u->k);
+      free(u);
       return pm__cuda_error(c, PM_ECUDA, e, "cudaMalloc", __FILE__, __LINE__);
     }
     pthread_mutex_lock(&c->lock);
-    if (c->util.lib == NULL) {
-      c->util = k;
-      c->util_result = res;
+    if (c->util == NULL) {
+      c->util = u;
     } else { /* another thread was first */
-      pm__kernel_unload(&k);
-      cudaFree(res);
+      pm__kernel_unload(&u->k);
+      cudaFree(u->result);
+      free(u);
     }
   }
   pthread_mutex_unlock(&c->lock);
@@ -201,13 +224,13 @@ int pm__util_kernels(pm_ctx *c) {
 int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
                    unsigned inner, unsigned long long *bad, unsigned long long *first) {
   int rc = pm__util_kernels(c), prev = -1;
-  unsigned long long *res = c->util_result, host[2] = {0, ~0ull};
   if (rc != PM_OK) return rc;
+  unsigned long long *res = c->util->result, host[2] = {0, ~0ull};
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
   PM__CUDA(c, cudaMemcpy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->util, PM__UTIL_COMPARE, grid, block, 0, 0, args)) != PM_OK) goto fail;
+  if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0, 0, args)) != PM_OK) goto fail;
   PM__CUDA(c, cudaMemcpy(host, res, sizeof host, cudaMemcpyDeviceToHost));
   *bad = host[0];
   *first = host[1];

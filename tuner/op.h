@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
+#include "pmdb.h"
 
 #define PM__MAX_PARAMS 10
 #define PM__MAX_VALUES 8
@@ -72,9 +73,20 @@ typedef struct pm__data {
 } pm__data;
 
 typedef struct pm__op {
-  const char *name;    /* "matadd": also its template's name */
+  const char *name;    /* "matadd": also its template's name and the database's op */
   const char *summary; /* one line */
+  pm_op api;           /* its value in pmtune.h's pm_op, which the library calls serve */
   int dims;            /* 2: sizes are ROWSxCOLS; 1: sizes are N */
+  /* The problem's variants as the database records them (op->variant's answers), the default
+   * first, ended by NULL: {"order=row", "order=col"}; {""} for an op without variants. */
+  const char *variants[3];
+  const char *variant_names[3]; /* the same as people read them: "row-major", "clamp" */
+  int radius_min, radius_max; /* the radii a problem may have; 0, 0 for an op without one */
+  /* The sizes `pmtune tune` tunes and `pmtune bench` times where none are given. */
+  const pm__problem *tune_sizes;
+  int ntune_sizes;
+  const pm__problem *bench_sizes;
+  int nbench_sizes;
   const char *entries[PM__MAX_ENTRIES];
   int nentries;
   int nparams;
@@ -115,7 +127,16 @@ extern const pm__op *const pm__ops[]; /* all of them, ended by NULL */
 
 /* ---- Generic space code (space.c) ----------------------------------------------------------- */
 
+/* The op of that name, or NULL. */
 const pm__op *pm__op_find(const char *name);
+/* The op that serves pmtune.h's value e (found by its api field, not by position), or NULL. */
+const pm__op *pm__op_of(pm_op e);
+
+/* What the database must know of every op, made from the op entries (for pm__db_open). */
+const pm__db_op *const *pm__ops_db(void);
+
+/* The database's view of a problem of op. */
+void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);
 pm__limits pm__limits_default(void);
 pm__limits pm__limits_of(const pm__device_info *d);
 
@@ -144,6 +165,8 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
 
 /* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp": a problem as people read it. */
 void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len);
+/* Its variant as people read it ("col-major", "zero"; "" for an op without variants). */
+const char *pm__variant_name(const pm__op *op, const pm__problem *pr);
 
 /* Points that differ only in host-side parameters share a kernel: its number, from 0 to
  * pm__kernel_slots(op) - 1. */
@@ -184,11 +207,14 @@ void pm__random_fill(float *out, size_t n, uint64_t seed);
  * are done. For the CPU references of large problems. */
 void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end), void *arg);
 
-/* Loads templates/util.cu for c's device, once per context: c->util's entries are pm_compare
- * and pm_flush. Comparing is for one thread at a time per context (the tuner's, a test's): they
- * share c->util_result. */
+/* Loads templates/util.cu for c's device, once per context (hung on c->util): its entries are
+ * pm_compare and pm_flush. Comparing is for one thread at a time per context (the tuner's, a
+ * test's): they share one result buffer. pm__util_kernel gives the loaded kernel (after
+ * pm__util_kernels succeeded); pm_close frees them with pm__util_free. */
 enum { PM__UTIL_COMPARE, PM__UTIL_FLUSH };
 int pm__util_kernels(pm_ctx *c);
+const pm__kernel *pm__util_kernel(pm_ctx *c);
+void pm__util_free(pm_ctx *c);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there
  * (bitwise). *bad: how many differ; *first: the first that does (line * inner + i). */

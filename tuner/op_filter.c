@@ -48,7 +48,16 @@ static int problem_defines(const pm__problem *pr, char out[][24]) {
   return 2;
 }
 
-static const char *variant(const pm__problem *pr) { return pr->zero_border ? "border=zero" : "border=clamp"; }
+static const char *variant(const pm__problem *pr) { return pm__op_filter.variants[pr->zero_border != 0]; }
+
+/* What `pmtune tune` and `pmtune bench` run where no size is given. */
+static const pm__problem tune_sizes[] = {
+    {.rows = 1024, .cols = 1024, .radius = 1}, {.rows = 4096, .cols = 4096, .radius = 1},
+    {.rows = 8192, .cols = 8192, .radius = 1}, {.rows = 8192, .cols = 8192, .radius = 2},
+    {.rows = 8192, .cols = 8192, .radius = 3}};
+static const pm__problem bench_sizes[] = {{.rows = 8192, .cols = 8192, .radius = 1},
+                                          {.rows = 8192, .cols = 8192, .radius = 2},
+                                          {.rows = 8192, .cols = 8192, .radius = 3}};
 
 static double bytes(const pm__problem *pr) { return 2.0 * sizeof(float) * pr->rows * pr->cols; }
 
@@ -135,8 +144,17 @@ static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
 const pm__op pm__op_filter = {
     .name = "filter",
     .summary = "2D correlation with a (2r+1)^2 mask, clamp-to-edge or zero borders",
+    .api = PM_OP_FILTER,
     .entries = {"pm_filter"},
     .dims = 2,
+    .variants = {"border=clamp", "border=zero", NULL},
+    .variant_names = {"clamp", "zero", NULL},
+    .radius_min = 1,
+    .radius_max = PM__MAX_RADIUS,
+    .tune_sizes = tune_sizes,
+    .ntune_sizes = sizeof tune_sizes / sizeof *tune_sizes,
+    .bench_sizes = bench_sizes,
+    .nbench_sizes = sizeof bench_sizes / sizeof *bench_sizes,
     .nentries = 1,
     .nparams = NPARAMS,
     .params = params,

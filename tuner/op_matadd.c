@@ -48,7 +48,18 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
-static const char *variant(const pm__problem *pr) { return pr->colmajor ? "order=col" : "order=row"; }
+static const char *variant(const pm__problem *pr) { return pm__op_matadd.variants[pr->colmajor != 0]; }
+
+/* What `pmtune tune` and `pmtune bench` run where no size is given. */
+static const pm__problem tune_sizes[] = {
+    {.rows = 512, .cols = 512},     {.rows = 1024, .cols = 1024},   {.rows = 2048, .cols = 2048},
+    {.rows = 4096, .cols = 4096},   {.rows = 4097, .cols = 3001},   {.rows = 8192, .cols = 8192},
+    {.rows = 10000, .cols = 10000}, {.rows = 16384, .cols = 16384},
+    {.rows = 4096, .cols = 4096, .colmajor = 1}, {.rows = 10000, .cols = 10000, .colmajor = 1}};
+static const pm__problem bench_sizes[] = {
+    {.rows = 1024, .cols = 1024}, {.rows = 2048, .cols = 2048},   {.rows = 4096, .cols = 4096},
+    {.rows = 4097, .cols = 3001}, {.rows = 8192, .cols = 8192},   {.rows = 10000, .cols = 10000},
+    {.rows = 16384, .cols = 16384}};
 
 static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->rows * pr->cols; }
 
@@ -103,8 +114,15 @@ static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
 const pm__op pm__op_matadd = {
     .name = "matadd",
     .summary = "C = A + B over a pitched rows x cols float matrix, row- or column-major",
+    .api = PM_OP_MATADD,
     .entries = {"pm_matadd"},
     .dims = 2,
+    .variants = {"order=row", "order=col", NULL},
+    .variant_names = {"row-major", "col-major", NULL},
+    .tune_sizes = tune_sizes,
+    .ntune_sizes = sizeof tune_sizes / sizeof *tune_sizes,
+    .bench_sizes = bench_sizes,
+    .nbench_sizes = sizeof bench_sizes / sizeof *bench_sizes,
     .nentries = 1,
     .nparams = NPARAMS,
     .params = params,

@@ -52,7 +52,13 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
-static const char *variant(const pm__problem *pr) { (void)pr; return ""; }
+static const char *variant(const pm__problem *pr) { (void)pr; return pm__op_reduce.variants[0]; }
+
+/* What `pmtune tune` and `pmtune bench` run where no size is given. */
+static const pm__problem tune_sizes[] = {{.n = 1000},    {.n = 65536},   {.n = 1u << 20},
+                                         {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
+static const pm__problem bench_sizes[] = {
+    {.n = 1u << 16}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
 
 static double bytes(const pm__problem *pr) { return 4.0 * pr->n + 4.0; }
 
@@ -140,8 +146,15 @@ fail:
 const pm__op pm__op_reduce = {
     .name = "reduce",
     .summary = "the sum of n floats into one float in device memory",
+    .api = PM_OP_REDUCE,
     .entries = {"pm_reduce", "pm_reduce_final"},
     .dims = 1,
+    .variants = {"", NULL},
+    .variant_names = {"", NULL},
+    .tune_sizes = tune_sizes,
+    .ntune_sizes = sizeof tune_sizes / sizeof *tune_sizes,
+    .bench_sizes = bench_sizes,
+    .nbench_sizes = sizeof bench_sizes / sizeof *bench_sizes,
     .nentries = 2,
     .nparams = NPARAMS,
     .params = params,

@@ -16,6 +16,45 @@ const pm__op *pm__op_find(const char *name) {
   return NULL;
 }
 
+const pm__op *pm__op_of(pm_op e) {
+  for (int i = 0; pm__ops[i] != NULL; i++)
+    if (pm__ops[i]->api == e) return pm__ops[i];
+  return NULL;
+}
+
+#define MAX_OPS 16
+static pm__db_op db_ops[MAX_OPS];
+static const pm__db_op *db_op_list[MAX_OPS + 1];
+static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
+
+static void db_ops_make(void) {
+  for (int i = 0; pm__ops[i] != NULL && i < MAX_OPS; i++) {
+    const pm__op *op = pm__ops[i];
+    db_ops[i] = (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
+                            {op->variants[0], op->variants[1], op->variants[2]}};
+    db_op_list[i] = &db_ops[i];
+  }
+}
+
+const pm__db_op *const *pm__ops_db(void) {
+  pthread_once(&db_ops_once, db_ops_make);
+  return db_op_list;
+}
+
+void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
+  memset(out, 0, sizeof *out);
+  out->op = op->name;
+  out->dtype = "f32";
+  if (op->dims == 1) {
+    out->n = pr->n;
+  } else {
+    out->rows = pr->rows;
+    out->cols = pr->cols;
+  }
+  out->radius = op->radius_max > 0 ? pr->radius : 0;
+  out->variant = op->variant(pr);
+}
+
 pm__limits pm__limits_default(void) {
   pm__limits l = {.max_threads = 1024, .max_smem = 48 * 1024, .sm_count = 108};
   return l;
@@ -146,11 +185,18 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
 void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len) {
   if (op->dims == 1)
     snprintf(out, len, "n=%u", pr->n);
-  else if (op->problem_defines != NULL) /* the filter */
+  else if (op->radius_max > 0)
     snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
-             pr->zero_border ? "zero" : "clamp");
+             pm__variant_name(op, pr));
   else
-    snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pr->colmajor ? "col-major" : "row-major");
+    snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pm__variant_name(op, pr));
+}
+
+const char *pm__variant_name(const pm__op *op, const pm__problem *pr) {
+  const char *v = op->variant(pr);
+  for (int i = 0; op->variants[i] != NULL; i++)
+    if (strcmp(op->variants[i], v) == 0) return op->variant_names[i];
+  return v;
 }
 
 uint64_t pm__kernel_index(const pm__op *op, const int *v) {

@@ -15,20 +15,6 @@ void pm__tune_opts_default(pm__tune_opts *o) {
   o->rounds = 5;
 }
 
-void pm__tune_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
-  memset(out, 0, sizeof *out);
-  out->op = op->name;
-  out->dtype = "f32";
-  if (op->dims == 1) {
-    out->n = pr->n;
-  } else {
-    out->rows = pr->rows;
-    out->cols = pr->cols;
-  }
-  out->radius = op->problem_defines ? pr->radius : 0;
-  out->variant = op->variant(pr);
-}
-
 /* ---- Timing --------------------------------------------------------------------------------- */
 
 /* Lets the GPU go past every gate. */
@@ -104,7 +90,7 @@ static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
   float *sink = t->flush;
   void *args[] = {&t->flush, &words, &sink};
   dim3 grid = {(unsigned)(c->dev.sm_count * 4), 1, 1}, block = {512, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->util, PM__UTIL_FLUSH, grid, block, 0, 0, args)) != PM_OK)
+  if ((rc = pm__kernel_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, 0, args)) != PM_OK)
     goto fail;
   PM__CUDA(c, cudaLaunchHostFunc(0, wait_gate, &t->gate[i]));
   PM__CUDA(c, cudaEventRecord(t->start[i], 0));
@@ -179,14 +165,6 @@ double pm__median(double *ms, int n, double *q1, double *q3) {
   return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }
 
-int pm__cubin_key(pm_ctx *c, const char *sha256, const char (*defines)[24], int n, int driver,
-                  char *dtext, size_t cap, pm__db_cubin_key *key) {
-  const char *dp[PM__MAX_DEFINES];
-  for (int i = 0; i < n && i < PM__MAX_DEFINES; i++) dp[i] = defines[i];
-  int rc = pm__db_defines_text(c, dp, (size_t)n, dtext, cap);
-  *key = (pm__db_cubin_key){sha256, dtext, c->dev.arch, pm__nvrtc_version(), driver};
-  return rc;
-}
 
 /* ---- Tuning --------------------------------------------------------------------------------- */
 
@@ -581,8 +559,8 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
 
   memset(res, 0, sizeof *res);
   pm__problem_text(op, pr, t.ptext, sizeof t.ptext);
-  pm__tune_db_problem(op, pr, &t.dbp);
-  pm__db_cuda_versions(&t.driver, &runtime);
+  pm__op_db_problem(op, pr, &t.dbp);
+  pm__cuda_versions(&t.driver, &runtime);
   t.sha = tpl->sha256;
   t.m.gpu_id = gpu_id;
   t.m.run_id = run_id;

@@ -62,15 +62,6 @@ typedef struct pm__tune_result {
 
 void pm__tune_opts_default(pm__tune_opts *o);
 
-/* The database's view of a problem of op. */
-void pm__tune_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);
-
-/* The cubin cache key of a kernel of the template with hash sha256, compiled with defines[0, n)
- * for c's device under driver: the canonical defines text goes to dtext (cap bytes), which the
- * key points into. The tuner and library calls find and store cubins under it. */
-int pm__cubin_key(pm_ctx *c, const char *sha256, const char (*defines)[24], int n, int driver,
-                  char *dtext, size_t cap, pm__db_cubin_key *key);
-
 /* Tunes pr on c's device, storing into db under gpu_id and run_id. PM_OK even where candidates
  * failed (each is stored with its reason); an error only where tuning could not go on. */
 int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,

@@ -4,7 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include <nvrtc.h>
+
+#include "core.h"
+
+/* Check macro for NVRTC calls: on failure, record the error on c, set rc and jump to `fail`. */
+#define PM__NVRTC(c, call)                                                         \
+  do {                                                                             \
+    nvrtcResult r_ = (call);                                                       \
+    if (r_ != NVRTC_SUCCESS) {                                                     \
+      rc = pm__seterr((c), PM_ECOMPILE, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
+                      nvrtcGetErrorString(r_));                                    \
+      goto fail;                                                                   \
+    }                                                                              \
+  } while (0)
 
 #define MAX_DEFINES 64
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
 
 int pm__device_count(pm_ctx *c, int *n) {
   *n = 0;
@@ -64,4 +64,10 @@ fail:
 void pm__device_leave(int prev) {
   int cur;
   if (prev >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev) cudaSetDevice(prev);
+}
+
+void pm__cuda_versions(int *driver, int *runtime) {
+  if (driver != NULL && cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0;
+  if (runtime != NULL && cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
+  cudaGetLastError();
 }

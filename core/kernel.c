@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pm_internal.h"
+#include "gpu.h"
 
 int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, int n,
                     pm__kernel *out) {

@@ -1,0 +1,108 @@
+/* core.h: the bottom layer that every other one builds on, without a CUDA header: errors kept on
+ * the context, the context itself, what pmtune knows of a device, NVRTC, the embedded templates. */
+#ifndef PM_CORE_H
+#define PM_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <pthread.h>
+
+#include "pmtune.h"
+#include "template.h"
+
+/* ---- Errors (error.c) ----------------------------------------------------------------------- */
+
+/* Records a failure on c (which may be NULL) and returns status. printf-style message. */
+int pm__seterr(pm_ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int pm__vseterr(pm_ctx *c, int status, const char *fmt, va_list ap);
+
+/* ---- Devices (device.c) --------------------------------------------------------------------- */
+
+/* What pmtune needs to know of a device (device.c fills it). */
+typedef struct pm__device_info {
+  int index;
+  char name[256];
+  char uuid[48];            /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L shows it */
+  int cc_major, cc_minor;   /* compute capability */
+  char arch[16];            /* "sm_90": what NVRTC compiles for */
+  int sm_count;
+  size_t mem_bytes;
+  int bus_width_bits;
+  int mem_clock_khz;
+  int l2_bytes;
+  int max_threads_per_block;
+  size_t smem_per_block_optin; /* the most shared memory a block can have, opted in */
+  double peak_gbps;         /* 2 * memory clock * bus width: the datasheet's bandwidth */
+} pm__device_info;
+
+/* Number of CUDA devices; PM_ENODEV (with the driver's reason) where there are none. */
+int pm__device_count(pm_ctx *c, int *n);
+int pm__device_query(pm_ctx *c, int index, pm__device_info *out);
+
+/* Makes c's device current on this thread; *prev receives the device that was. */
+int pm__device_enter(pm_ctx *c, int *prev);
+void pm__device_leave(int prev);
+
+/* The driver and runtime versions, as cudaDriverGetVersion and cudaRuntimeGetVersion give them
+ * (12040 is 12.4); 0 for what cannot be had (no driver). Either pointer may be NULL. Needs no
+ * GPU. */
+void pm__cuda_versions(int *driver, int *runtime);
+
+/* ---- The context (context.c) ---------------------------------------------------------------- */
+
+struct pm__serve; /* the runtime's serving state (runtime/serve.c) */
+struct pm__util;  /* the tuner's utility kernels (tuner/data.c) */
+
+struct pm_ctx {
+  int device;               /* CUDA ordinal, or PM_DEVICE_NONE */
+  pm__device_info dev;      /* valid when device >= 0 */
+  int status;               /* of the last failure */
+  char *errmsg;             /* its full message (heap), or NULL; read only under lock */
+  pthread_mutex_t lock;     /* guards status, errmsg, notice and util */
+  char *db_path;            /* the tuning database the context uses (heap), or NULL: the default */
+  int log;                  /* PMTUNE_LOG is set: notices go to stderr too */
+  char *notice;             /* the first fallback and why (heap), or NULL */
+  struct pm__util *util;    /* the tuner's, once loaded; the tuner frees it (pm__util_free) */
+  struct pm__serve *serve;  /* the runtime's, for contexts opened by pm_open with a device */
+};
+
+/* Makes a context for device (or PM_DEVICE_NONE) using the database db_path (NULL: the
+ * default): what pm_open does before serving, and all that compiling needs. On failure *out is
+ * still a context (unless memory ran out: NULL) whose pm_errmsg says why; free it with
+ * pm__ctx_free. */
+int pm__ctx_create(pm_ctx **out, int device, const char *db_path);
+/* Frees what pm__ctx_create made; the layers above free their own state first. */
+void pm__ctx_free(pm_ctx *c);
+
+/* Records the context's first fallback (printf-style); later ones are not kept. */
+void pm__notice(pm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Compiling (nvrtc.c) -------------------------------------------------------------------- */
+
+typedef struct pm__cubin {
+  void *data;        /* the cubin (heap) */
+  size_t size;
+  double compile_ms; /* wall time NVRTC took */
+} pm__cubin;
+
+/* Parses "sm_90" (or "sm_90a") into 90 and checks that this NVRTC can target it.
+ * PM_EINVAL for a malformed name, PM_EUNSUPPORTED for one NVRTC does not know. */
+int pm__arch_check(pm_ctx *c, const char *arch, int *sm);
+
+/* "13.0": the NVRTC this library runs with. */
+const char *pm__nvrtc_version(void);
+
+/* Compiles CUDA source to a cubin for arch, with -D defines ("NAME" or "NAME=VALUE").
+ * name is the file name NVRTC reports errors under. The templates' shared header
+ * (templates/pm_common.cuh) is available to #include. On a compile error: PM_ECOMPILE and the
+ * whole log in pm_errmsg(c). Needs no GPU. */
+int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arch,
+                const char *const *defines, size_t ndefines, pm__cubin *out);
+void pm__cubin_free(pm__cubin *b);
+
+/* ---- Small helpers -------------------------------------------------------------------------- */
+
+double pm__now_ms(void); /* a monotonic clock, in milliseconds */
+
+#endif /* PM_CORE_H */
