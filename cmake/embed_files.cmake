@@ -1,6 +1,8 @@
 # embed_files.cmake: writes a C table of embedded files (name, file, source, length, SHA-256).
 # Run as: cmake -DOUT=file.c "-DSOURCES=a.x|b.x" -DHEADER=h.h -DTYPE=type -DTABLE=name
-#               [-DORIGIN=dir/NAME.ext] -P embed_files.cmake      ('|' separates the files)
+#               [-DORIGIN=dir/NAME.ext] [-DPRELUDE=h.x] -P embed_files.cmake
+# ('|' separates the files). PRELUDE, one of the SOURCES, is a header the others include: their
+# hash is then that of the prelude's text followed by their own, so that it changes with either.
 # One row per source, sorted by file name: {"NAME", "NAME.ext", bytes, length, "sha256 hex"}, so
 # TYPE must be a struct whose first five members are those (pm__template, pm__db_migration).
 # The table ends with an all-zero row. Used for templates/*.cu and for db/*.sql.
@@ -22,7 +24,13 @@ foreach(src IN LISTS SOURCES)
   get_filename_component(name ${src} NAME_WE)
   string(MAKE_C_IDENTIFIER "${name}" ident)
   file(READ ${src} hex HEX)
-  file(SHA256 ${src} sha)
+  if(DEFINED PRELUDE AND NOT src STREQUAL PRELUDE)
+    file(READ ${PRELUDE} prelude_text)
+    file(READ ${src} own_text)
+    string(SHA256 sha "${prelude_text}${own_text}")
+  else()
+    file(SHA256 ${src} sha)
+  endif()
   string(LENGTH "${hex}" hexlen)
   math(EXPR len "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

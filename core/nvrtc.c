@@ -103,7 +103,9 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
     snprintf(opts[nopts++], len, "-D%s", defines[i]);
   }
 
-  PM__NVRTC(c, nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL));
+  const pm__template *common = pm__template_find(PM__TEMPLATE_COMMON);
+  const char *hdr = common ? common->source : "", *hdr_name = PM__TEMPLATE_COMMON_FILE;
+  PM__NVRTC(c, nvrtcCreateProgram(&prog, source, name, 1, &hdr, &hdr_name));
   nvrtcResult r = nvrtcCompileProgram(prog, (int)nopts, (const char *const *)opts);
   if (r != NVRTC_SUCCESS) {
     size_t loglen = 0;

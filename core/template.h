@@ -15,6 +15,12 @@ typedef struct pm__template {
 /* The generated table, ended by an entry whose name is NULL. */
 extern const pm__template pm__templates[];
 
+/* The header every template includes (templates/pm_common.cuh): its name in the table, and the
+ * file name it is included by. pm__compile hands it to NVRTC; the hash of every other template
+ * covers it. */
+#define PM__TEMPLATE_COMMON "pm_common"
+#define PM__TEMPLATE_COMMON_FILE "pm_common.cuh"
+
 /* The template of that name, or NULL. */
 const pm__template *pm__template_find(const char *name);
 

@@ -25,6 +25,7 @@
 //
 // Every variant adds the (2R+1)^2 products of an output in the same order (mask row by row, left
 // to right, fused multiply-adds starting from 0), so every variant gives the same bits.
+#include "pm_common.cuh"
 #ifndef R
 #define R 1
 #endif
@@ -75,18 +76,6 @@ __device__ __forceinline__ float load(const float *__restrict__ in, size_t pitch
   x = min(max(x, 0), cols - 1);
   y = min(max(y, 0), rows - 1);
   return *(const float *)((const char *)in + (size_t)y * pitch + (size_t)x * sizeof(float));
-}
-
-// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
-// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
-// stream is still finishing. So every kernel here first waits for that kernel to end and its
-// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
-// the next kernel start only at its own end, as an ordinary launch does.
-extern "C" __device__ int pm_waits_prior = 1;
-__device__ __forceinline__ void wait_prior() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 extern "C" __global__ void __launch_bounds__(BX * BY)

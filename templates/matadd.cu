@@ -10,6 +10,7 @@
 //   GRID    0: one tile per block; 1: grid-stride over tiles (grid sized by the host)
 //   MAP     0: threadIdx.x runs along the columns; 1: along the rows. Which of these is the
 //           contiguous (coalesced) one depends on the storage order, a run-time argument.
+#include "pm_common.cuh"
 #ifndef BX
 #define BX 32
 #endif
@@ -29,28 +30,12 @@
 #define MAP 0
 #endif
 
-template <int V> struct vec_of;
-template <> struct vec_of<1> { typedef float t; };
-template <> struct vec_of<2> { typedef float2 t; };
-template <> struct vec_of<4> { typedef float4 t; };
 typedef vec_of<VEC>::t vec_t;
 
 __device__ __forceinline__ float add(float a, float b) { return a + b; }
 __device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
 __device__ __forceinline__ float4 add(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-}
-
-// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
-// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
-// stream is still finishing. So every kernel here first waits for that kernel to end and its
-// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
-// the next kernel start only at its own end, as an ordinary launch does.
-extern "C" __device__ int pm_waits_prior = 1;
-__device__ __forceinline__ void wait_prior() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 // A line is a row (row-major) or a column (column-major): `inner` contiguous floats, `pitch`

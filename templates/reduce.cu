@@ -20,6 +20,7 @@
 // The grid size is the host's choice (one tile per block, or a multiple of the SM count); the
 // order of the additions depends only on n, the grid size and these defines, so a deterministic
 // variant gives the same bits on every run with the same configuration.
+#include "pm_common.cuh"
 #ifndef BLOCK
 #define BLOCK 256
 #endif
@@ -45,10 +46,6 @@ typedef double acc_t;
 typedef float acc_t;
 #endif
 
-template <int V> struct vec_of;
-template <> struct vec_of<1> { typedef float t; };
-template <> struct vec_of<2> { typedef float2 t; };
-template <> struct vec_of<4> { typedef float4 t; };
 typedef vec_of<VEC>::t vec_t;
 
 // A load of data read once: not kept in L1 (ld.global.nc.L1::no_allocate). At n = 2^20 on an H100
@@ -70,18 +67,6 @@ __device__ __forceinline__ float4 ld_once(const float4 *p) {
       : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
       : "l"(p));
   return r;
-}
-
-// pmtune launches a cubin that defines pm_waits_prior with programmatic stream serialization
-// (sm_90 and later; runtime/kernel.c): its grid may start while the kernel before it in the
-// stream is still finishing. So every kernel here first waits for that kernel to end and its
-// writes to be visible (griddepcontrol.wait; at once when launched the ordinary way), and lets
-// the next kernel start only at its own end, as an ordinary launch does.
-extern "C" __device__ int pm_waits_prior = 1;
-__device__ __forceinline__ void wait_prior() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 // The sum of a vector's lanes, pairwise.

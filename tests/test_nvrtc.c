@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "op.h"
 
 static pm_ctx *ctx;
 
@@ -116,10 +116,12 @@ Test(nvrtc, embedded_templates_match_their_files) {
     cr_assert_eq(t->source[t->length], '\0');
     cr_assert_eq(strlen(t->sha256), 64);
     char expect[64];
-    snprintf(expect, sizeof expect, "%s.cu", t->name);
+    snprintf(expect, sizeof expect, "%s.cu%s", t->name,
+             strcmp(t->name, PM__TEMPLATE_COMMON) == 0 ? "h" : "");
     cr_assert_str_eq(t->file, expect);
   }
   cr_assert_geq(n, 1);
+  cr_assert_not_null(pm__template_find(PM__TEMPLATE_COMMON), "the templates' shared header");
   cr_assert_null(pm__template_find("no-such-op"));
   cr_assert_null(pm__template_find(NULL));
 }
@@ -137,4 +139,17 @@ Test(nvrtc, utility_kernels_compile_without_a_gpu) {
     cr_assert_not_null(memmem(b.data, b.size, "pm_flush", 8), "%s", arch[i]);
     pm__cubin_free(&b);
   }
+}
+
+Test(nvrtc, templates_include_the_shared_header) {
+  /* Every operation's template includes it, and a source that includes it compiles without a
+   * file of that name on disk: pm__compile hands it to NVRTC. */
+  const char *src = "#include \"pm_common.cuh\"\n"
+                    "extern \"C\" __global__ void k(float *p) { wait_prior(); vec_of<4>::t v = {}; p[0] = v.x; }\n";
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, "k.cu", src, "sm_90", NULL, 0, &b), PM_OK, "%s", pm_errmsg(ctx));
+  pm__cubin_free(&b);
+  for (int i = 0; pm__ops[i] != NULL; i++)
+    cr_assert_not_null(strstr(pm__template_find(pm__ops[i]->name)->source,
+                              "#include \"pm_common.cuh\""), "%s", pm__ops[i]->name);
 }

@@ -1,0 +1,27 @@
+// pm_common.cuh: what every operation's template shares: vector types by width, and the launch
+// contract (pm_waits_prior, wait_prior). NVRTC is handed this file as a header
+// (core/nvrtc.c), and the hash of every template covers it (cmake/embed_files.cmake), so a
+// change here makes every cached cubin and stored measurement of the templates stale.
+#ifndef PM_COMMON_CUH
+#define PM_COMMON_CUH
+
+// vec_of<V>::t: V floats in one access (4: a 16-byte access).
+template <int V> struct vec_of;
+template <> struct vec_of<1> { typedef float t; };
+template <> struct vec_of<2> { typedef float2 t; };
+template <> struct vec_of<4> { typedef float4 t; };
+
+// The launch contract. pmtune launches a cubin that defines pm_waits_prior with programmatic
+// stream serialization (sm_90 and later; core/kernel.c): its grid may start while the kernel
+// before it in the stream is still finishing. So every kernel of a template that includes this
+// file first calls wait_prior(), which waits for that kernel to end and its writes to be
+// visible (griddepcontrol.wait; at once when launched the ordinary way), before it touches
+// memory; and lets the next kernel start only at its own end, as an ordinary launch does.
+extern "C" __device__ int pm_waits_prior = 1;
+__device__ __forceinline__ void wait_prior() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+#endif // PM_COMMON_CUH
