@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <pthread.h>
 
+#include "fault.h"
 #include "pmtune.h"
 #include "template.h"
 

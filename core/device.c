@@ -6,7 +6,7 @@
 
 int pm__device_count(pm_ctx *c, int *n) {
   *n = 0;
-  cudaError_t e = cudaGetDeviceCount(n);
+  cudaError_t e = pm__fault(PM__FAULT_CUDA, PM__FAULT_SITE) ? cudaErrorUnknown : cudaGetDeviceCount(n);
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
       e == cudaErrorInitializationError || e == cudaErrorCompatNotSupportedOnDevice) {
     *n = 0;

@@ -11,10 +11,12 @@
 int pm__cuda_error(pm_ctx *c, int status, cudaError_t e, const char *call, const char *file,
                    int line);
 
-/* Check macro: on failure, record the error on c, set rc and jump to the function's `fail`. */
+/* Check macro: on failure, record the error on c, set rc and jump to the function's `fail`.
+ * The fault hook may fail the call instead of making it (cudaErrorMemoryAllocation). */
 #define PM__CUDA(c, call)                                                          \
   do {                                                                             \
-    cudaError_t e_ = (call);                                                       \
+    cudaError_t e_ = pm__fault(PM__FAULT_CUDA, PM__FAULT_SITE) ? cudaErrorMemoryAllocation \
+                                                               : (call);          \
     if (e_ != cudaSuccess) {                                                       \
       rc = pm__cuda_error((c), PM_ECUDA, e_, #call, __FILE__, __LINE__);           \
       goto fail;                                                                   \

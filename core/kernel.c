@@ -59,7 +59,9 @@ int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3
   cudaLaunchConfig_t cfg = {.gridDim = grid, .blockDim = block, .dynamicSmemBytes = smem,
                             .stream = stream, .attrs = &pdl,
                             .numAttrs = k->waits_prior && c->dev.cc_major >= 9};
-  cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)k->fn[which], args);
+  cudaError_t e = pm__fault(PM__FAULT_CUDA, PM__FAULT_SITE)
+                      ? cudaErrorLaunchOutOfResources
+                      : cudaLaunchKernelExC(&cfg, (const void *)k->fn[which], args);
   if (e != cudaSuccess)
     rc = pm__seterr(c, PM_ELAUNCH, "launch of %s <<<(%u,%u,%u), (%u,%u,%u), %zu>>> failed: %s: %s",
                     k->entry[which], grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,

@@ -8,10 +8,12 @@
 
 #include "core.h"
 
-/* Check macro for NVRTC calls: on failure, record the error on c, set rc and jump to `fail`. */
+/* Check macro for NVRTC calls: on failure, record the error on c, set rc and jump to `fail`.
+ * The fault hook may fail the call instead of making it (NVRTC_ERROR_OUT_OF_MEMORY). */
 #define PM__NVRTC(c, call)                                                         \
   do {                                                                             \
-    nvrtcResult r_ = (call);                                                       \
+    nvrtcResult r_ = pm__fault(PM__FAULT_NVRTC, PM__FAULT_SITE) ? NVRTC_ERROR_OUT_OF_MEMORY \
+                                                                : (call);         \
     if (r_ != NVRTC_SUCCESS) {                                                     \
       rc = pm__seterr((c), PM_ECOMPILE, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
                       nvrtcGetErrorString(r_));                                    \
@@ -106,7 +108,9 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
   const pm__template *common = pm__template_find(PM__TEMPLATE_COMMON);
   const char *hdr = common ? common->source : "", *hdr_name = PM__TEMPLATE_COMMON_FILE;
   PM__NVRTC(c, nvrtcCreateProgram(&prog, source, name, 1, &hdr, &hdr_name));
-  nvrtcResult r = nvrtcCompileProgram(prog, (int)nopts, (const char *const *)opts);
+  nvrtcResult r = pm__fault(PM__FAULT_NVRTC, PM__FAULT_SITE)
+                      ? NVRTC_ERROR_COMPILATION /* an empty log: "(empty log)" */
+                      : nvrtcCompileProgram(prog, (int)nopts, (const char *const *)opts);
   if (r != NVRTC_SUCCESS) {
     size_t loglen = 0;
     nvrtcGetProgramLogSize(prog, &loglen);

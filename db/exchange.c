@@ -53,7 +53,7 @@ static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *coun
   PM__SQLITE_ST(db, st, r);
   if (count) *count = n;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -81,7 +81,7 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
   /* {"format":...,"all":false} -> {"format":...,"all":false,\n"gpus":[...],\n"measurements":[...]}
    */
   fprintf(out, "%.*s,\n\"gpus\": [", (int)strlen(head) - 1, head);
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if ((rc = write_rows(db, out, gpus_sql, all, NULL)) != PM_OK) goto fail;
   fputs("],\n\"measurements\": [", out);
@@ -94,7 +94,7 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
   if (count) *count = n;
   return PM_OK;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   pm__db_rollback(db);
   return rc;
 }
@@ -207,7 +207,7 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
     rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
     goto fail;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   PM__SQLITE(
       db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT key, type, atom, value FROM json_each(?1)",
                              -1, &st, NULL));
@@ -274,7 +274,7 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
       goto fail;
     }
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -517,7 +517,7 @@ static int each_element(pm__db *db, const char *json,
   }
   PM__SQLITE_ST(db, st, r);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -567,7 +567,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
     rc = pm__seterr(c, PM_EINVAL, "import: not valid JSON (or nested deeper than SQLite reads)");
     goto fail;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   /* json may lack a NUL at len: the fields are read from a copy that has one. */
   char *doc = malloc(len + 1);
@@ -603,7 +603,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
   if (stats) *stats = s.st;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   free_values(v, T_N);
   free(s.gpus);
   return rc;

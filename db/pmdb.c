@@ -50,7 +50,10 @@ static const char *sqlite_code_name(int rc) {
 
 int pm__db_sqlite_error(pm__db *db, int rc, const char *call, const char *file, int line) {
   const char *base = strrchr(file, '/');
-  const char *msg = db->sql != NULL ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc);
+  /* the connection's message where it is about this failure (not one the fault hook made up) */
+  const char *msg = db->sql != NULL && (sqlite3_errcode(db->sql) & 0xff) == (rc & 0xff)
+                        ? sqlite3_errmsg(db->sql)
+                        : sqlite3_errstr(rc);
   int n = (int)strlen(call ? call : "");
   return pm__seterr(db->c, PM_EDB, "tuning database %s: %s (%s) [%s:%d: %.*s%s]", db->path, msg,
                     sqlite_code_name(rc), base ? base + 1 : file, line, n > 60 ? 60 : n,
@@ -78,7 +81,7 @@ static int query_int(pm__db *db, const char *sql, int64_t *v) {
   PM__SQLITE_ST(db, st, r);
   if (r == SQLITE_ROW) *v = sqlite3_column_int64(st, 0);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -237,14 +240,14 @@ static int register_templates(pm__db *db) {
     PM__SQLITE_ST(db, st, r);
     stale = r != SQLITE_ROW || sqlite3_column_int(st, 0) != 1;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if (!stale) return PM_OK;
   for (const pm__template *t = pm__templates; t->name != NULL; t++)
     if ((rc = pm__db_template_current(db, t->name, t->sha256)) != PM_OK) return rc;
   return PM_OK;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -267,7 +270,7 @@ static int set_wal(pm__db *db) {
     rc = pm__seterr(db->c, PM_EDB, "tuning database %s: cannot switch to WAL (journal mode %s)",
                     db->path, mode ? mode : "?");
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -503,7 +506,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   else
     PM__SQLITE_ST(db, st, step);
   if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if (!ok) {
     add(&r, 0, "(the other checks need a sound file: skipped)");
@@ -524,7 +527,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   PM__SQLITE_ST(db, st, step);
   if (orphans > 20) add(&r, 0, "orphan row    ... %d in all", orphans);
   if (orphans == 0) add(&r, 0, "orphan rows   none (PRAGMA foreign_key_check)");
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
 
   /* pmtune's own. */
@@ -546,7 +549,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
       missing++;
     }
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if (missing) goto done;
   add(&r, 0, "schema        all tables, views and indices present");
@@ -587,7 +590,7 @@ done:
   *problems = r.problems;
   return PM_OK;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   free(r.text);
   return rc;
 }
@@ -622,7 +625,7 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
   if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if (*id != 0 && keep_known) return PM_OK;
   PM__SQLITE(db, sqlite3_prepare_v2(
@@ -653,7 +656,7 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
   }
   PM__SQLITE_ST(db, st, sqlite3_step(st));
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -696,7 +699,7 @@ int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64
     PM__SQLITE_ST(db, mark, sqlite3_step(mark));
   }
   PM__SQLITE_ST(db, st, r);
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   PM__SQLITE(db, sqlite3_prepare_v2(
                      db->sql,
@@ -712,12 +715,12 @@ int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64
   PM__SQLITE_ST(db, st, r = sqlite3_step(st));
   if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  sqlite3_finalize(st);
-  sqlite3_finalize(mark);
+  pm__db_finalize(&st);
+  pm__db_finalize(&mark);
   return pm__db_commit(db);
 fail:
-  sqlite3_finalize(st);
-  sqlite3_finalize(mark);
+  pm__db_finalize(&st);
+  pm__db_finalize(&mark);
   pm__db_rollback(db);
   return rc;
 }
@@ -743,10 +746,10 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
         pm__seterr(db->c, PM_ENOTFOUND, "tuning database %s: no run %lld", db->path, (long long)id);
     goto fail;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return pm__db_commit(db);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   pm__db_rollback(db);
   return rc;
 }
@@ -871,7 +874,7 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
     goto fail;
   }
   snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   PM__SQLITE(
       db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st, NULL));
@@ -918,7 +921,7 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   PM__SQLITE_ST(db, st, r);
   if (nkeys == 0) rc = pm__seterr(db->c, PM_EINVAL, "configuration {}: no parameters");
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -964,7 +967,7 @@ static int template_known(pm__db *db, const char *op, const char *sha256) {
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   PM__SQLITE(
       db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
@@ -974,7 +977,7 @@ static int template_known(pm__db *db, const char *op, const char *sha256) {
     rc = pm__seterr(db->c, PM_EINVAL, "template %.12s... is %s's, not %s's", sha256,
                     known ? known : "?", op);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1013,7 +1016,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
                     db->path);
     goto fail;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
 
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
@@ -1029,7 +1032,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
   exists = r == SQLITE_ROW;
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
 
   PM__SQLITE(
       db,
@@ -1082,7 +1085,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   PM__SQLITE_ST(db, st, r);
   if (what) *what = !exists ? 0 : sqlite3_changes(db->sql) > 0 ? 1 : 2;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1120,7 +1123,7 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
   PM__SQLITE_ST(db, st, r);
   *found = r == SQLITE_ROW;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1209,7 +1212,7 @@ int pm__db_winner_get_if(pm__db *db, const pm__device_info *d, const pm__db_prob
   if (sqlite3_column_type(st, 12) != SQLITE_NULL)
     out->speedup = sqlite3_column_double(st, 12) / out->median_ms;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1268,14 +1271,14 @@ int pm__db_winner_nearest_if(pm__db *db, const pm__device_info *d, const pm__db_
                     db->path, p->op, p->dtype, problem, d->name, d->uuid, template_sha256);
     goto fail;
   }
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   st = NULL;
   if ((rc = pm__db_winner_get_if(db, d, &best, template_sha256, accept, arg, out)) != PM_OK)
     return rc;
   out->distance = best_d;
   out->aspect_distance = best_a;
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1294,7 +1297,7 @@ int pm__db_template_current(pm__db *db, const char *op, const char *sha256) {
   PM__SQLITE(db, sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, sha256, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "INSERT INTO template (sha256, op, current, first_seen)"
                                     " VALUES (?1, ?2, 1, " NOW ")"
@@ -1303,10 +1306,10 @@ int pm__db_template_current(pm__db *db, const char *op, const char *sha256) {
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return pm__db_commit(db);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   pm__db_rollback(db);
   return rc;
 }
@@ -1404,7 +1407,7 @@ int pm__db_cubin_get(pm__db *db, const pm__db_cubin_key *k, pm__cubin *out) {
   out->size = (size_t)size;
   out->compile_ms = sqlite3_column_double(st, 1);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return rc;
 }
 
@@ -1429,10 +1432,10 @@ int pm__db_cubin_put(pm__db *db, const pm__db_cubin_key *k, const pm__cubin *b) 
   PM__SQLITE(db, sqlite3_bind_int64(st, 7, (sqlite3_int64)b->size));
   PM__SQLITE(db, sqlite3_bind_double(st, 8, b->compile_ms));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   return pm__db_commit(db);
 fail:
-  sqlite3_finalize(st);
+  pm__db_finalize(&st);
   pm__db_rollback(db);
   return rc;
 }

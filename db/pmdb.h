@@ -273,10 +273,11 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
                      int keep_known, int64_t *id, int *added);
 
 /* The check macro for SQLite calls: anything but SQLITE_OK, SQLITE_ROW or SQLITE_DONE records
- * the error on db's context, sets rc and jumps to the function's `fail`. */
+ * the error on db's context, sets rc and jumps to the function's `fail`. The fault hook may fail
+ * the call instead of making it (SQLITE_IOERR). */
 #define PM__SQLITE(db, call)                                                                \
   do {                                                                                      \
-    int sqlite_rc_ = (call);                                                                \
+    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
     if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
       rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);                \
       goto fail;                                                                            \
@@ -286,12 +287,19 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
 /* The same for a call on statement st: the error names its SQL rather than the C call. */
 #define PM__SQLITE_ST(db, st, call)                                                         \
   do {                                                                                      \
-    int sqlite_rc_ = (call);                                                                \
+    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
     if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
       rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__);      \
       goto fail;                                                                            \
     }                                                                                       \
   } while (0)
+
+/* Finalizes *st and sets it to NULL, so that a `fail` path's finalize of the same statement is
+ * harmless after a later call failed. */
+static inline void pm__db_finalize(sqlite3_stmt **st) {
+  sqlite3_finalize(*st);
+  *st = NULL;
+}
 
 /* The context a database was opened with. */
 pm_ctx *pm__db_ctx(pm__db *db);
