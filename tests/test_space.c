@@ -222,3 +222,36 @@ Test(space, point_numbers_round_trip) {
     }
   }
 }
+
+Test(space, every_public_op_value_has_its_entry) {
+  /* pmtune.h's pm_op values are served through pm__op_of, which looks for the entry whose api
+   * field is the value: each value has one, and no two entries claim the same. */
+  static const pm_op values[] = {PM_OP_MATADD, PM_OP_REDUCE, PM_OP_FILTER};
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+    const pm__op *op = pm__op_of(values[i]);
+    cr_assert_not_null(op, "pm_op %d has no entry", (int)values[i]);
+    cr_assert_eq(op->api, values[i]);
+  }
+  int n = 0;
+  for (int i = 0; pm__ops[i] != NULL; i++, n++)
+    for (int j = 0; j < i; j++) cr_assert_neq(pm__ops[i]->api, pm__ops[j]->api, "%s and %s", pm__ops[i]->name, pm__ops[j]->name);
+  cr_assert_eq(n, (int)(sizeof values / sizeof *values), "an entry that no pm_op value serves");
+  cr_assert_null(pm__op_of((pm_op)99));
+}
+
+Test(space, the_database_knows_each_op_from_its_entry) {
+  const pm__db_op *const *db = pm__ops_db();
+  int i = 0;
+  for (; pm__ops[i] != NULL; i++) {
+    cr_assert_not_null(db[i]);
+    cr_assert_str_eq(db[i]->name, pm__ops[i]->name);
+    cr_assert_eq(db[i]->matrix, pm__ops[i]->dims == 2);
+    cr_assert_eq(db[i]->radius_max, pm__ops[i]->radius_max);
+    cr_assert_gt(pm__ops[i]->ntune_sizes, 0, "%s has no default sizes", pm__ops[i]->name);
+    for (int k = 0; k < pm__ops[i]->ntune_sizes; k++) {
+      const pm__problem *pr = &pm__ops[i]->tune_sizes[k];
+      cr_assert_str_eq(db[i]->variants[pr->colmajor || pr->zero_border], pm__ops[i]->variant(pr));
+    }
+  }
+  cr_assert_null(db[i], "the database's list ends where the ops do");
+}
