@@ -1,4 +1,5 @@
 /* test_cli.c: the pmtune command as a user runs it: output, exit statuses, one-line usage errors. */
+#include <ctype.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,4 +202,121 @@ Test(cli, devices_reports_gpus_or_their_absence) {
     cr_assert_not_null(strstr(r->err, "no CUDA device"), "%s", r->err);
     cr_assert_eq(lines(r->err), 1, "%s", r->err);
   }
+}
+
+/* ---- The README's command table against each command's --help ---- */
+
+typedef struct optset {
+  int n;
+  char name[32][40];
+  char alias[32][40]; /* the help's "-D, --define": "-D" beside "--define", else "" */
+} optset;
+
+/* The length of the option at p, "--size" or "-D" (a short one: one letter or digit alone), or
+ * 0 where p starts none. */
+static size_t option_len(const char *p) {
+  if (p[0] != '-') return 0;
+  if (p[1] != '-') return isalnum((unsigned char)p[1]) && !isalnum((unsigned char)p[2]) ? 2 : 0;
+  size_t k = 2;
+  while (isalnum((unsigned char)p[k]) || (k > 2 && p[k] == '-')) k++;
+  return k > 2 ? k : 0;
+}
+
+/* Adds the option of len bytes at p to s, with its short alias (or ""), once. */
+static void add_option(optset *s, const char *p, size_t len, const char *alias) {
+  char name[40];
+  snprintf(name, sizeof name, "%.*s", (int)len, p);
+  for (int i = 0; i < s->n; i++)
+    if (strcmp(s->name[i], name) == 0) return;
+  cr_assert_lt(s->n, 32, "too many options");
+  snprintf(s->name[s->n], sizeof s->name[0], "%s", name);
+  snprintf(s->alias[s->n], sizeof s->alias[0], "%s", alias);
+  s->n++;
+}
+
+static int has_option(const optset *s, const char *name) {
+  for (int i = 0; i < s->n; i++)
+    if (strcmp(s->name[i], name) == 0) return 1;
+  return 0;
+}
+
+/* The options of the option list of a command's --help: its lines that start "  --name" or
+ * "  -X, --name" (help's other lines, prose or wrapped, never start with two spaces and a dash). */
+static void help_options(const char *out, optset *s) {
+  for (const char *line = out; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+    if (strncmp(line, "  -", 3) != 0) continue;
+    const char *p = line + 2, *alias = "";
+    char shortname[3] = "";
+    if (p[1] != '-' && option_len(p) == 2 && strncmp(p + 2, ", --", 4) == 0) {
+      snprintf(shortname, sizeof shortname, "%.2s", p);
+      alias = shortname;
+      p += 4;
+    }
+    size_t len = option_len(p);
+    cr_assert_gt(len, 0, "an option line of help: %.60s", line);
+    add_option(s, p, len, alias);
+  }
+}
+
+/* The options that a README row's first cell (the command's synopsis) names: "--name", or
+ * "-X" written as the long name that help gives it. */
+static void readme_options(const char *cell, size_t cell_len, const optset *help, optset *s) {
+  for (size_t i = 0; i < cell_len; i++) {
+    if (cell[i] != '-' || (i > 0 && !strchr(" [|", cell[i - 1]))) continue;
+    size_t len = option_len(cell + i);
+    if (len == 0) continue;
+    const char *name = cell + i;
+    if (len == 2 && cell[i + 1] != '-')
+      for (int k = 0; k < help->n; k++)
+        if (strncmp(help->alias[k], cell + i, 2) == 0) name = help->name[k], len = strlen(name);
+    add_option(s, name, len, "");
+    i += len - 1;
+  }
+}
+
+Test(cli, readme_table_names_the_options_of_each_commands_help) {
+  FILE *f = fopen(PM_SOURCE_DIR "/README.md", "rb");
+  cr_assert_not_null(f, "cannot open %s", PM_SOURCE_DIR "/README.md");
+  static char readme[1 << 20];
+  size_t n = fread(readme, 1, sizeof readme - 1, f);
+  readme[n] = '\0';
+  fclose(f);
+  const char *section = strstr(readme, "## Using `pmtune`");
+  cr_assert_not_null(section, "README.md has no section \"Using `pmtune`\"");
+  const char *end = strstr(section + 1, "\n## ");
+  const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
+                        "report", "db", "export", "import"};
+  int rows[sizeof cmds / sizeof *cmds] = {0};
+  for (const char *line = section; line != NULL && (end == NULL || line < end);
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (strncmp(line, "| `pmtune ", 10) != 0) continue;
+    const char *cell = line + 3, *cell_end = strchr(cell, '`');
+    cr_assert_not_null(cell_end, "a README row's first cell is not closed: %.60s", line);
+    char cmd[32];
+    cr_assert_eq(sscanf(cell, "pmtune %31[a-z]", cmd), 1, "%.60s", line);
+    size_t k = 0;
+    while (k < sizeof cmds / sizeof *cmds && strcmp(cmds[k], cmd) != 0) k++;
+    cr_assert_lt(k, sizeof cmds / sizeof *cmds, "README.md's table has a row for 'pmtune %s', "
+                 "which is no command", cmd);
+    rows[k]++;
+
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", cmd);
+    result *r = run(args);
+    cr_assert_eq(r->status, 0, "pmtune %s: %s", args, r->err);
+    optset help = {0}, row = {0};
+    help_options(r->out, &help);
+    readme_options(cell, (size_t)(cell_end - cell), &help, &row);
+    for (int i = 0; i < help.n; i++)
+      cr_expect(has_option(&row, help.name[i]),
+                "README.md's row for 'pmtune %s' lacks %s, which 'pmtune %s --help' lists", cmd,
+                help.name[i], cmd);
+    for (int i = 0; i < row.n; i++)
+      cr_expect(has_option(&help, row.name[i]),
+                "README.md's row for 'pmtune %s' names %s, which 'pmtune %s --help' does not list",
+                cmd, row.name[i], cmd);
+  }
+  for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
+    cr_expect_eq(rows[k], 1, "README.md's command table has %d rows for 'pmtune %s', not one",
+                 rows[k], cmds[k]);
 }

@@ -1,11 +1,26 @@
-/* cli.c: helpers the pmtune subcommands share: errors, usage text, lookups. */
+/* cli.c: what the pmtune subcommands share: the option-table parser and --help printer, usage
+ * errors, lookups. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdlib.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+enum {
+  MAX_OPTIONS = 32, /* options in one table */
+  LONG_VAL = 256,   /* getopt_long returns LONG_VAL + i for the long form of option i */
+  WIDTH = 100,      /* the help's lines are at most this long, but for a longer word */
+  LEFT_MAX = 24     /* an option's name and value that take more start its help on a line below */
+};
+
+/* Whether a single-value option (one without CLI_REPEAT) given twice is a usage error. It is not
+ * today: the last value wins, as it always has. */
+static const int refuse_repeats = 0;
+
+const char *const cli_orders[] = {"row", "col", NULL};
+const char *const cli_borders[] = {"clamp", "zero", NULL};
 
 static void vreport(const char *cmd, const char *fmt, va_list ap) {
   fprintf(stderr, "pmtune%s%s: ", cmd ? " " : "", cmd ? cmd : "");
@@ -29,7 +44,9 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   return CLI_FAIL;
 }
 
-int cli_bad_option(const char *cmd, char **argv, int ret) {
+/* Reports a getopt_long failure as a usage error: ret is what it returned, ':' for a missing
+ * value, '?' for an unknown option. */
+static int bad_option(const char *cmd, char **argv, int ret) {
   const char *arg = argv[optind - 1];
   if (ret == ':')
     return cli_usage_error(cmd, "option '%s' needs a value (see 'pmtune %s --help')", arg, cmd);
@@ -38,15 +55,9 @@ int cli_bad_option(const char *cmd, char **argv, int ret) {
   return cli_usage_error(cmd, "unknown option '%s' (see 'pmtune %s --help')", arg, cmd);
 }
 
-void cli_print_usage(FILE *out, const cli_cmd *cmd) { fputs(cmd->usage, out); }
-
-const cli_cmd *cli_find(const char *name) {
-  for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
-    if (strcmp(c->name, name) == 0) return c;
-  return NULL;
-}
-
-int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out) {
+/* Parses an integer value of option opt in [lo, hi] into *out; otherwise prints a one-line
+ * usage error naming the option ("--samples 'x': expected 1 to 64") and returns CLI_USAGE. */
+static int int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out) {
   char *end;
   errno = 0;
   long v = strtol(arg, &end, 10);
@@ -56,31 +67,174 @@ int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long
   return CLI_OK;
 }
 
-int cli_db_arg(const char *cmd, const char *arg, const char **out) {
-  if (arg[0] == '\0') return cli_usage_error(cmd, "--db: empty path");
-  *out = arg;
+int cli_db_option(const char *cmd, const cli_option *o, const char *arg) {
+  if (arg[0] == '\0') return cli_usage_error(cmd, "--%s: empty path", o->name);
+  *(const char **)o->value = arg;
   return CLI_OK;
 }
 
-int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr) {
-  long r = 0;
-  switch (ch) {
-    case 'r':
-      if (cli_int_arg(cmd, "--radius", arg, 1, PM__MAX_RADIUS, &r) != CLI_OK) return CLI_USAGE;
-      pr->radius = (int)r;
+/* Stores the value arg of option o as its kind says; returns CLI_OK or CLI_USAGE. */
+static int store(const char *cmd, const cli_option *o, const char *arg) {
+  char name[48];
+  long v = 0;
+  snprintf(name, sizeof name, "--%s", o->name);
+  switch (o->kind) {
+    case CLI_OPT_FLAG: *(int *)o->value = 1; return CLI_OK;
+    case CLI_OPT_STRING: *(const char **)o->value = arg; return CLI_OK;
+    case CLI_OPT_INT:
+      if (int_arg(cmd, name, arg, o->lo, o->hi, &v) != CLI_OK) return CLI_USAGE;
+      *(int *)o->value = (int)v;
       return CLI_OK;
-    case 'o':
-      if (strcmp(arg, "row") != 0 && strcmp(arg, "col") != 0)
-        return cli_usage_error(cmd, "--order '%s': expected row or col", arg);
-      pr->colmajor = arg[0] == 'c';
+    case CLI_OPT_CHOICE: {
+      char list[256];
+      size_t len = 0;
+      int k = 0;
+      for (; o->choices[k] != NULL; k++)
+        if (strcmp(arg, o->choices[k]) == 0) {
+          *(int *)o->value = k;
+          return CLI_OK;
+        }
+      list[0] = '\0'; /* "a, b or c" */
+      for (int i = 0; i < k && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i == 0 ? "" : i == k - 1 ? " or " : ", ", o->choices[i]);
+      return cli_usage_error(cmd, "%s '%s': expected %s", name, arg, list);
+    }
+    case CLI_OPT_LIST: {
+      cli_list *l = o->value;
+      if (l->n >= l->max) return cli_usage_error(cmd, "at most %d %s", l->max, name);
+      l->items[l->n++] = arg;
       return CLI_OK;
-    case 'b':
-      if (strcmp(arg, "clamp") != 0 && strcmp(arg, "zero") != 0)
-        return cli_usage_error(cmd, "--border '%s': expected clamp or zero", arg);
-      pr->zero_border = arg[0] == 'z';
-      return CLI_OK;
+    }
+    case CLI_OPT_CALLBACK: return o->cb(cmd, o, arg);
   }
-  return cli_usage_error(cmd, "internal: option %d is not a problem option", ch);
+  return cli_usage_error(cmd, "internal: %s has no kind", name);
+}
+
+int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest) {
+  struct option longs[MAX_OPTIONS + 1];
+  char shorts[2 + 2 * MAX_OPTIONS] = ":"; /* ':' first: a missing value is told from a bad option */
+  int seen[MAX_OPTIONS] = {0}, n = 0, ns = 1, ch;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      cli_print_help(stdout, help, opts);
+      return CLI_DONE;
+    }
+  for (; opts[n].name != NULL; n++) {
+    if (n == MAX_OPTIONS)
+      return cli_usage_error(help->cmd, "internal: over %d options", MAX_OPTIONS);
+    int has_arg = opts[n].kind != CLI_OPT_FLAG;
+    longs[n] = (struct option){opts[n].name, has_arg ? required_argument : no_argument, NULL,
+                               LONG_VAL + n};
+    if (opts[n].short_name != 0) {
+      shorts[ns++] = opts[n].short_name;
+      if (has_arg) shorts[ns++] = ':';
+    }
+  }
+  longs[n] = (struct option){NULL, 0, NULL, 0};
+  shorts[ns] = '\0';
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+    int i = ch >= LONG_VAL ? ch - LONG_VAL : -1;
+    for (int k = 0; i < 0 && k < n && ch != '?' && ch != ':'; k++)
+      if (opts[k].short_name == ch) i = k;
+    if (i < 0) return bad_option(help->cmd, argv, ch);
+    if (++seen[i] > 1 && !(opts[i].flags & CLI_REPEAT) && refuse_repeats)
+      return cli_usage_error(help->cmd, "--%s given twice", opts[i].name);
+    if (store(help->cmd, &opts[i], optarg) != CLI_OK) return CLI_USAGE;
+  }
+  if (help->operands == NULL && optind < argc)
+    return cli_usage_error(help->cmd, "unexpected argument '%s'", argv[optind]);
+  if (rest != NULL) *rest = optind;
+  return CLI_OK;
+}
+
+/* Writes len bytes of word to out at column *col: after a space, or at the start of a new line
+ * indented by indent spaces where the word would end past WIDTH (a word longer than that
+ * stands alone); with no space where *col is indent, the start of a line. */
+static void put_word(FILE *out, int *col, int indent, const char *word, size_t len) {
+  if (*col > indent && *col + 1 + (int)len > WIDTH) {
+    fprintf(out, "\n%*s", indent, "");
+    *col = indent;
+  } else if (*col != indent) {
+    fputc(' ', out);
+    (*col)++;
+  }
+  fwrite(word, 1, len, out);
+  *col += (int)len;
+}
+
+/* Writes the words of text, then a newline: from column col, further lines indented by indent. */
+static void wrap(FILE *out, const char *text, int col, int indent) {
+  for (const char *p = text; *p != '\0';) {
+    size_t len = strcspn(p, " ");
+    if (len > 0) put_word(out, &col, indent, p, len);
+    p += len;
+    p += *p == ' ';
+  }
+  fputc('\n', out);
+}
+
+/* The value's name of option o as help shows it: its arg, or its choices joined by '|'; "" for
+ * a flag. */
+static const char *value_name(const cli_option *o, char *buf, size_t cap) {
+  if (o->kind == CLI_OPT_FLAG) return "";
+  if (o->kind != CLI_OPT_CHOICE) return o->arg;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int k = 0; o->choices[k] != NULL && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? "|" : "", o->choices[k]);
+  return buf;
+}
+
+void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts) {
+  char vbuf[128], item[192];
+  /* The usage line, broken between options: "[--op OP]", or "[-D NAME]" for one with a short
+   * name; required ones unbracketed, repeatable ones followed by "...". */
+  int col = fprintf(out, "usage: pmtune %s", help->cmd), indent = col + 1;
+  if (help->operands != NULL) put_word(out, &col, indent, help->operands, strlen(help->operands));
+  for (const cli_option *o = opts; o->name != NULL; o++) {
+    const char *v = value_name(o, vbuf, sizeof vbuf), *br = o->flags & CLI_REQUIRED ? "" : "[";
+    char name[48];
+    if (o->short_name != 0)
+      snprintf(name, sizeof name, "-%c", o->short_name);
+    else
+      snprintf(name, sizeof name, "--%s", o->name);
+    int len = snprintf(item, sizeof item, "%s%s%s%s%s%s", br, name, *v ? " " : "", v,
+                       *br ? "]" : "", o->flags & CLI_REPEAT ? "..." : "");
+    put_word(out, &col, indent, item, (size_t)len < sizeof item ? (size_t)len : sizeof item - 1);
+  }
+  fputc('\n', out);
+  if (help->about != NULL) fprintf(out, "\n%s", help->about);
+  /* The option list, "  -o, --output FILE  help", the help in one column after the widest
+   * name and value that fit LEFT_MAX; a wider one has its help start on the next line. */
+  int width = 0;
+  for (const cli_option *o = opts; o->name != NULL; o++) {
+    const char *v = value_name(o, vbuf, sizeof vbuf);
+    int w = (int)strlen(o->name) + 2 + (o->short_name ? 4 : 0) + (*v ? 1 + (int)strlen(v) : 0);
+    if (w <= LEFT_MAX && w > width) width = w;
+  }
+  if (opts[0].name != NULL) fputc('\n', out);
+  for (const cli_option *o = opts; o->name != NULL; o++) {
+    const char *v = value_name(o, vbuf, sizeof vbuf);
+    char sh[8] = "";
+    if (o->short_name != 0) snprintf(sh, sizeof sh, "-%c, ", o->short_name);
+    int w = snprintf(item, sizeof item, "%s--%s%s%s", sh, o->name, *v ? " " : "", v);
+    fprintf(out, "  %s", item);
+    if (w > width)
+      fprintf(out, "\n%*s", width + 4, "");
+    else
+      fprintf(out, "%*s", width - w + 2, "");
+    wrap(out, o->help, width + 4, width + 4);
+  }
+  if (help->after != NULL) fprintf(out, "\n%s", help->after);
+}
+
+const cli_cmd *cli_find(const char *name) {
+  for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
+    if (strcmp(c->name, name) == 0) return c;
+  return NULL;
 }
 
 int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out) {

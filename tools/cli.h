@@ -1,4 +1,5 @@
-/* cli.h: what the pmtune command's subcommands share: the command table and usage errors. */
+/* cli.h: what the pmtune command's subcommands share: the command table, the option tables that
+ * both parse a command's arguments and print its --help, and usage errors. */
 #ifndef PM_CLI_H
 #define PM_CLI_H
 
@@ -6,16 +7,143 @@
 
 #include "op.h"
 
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 }; /* exit statuses */
+/* Exit statuses, and CLI_DONE, which is none: a command returns it where it has printed its
+ * --help and has nothing more to do, and main() then exits with status 0. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DONE = 3 };
 
 typedef struct cli_cmd {
   const char *name;
-  int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+  int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name; returns an exit
+                                        status or CLI_DONE */
   const char *summary;               /* one line for `pmtune --help` */
-  const char *usage;                 /* the whole text of `pmtune NAME --help` */
 } cli_cmd;
 
 extern const cli_cmd cli_commands[];
+
+/* ---- Option tables (git's parse_options is the model) ----
+ *
+ * A command describes each of its options once, in a table ended by CLI_END, built inside the
+ * command's function so that the entries can point at its local variables:
+ *
+ *   const char *opname = NULL, *dbpath = NULL;
+ *   int json = 0;
+ *   const cli_option options[] = {
+ *       CLI_STRING(0, "op", "OP", &opname, "only this operation"),
+ *       CLI_FLAG(0, "json", &json, "one JSON object per line"),
+ *       CLI_DB(&dbpath),
+ *       CLI_END};
+ *   int parsed = cli_parse(&help, options, argc, argv, NULL);
+ *   if (parsed != CLI_OK) return parsed; // CLI_USAGE, or CLI_DONE after --help
+ *
+ * cli_parse() reads the arguments by that table and cli_print_help() prints the usage line and
+ * the option list of `pmtune CMD --help` from it, so that the two cannot drift apart. */
+
+typedef enum cli_kind {
+  CLI_OPT_FLAG,     /* takes no value: *(int *)value = 1 */
+  CLI_OPT_STRING,   /* *(const char **)value = the value */
+  CLI_OPT_INT,      /* *(int *)value = the value, a decimal integer from lo to hi */
+  CLI_OPT_CHOICE,   /* *(int *)value = the index of the value in choices */
+  CLI_OPT_LIST,     /* the value is appended to *(cli_list *)value; repeatable */
+  CLI_OPT_CALLBACK, /* cb checks the value and stores it through value */
+} cli_kind;
+
+/* An option's flags. CLI_REQUIRED only changes the usage line (no brackets): the command
+ * checks that the option was given, with its own message. CLI_REPEAT: the option is meant to be
+ * given more than once (each CLI_OPT_LIST is); the usage line shows "...". An option without it
+ * given twice keeps its last value today; refuse_repeats in cli.c turns that into an error. */
+enum { CLI_REQUIRED = 1, CLI_REPEAT = 2 };
+
+typedef struct cli_option cli_option;
+
+/* Checks the value of option o and stores it through o->value; returns CLI_OK, or CLI_USAGE
+ * after a one-line usage error (cli_usage_error) naming the option. */
+typedef int cli_callback(const char *cmd, const cli_option *o, const char *arg);
+
+struct cli_option {
+  char short_name;            /* 'o' for -o, or 0 */
+  const char *name;           /* "size" for --size; NULL ends the table */
+  const char *arg;            /* the value's name in the help ("S"); NULL for a flag, and for a
+                                 choice, whose choices are shown instead ("row|col") */
+  cli_kind kind;
+  void *value;                /* where the value goes (see cli_kind) */
+  const char *help;           /* what the option does, in a sentence or two; --help wraps it */
+  int flags;                  /* CLI_REQUIRED, CLI_REPEAT */
+  long lo, hi;                /* CLI_OPT_INT: the range, within that of an int */
+  const char *const *choices; /* CLI_OPT_CHOICE: the values, NULL-terminated */
+  cli_callback *cb;           /* CLI_OPT_CALLBACK */
+};
+
+/* Where the values of a repeatable string option go: items[0 .. n-1], at most max of them. */
+typedef struct cli_list {
+  const char **items;
+  int n, max;
+} cli_list;
+
+/* The hand-written part of a command's --help: the rest comes from its option table. */
+typedef struct cli_help {
+  const char *cmd;      /* the command's name ("export"), for the usage line and errors */
+  const char *operands; /* what the usage line shows between the name and the options
+                           ("FILE"); NULL where the command takes no operand */
+  const char *about;    /* what the command does: paragraphs, each line ending in '\n' */
+  const char *after;    /* paragraphs after the option list, or NULL */
+} cli_help;
+
+/* The entries of an option table, one macro per kind; s is the short name or 0. The pointers'
+ * types are checked: a mismatch is a compiler warning. */
+#define CLI__INT_P(p) (1 ? (p) : (int *)0)
+#define CLI__STR_P(p) (1 ? (p) : (const char **)0)
+#define CLI__LIST_P(p) (1 ? (p) : (cli_list *)0)
+#define CLI_FLAG(s, l, var, h) \
+  {.short_name = (s), .name = (l), .kind = CLI_OPT_FLAG, .value = CLI__INT_P(var), .help = (h)}
+#define CLI_STRING_F(s, l, a, var, f, h)                                                       \
+  {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_STRING, .value = CLI__STR_P(var), \
+   .help = (h), .flags = (f)}
+#define CLI_STRING(s, l, a, var, h) CLI_STRING_F(s, l, a, var, 0, h)
+#define CLI_INT(s, l, a, var, low, high, h)                                                 \
+  {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_INT, .value = CLI__INT_P(var), \
+   .help = (h), .lo = (low), .hi = (high)}
+#define CLI_CHOICE(s, l, var, list, h)                                                  \
+  {.short_name = (s), .name = (l), .kind = CLI_OPT_CHOICE, .value = CLI__INT_P(var), \
+   .help = (h), .choices = (list)}
+#define CLI_LIST(s, l, a, var, h)                                                             \
+  {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_LIST, .value = CLI__LIST_P(var), \
+   .help = (h), .flags = CLI_REPEAT}
+#define CLI_CALLBACK(s, l, a, var, fn, h)                                                    \
+  {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_CALLBACK, .value = (var), \
+   .help = (h), .cb = (fn)}
+#define CLI_END {.name = NULL}
+
+/* The options that more than one command takes, with one meaning everywhere. --db PATH sets a
+ * const char * (an empty path is refused: "--db: empty path"); --radius R (1 to
+ * PM__MAX_RADIUS), --order row|col and --border clamp|zero set the fields of a pm__problem. */
+#define CLI_DB(var)                                        \
+  CLI_CALLBACK(0, "db", "PATH", CLI__STR_P(var), cli_db_option, \
+               "the tuning database (default: see 'pmtune db --help')")
+#define CLI_RADIUS(pr, h) CLI_INT(0, "radius", "R", &(pr)->radius, 1, PM__MAX_RADIUS, h)
+#define CLI_ORDER(pr, h) CLI_CHOICE(0, "order", &(pr)->colmajor, cli_orders, h)
+#define CLI_BORDER(pr, h) CLI_CHOICE(0, "border", &(pr)->zero_border, cli_borders, h)
+extern const char *const cli_orders[];  /* "row", "col": the index is pm__problem.colmajor */
+extern const char *const cli_borders[]; /* "clamp", "zero": the index is pm__problem.zero_border */
+
+/* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */
+int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
+
+/* Parses argv[1 .. argc-1] (argv[0] is the command's name) by the table opts. Where --help or -h
+ * comes before any "--", prints the help (cli_print_help) to stdout, parses nothing and returns
+ * CLI_DONE. Otherwise stores each option's value as its kind says; a single-value option given
+ * twice keeps the last value. Long options may be abbreviated and written --name=VALUE, short
+ * ones -XVALUE (getopt_long's rules); operands may come between options. Returns CLI_OK with
+ * *rest (where rest is not NULL) the index in argv of the first operand (argv is permuted to
+ * put the operands last), or CLI_USAGE after a one-line error: "unknown option '--x' (see
+ * ...)", "option '--x' needs a value (see ...)", a bad value as the option's kind words it, or
+ * "unexpected argument 'x'" where help->operands is NULL and an operand was given. */
+int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest);
+
+/* Prints `pmtune CMD --help`: the usage line (operands, then each option, bracketed unless
+ * CLI_REQUIRED, "..." after a repeatable one), help->about, the option list, help->after. */
+void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
+
+/* ---- Errors and lookups ---- */
 
 /* Prints "pmtune CMD: message" on one line to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,27 +151,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Reports a getopt_long failure as a usage error: ret is what getopt_long returned, ':' for a
- * missing value (the option string must start with ':'), '?' for an unknown option. */
-int cli_bad_option(const char *cmd, char **argv, int ret);
-
-/* Prints the usage text of a command to out. */
-void cli_print_usage(FILE *out, const cli_cmd *cmd);
-
 /* The command of that name, or NULL. */
 const cli_cmd *cli_find(const char *name);
-
-/* Parses an integer option value in [lo, hi] into *out; otherwise prints a one-line usage error
- * naming the option ("--samples 'x': expected 1 to 64") and returns CLI_USAGE. */
-int cli_int_arg(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
-
-/* The value of --db: *out is it; an empty path prints "--db: empty path" and returns CLI_USAGE. */
-int cli_db_arg(const char *cmd, const char *arg, const char **out);
-
-/* The options that say more of a problem than its size, one meaning for every command that
- * takes them: --radius R ('r'), --order row|col ('o'), --border clamp|zero ('b'). Sets the
- * field of *pr; returns CLI_OK, or CLI_USAGE after a one-line error. */
-int cli_problem_option(const char *cmd, int ch, const char *arg, pm__problem *pr);
 
 /* The operation --op names: *out is it, or NULL for "all" where all_ok. Otherwise prints
  * "unknown --op 'x' (one of: ...)" and returns CLI_USAGE. */
@@ -52,9 +161,8 @@ int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
 
-
-
-/* The subcommands, one file each (cmd_NAME.c): the entry point and the --help text. */
+/* The subcommands, one file each (cmd_NAME.c, whose cmd_NAME parses its options with
+ * cli_parse, which also prints its --help). */
 #define CLI_COMMANDS(X)                                                 \
   X(devices, "list the CUDA devices of this machine")                  \
   X(compile, "compile a kernel template with NVRTC (no GPU needed)")  \
@@ -68,9 +176,7 @@ const char *cli_op_names(void);
   X(export, "write the tuning results to a JSON file for other machines") \
   X(import, "merge tuning results that another machine exported")
 
-#define CLI_DECLARE(name, summary) \
-  int cmd_##name(int argc, char **argv); \
-  extern const char cmd_##name##_usage[];
+#define CLI_DECLARE(name, summary) int cmd_##name(int argc, char **argv);
 CLI_COMMANDS(CLI_DECLARE)
 #undef CLI_DECLARE
 #endif /* PM_CLI_H */

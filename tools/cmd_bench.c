@@ -1,7 +1,6 @@
 /* cmd_bench.c: `pmtune bench`, in one run and with the tuner's protocol: the served (tuned)
  * kernel, the seed configuration, the copy bandwidth measured on the spot, the peers (through
  * pmtune_peers, where it was built), and the tuned time the database recorded. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +10,7 @@
 #include "serve.h"
 #include "tune.h"
 
-const char cmd_bench_usage[] =
-    "usage: pmtune bench [--op OP|all] [--size S]... [--radius R] [--device N] [--samples N]\n"
-    "                    [--json] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Times, for each (op, size), in one run on one GPU: the configuration a library call is\n"
     "served (see 'pmtune explain'), the seed configuration, a device-to-device copy of as many\n"
     "bytes (the hardware's limit, measured on the spot), and the peer (cub::DeviceReduce::Sum,\n"
@@ -24,15 +20,9 @@ const char cmd_bench_usage[] =
     "runs once on each of K copies of the data between two CUDA events (K: enough that a sample\n"
     "moves twice the L2 cache, at most 32), and counts the time per run; medians are reported.\n"
     "Also the median the database recorded when tuning, to check that an independent re-timing\n"
-    "agrees.\n"
-    "\n"
-    "  --op OP       matadd, reduce, filter or all (default)\n"
-    "  --size S      ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes\n"
-    "  --radius R    filter radius for --size (default 1)\n"
-    "  --device N    which GPU (default 0)\n"
-    "  --samples N   timed samples of each (default 25, at most 64)\n"
-    "  --json        one JSON object per line instead of the table\n"
-    "  --db PATH     the tuning database (default: see 'pmtune db --help')\n";
+    "agrees.\n";
+
+static const cli_help help = {.cmd = "bench", .about = about};
 
 typedef struct item {
   const pm__op *op;
@@ -169,43 +159,23 @@ static int add_defaults(const pm__op *op, item *items, int n) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"op", required_argument, 0, 'p'},      {"size", required_argument, 0, 's'},
-      {"radius", required_argument, 0, 'r'},  {"device", required_argument, 0, 'D'},
-      {"samples", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
-      {"db", required_argument, 0, 'd'},      {0, 0, 0, 0}};
   const char *opname = "all", *sizes[32], *dbpath = NULL;
-  int nsizes = 0, device = 0, samples = 25, json = 0, ch;
-  long lv;
+  int device = 0, samples = 25, json = 0;
+  cli_list slist = {sizes, 0, 32};
   pm__problem given = {.radius = 1};
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'p': opname = optarg; break;
-      case 's':
-        if (nsizes == 32) return cli_usage_error("bench", "at most 32 --size");
-        sizes[nsizes++] = optarg;
-        break;
-      case 'r':
-        if (cli_problem_option("bench", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'D':
-        if (cli_int_arg("bench", "--device", optarg, 0, 1023, &lv) != CLI_OK) return CLI_USAGE;
-        device = (int)lv;
-        break;
-      case 'n':
-        if (cli_int_arg("bench", "--samples", optarg, 1, 64, &lv) != CLI_OK) return CLI_USAGE;
-        samples = (int)lv;
-        break;
-      case 'j': json = 1; break;
-      case 'd':
-        if (cli_db_arg("bench", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("bench", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter or all (default)"),
+      CLI_LIST(0, "size", "S", &slist,
+               "ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes"),
+      CLI_RADIUS(&given, "filter radius for --size (default 1)"),
+      CLI_INT(0, "device", "N", &device, 0, 1023, "which GPU (default 0)"),
+      CLI_INT(0, "samples", "N", &samples, 1, 64, "timed samples of each (default 25, at most 64)"),
+      CLI_FLAG(0, "json", &json, "one JSON object per line instead of the table"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
+  int nsizes = slist.n;
   const pm__op *only;
   if (cli_op_arg("bench", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");

@@ -1,32 +1,18 @@
 /* cmd_compile.c: `pmtune compile`, a kernel template through NVRTC to a cubin, with no GPU needed. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-const char cmd_compile_usage[] =
-    "usage: pmtune compile --op OP [--arch sm_XY] [--config seed|TEXT] [--radius R]\n"
-    "                      [--border clamp|zero]\n"
-    "                      [-D NAME[=VALUE]]... [--file PATH] [-o FILE]\n"
-    "\n"
+static const char about[] =
     "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
-    "what it compiled, the cubin's size and the compile time. Needs no GPU.\n"
-    "\n"
-    "  --op OP         the operation whose template to compile: matadd, reduce, filter\n"
-    "  --arch sm_XY    target architecture, such as sm_80 or sm_90; default: that of GPU 0\n"
-    "  --config C      a point of OP's search space: 'seed' (the seed article's kernel and\n"
-    "                  launch) or its text, such as \"bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0\"\n"
-    "                  (see 'pmtune space'); it becomes -D defines\n"
-    "  --radius R      filter: the mask radius the kernel is compiled for (default 1)\n"
-    "  --border B      filter: the border the kernel is compiled for, clamp or zero\n"
-    "                  (default clamp)\n"
-    "  -D NAME[=VAL]   a define for the template (repeatable), such as -D BX=64\n"
-    "  --file PATH     compile this file instead of the embedded template of OP\n"
-    "  -o, --output F  write the cubin to F\n"
-    "\n"
+    "what it compiled, the cubin's size and the compile time. Needs no GPU.\n";
+
+static const char after[] =
     "A template that fails to compile prints NVRTC's whole log and exits with status 1.\n";
+
+static const cli_help help = {.cmd = "compile", .about = about, .after = after};
 
 #define MAX_DEFINES 64
 
@@ -64,44 +50,32 @@ static int write_file(const char *path, const void *data, size_t len) {
 }
 
 int cmd_compile(int argc, char **argv) {
-  static const struct option longopts[] = {{"op", required_argument, 0, 'p'},
-                                           {"arch", required_argument, 0, 'a'},
-                                           {"define", required_argument, 0, 'D'},
-                                           {"file", required_argument, 0, 'f'},
-                                           {"output", required_argument, 0, 'o'},
-                                           {"config", required_argument, 0, 'c'},
-                                           {"radius", required_argument, 0, 'r'},
-                                           {"border", required_argument, 0, 'b'},
-                                           {0, 0, 0, 0}};
   const char *config = NULL;
   pm__problem given = {.radius = 1};
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
   const char *defines[MAX_DEFINES];
   char config_defs[PM__MAX_DEFINES][24];
-  size_t ndefines = 0;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":D:o:", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'p': op = optarg; break;
-      case 'a': arch = optarg; break;
-      case 'f': file = optarg; break;
-      case 'o': output = optarg; break;
-      case 'c': config = optarg; break;
-      case 'r':
-      case 'b':
-        if (cli_problem_option("compile", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'D':
-        if (ndefines == MAX_DEFINES)
-          return cli_usage_error("compile", "too many defines (at most %d)", MAX_DEFINES);
-        defines[ndefines++] = optarg;
-        break;
-      default: return cli_bad_option("compile", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[optind]);
+  cli_list dlist = {defines, 0, MAX_DEFINES};
+  const cli_option options[] = {
+      CLI_STRING_F(0, "op", "OP", &op, CLI_REQUIRED,
+                   "the operation whose template to compile: matadd, reduce, filter"),
+      CLI_STRING(0, "arch", "sm_XY", &arch,
+                 "target architecture, such as sm_80 or sm_90; default: that of GPU 0"),
+      CLI_STRING(0, "config", "seed|TEXT", &config,
+                 "a point of OP's search space: 'seed' (the seed article's kernel and launch) "
+                 "or its text, such as \"bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0\" (see "
+                 "'pmtune space'); it becomes -D defines"),
+      CLI_RADIUS(&given, "filter: the mask radius the kernel is compiled for (default 1)"),
+      CLI_BORDER(&given, "filter: the border the kernel is compiled for (default clamp)"),
+      CLI_LIST('D', "define", "NAME[=VALUE]", &dlist,
+               "a define for the template (repeatable), such as -D BX=64"),
+      CLI_STRING(0, "file", "PATH", &file,
+                 "compile this file instead of the embedded template of OP"),
+      CLI_STRING('o', "output", "FILE", &output, "write the cubin to FILE"),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
+  size_t ndefines = (size_t)dlist.n;
   if (op == NULL && file == NULL)
     return cli_usage_error("compile", "no --op given (one of: %s)", cli_op_names());
   const pm__template *t = NULL;

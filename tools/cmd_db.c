@@ -1,42 +1,34 @@
 /* cmd_db.c: `pmtune db path|init|check`: which tuning database is in use, create it, check it. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "pmdb.h"
 
-const char cmd_db_usage[] =
-    "usage: pmtune db path|init|check [--db PATH]\n"
-    "\n"
+static const char about[] =
     "The tuning database: one SQLite file that tuning runs write, library calls read and\n"
     "people can open with sqlite3 (db/README.md describes its tables and queries).\n"
     "\n"
     "  path        print which file is in use\n"
     "  init        create it (and its directories), or bring its schema up to date\n"
     "  check       run SQLite's integrity check and pmtune's own (schema version, orphan\n"
-    "              rows) and say what was found; status 1 if anything is wrong\n"
-    "\n"
-    "  --db PATH   use this file; otherwise $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/pmtune.db,\n"
-    "              else ~/.cache/pmtune/pmtune.db\n";
+    "              rows) and say what was found; status 1 if anything is wrong\n";
+
+static const cli_help help = {.cmd = "db", .operands = "path|init|check", .about = about};
 
 int cmd_db(int argc, char **argv) {
-  static const struct option longopts[] = {{"db", required_argument, 0, 'd'}, {0, 0, 0, 0}};
   const char *dbpath = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'd':
-        if (cli_db_arg("db", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("db", argv, ch);
-    }
-  }
-  if (optind == argc) return cli_usage_error("db", "no action given (path, init or check)");
-  const char *action = argv[optind];
-  if (optind + 1 < argc) return cli_usage_error("db", "unexpected argument '%s'", argv[optind + 1]);
+  int first;
+  const cli_option options[] = {
+      CLI_CALLBACK(0, "db", "PATH", &dbpath, cli_db_option,
+                   "use this file; otherwise $PMTUNE_DB, else "
+                   "$XDG_CACHE_HOME/pmtune/pmtune.db, else ~/.cache/pmtune/pmtune.db"),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, &first);
+  if (parsed != CLI_OK) return parsed;
+  if (first == argc) return cli_usage_error("db", "no action given (path, init or check)");
+  const char *action = argv[first];
+  if (first + 1 < argc) return cli_usage_error("db", "unexpected argument '%s'", argv[first + 1]);
   if (strcmp(action, "path") != 0 && strcmp(action, "init") != 0 && strcmp(action, "check") != 0)
     return cli_usage_error("db", "unknown action '%s' (path, init or check)", action);
 

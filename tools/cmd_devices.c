@@ -1,23 +1,17 @@
 /* cmd_devices.c: `pmtune devices`, the CUDA devices of this machine and what pmtune sees of each. */
-#include <getopt.h>
-
 #include "cli.h"
 
-const char cmd_devices_usage[] =
-    "usage: pmtune devices\n"
-    "\n"
+static const char about[] =
     "Lists the CUDA devices of this machine: index, name, compute capability, SM count,\n"
     "memory, memory bus width and clock, and the bandwidth these give (2 x clock x width).\n"
     "Exits with status 1 and says why where there is no CUDA device or driver.\n";
 
+static const cli_help help = {.cmd = "devices", .about = about};
+
 int cmd_devices(int argc, char **argv) {
-  static const struct option longopts[] = {{0, 0, 0, 0}};
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1)
-    return cli_bad_option("devices", argv, ch);
-  if (optind < argc) return cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
 
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};

@@ -1,72 +1,49 @@
 /* cmd_explain.c: `pmtune explain`, which configuration a library call would get on this GPU for
  * a size, and why: tuned for exactly it, tuned for the nearest size, or the built-in default. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "serve.h"
 
-const char cmd_explain_usage[] =
-    "usage: pmtune explain --op OP --size S [--radius R] [--order row|col] [--border clamp|zero]\n"
-    "                      [--align BYTES] [--device N] [--json] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Says which configuration a call of OP at size S would run on this GPU and why: the winner\n"
     "tuned for exactly this size, the winner at the nearest tuned size (nearest by |ln(size /\n"
     "tuned size)|, size = rows x cols or n, then by aspect ratio), or the built-in default where\n"
-    "nothing is tuned; with its measured time where known.\n"
-    "\n"
-    "  --op OP            matadd, reduce or filter\n"
-    "  --size S           ROWSxCOLS (matadd, filter) or N (reduce)\n"
-    "  --radius R         filter: 1 to 3 (default 1)\n"
-    "  --order row|col    matadd (default row)\n"
-    "  --border clamp|zero  filter (default clamp)\n"
-    "  --align BYTES      the alignment the caller's pointers and pitches honour: 4, 8 or 16\n"
-    "                     (default 16: any vector width)\n"
-    "  --device N         which GPU (default 0)\n"
-    "  --json             one JSON object instead of text\n"
-    "  --db PATH          the tuning database (default: see 'pmtune db --help')\n";
+    "nothing is tuned; with its measured time where known.\n";
+
+static const cli_help help = {.cmd = "explain", .about = about};
+
+/* The callback of --align: the alignment, in bytes, that the caller's pointers and pitches
+ * honour, into the unsigned that o->value points to. */
+static int align_option(const char *cmd, const cli_option *o, const char *arg) {
+  char *end = NULL;
+  unsigned long a = strtoul(arg, &end, 10);
+  if (*end || (a != 4 && a != 8 && a != 16))
+    return cli_usage_error(cmd, "--%s '%s': expected 4, 8 or 16", o->name, arg);
+  *(unsigned *)o->value = (unsigned)a;
+  return CLI_OK;
+}
 
 int cmd_explain(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"op", required_argument, 0, 'p'},     {"size", required_argument, 0, 's'},
-      {"radius", required_argument, 0, 'r'}, {"order", required_argument, 0, 'o'},
-      {"border", required_argument, 0, 'b'}, {"align", required_argument, 0, 'a'},
-      {"device", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
-      {"db", required_argument, 0, 'd'},     {0, 0, 0, 0}};
   const char *opname = NULL, *size = NULL, *dbpath = NULL;
-  int json = 0, device = 0, ch;
-  long lv;
+  int json = 0, device = 0;
   pm__problem pr = {.radius = 1, .caller_align = 16};
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    char *end = NULL;
-    switch (ch) {
-      case 'p': opname = optarg; break;
-      case 's': size = optarg; break;
-      case 'r':
-      case 'o':
-      case 'b':
-        if (cli_problem_option("explain", ch, optarg, &pr) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'a':
-        pr.caller_align = (unsigned)strtoul(optarg, &end, 10);
-        if (*end || (pr.caller_align != 4 && pr.caller_align != 8 && pr.caller_align != 16))
-          return cli_usage_error("explain", "--align '%s': expected 4, 8 or 16", optarg);
-        break;
-      case 'D':
-        if (cli_int_arg("explain", "--device", optarg, 0, 1023, &lv) != CLI_OK) return CLI_USAGE;
-        device = (int)lv;
-        break;
-      case 'j': json = 1; break;
-      case 'd':
-        if (cli_db_arg("explain", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("explain", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("explain", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
+      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce)"),
+      CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
+      CLI_ORDER(&pr, "matadd (default row)"),
+      CLI_BORDER(&pr, "filter (default clamp)"),
+      CLI_CALLBACK(0, "align", "BYTES", &pr.caller_align, align_option,
+                   "the alignment the caller's pointers and pitches honour: 4, 8 or 16 "
+                   "(default 16: any vector width)"),
+      CLI_INT(0, "device", "N", &device, 0, 1023, "which GPU (default 0)"),
+      CLI_FLAG(0, "json", &json, "one JSON object instead of text"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
   if (opname == NULL) return cli_usage_error("explain", "no --op given (one of: %s)", cli_op_names());
   const pm__op *op;
   if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;

@@ -1,6 +1,5 @@
 /* cmd_export.c: `pmtune export FILE`, the tuning results as a JSON document that import reads. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,38 +7,28 @@
 #include "cli.h"
 #include "pmdb.h"
 
-const char cmd_export_usage[] =
-    "usage: pmtune export FILE [--all] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Writes the winners (the fastest verified configuration per GPU, op, dtype and problem\n"
     "size, with their seed configurations and GPUs) to FILE as JSON, for 'pmtune import' on\n"
     "other machines with the same GPU model. FILE '-' is the standard output. FILE is\n"
-    "replaced at once when the document is complete, never left half written.\n"
-    "\n"
-    "  --all       every measurement instead: failed ones and older templates' too\n"
-    "  --db PATH   the tuning database (default: see 'pmtune db --help')\n";
+    "replaced at once when the document is complete, never left half written.\n";
+
+static const cli_help help = {.cmd = "export", .operands = "FILE", .about = about};
 
 int cmd_export(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"db", required_argument, 0, 'd'}, {"all", no_argument, 0, 'a'}, {0, 0, 0, 0}};
   const char *dbpath = NULL;
-  int ch, all = 0;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'd':
-        if (cli_db_arg("export", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'a': all = 1; break;
-      default: return cli_bad_option("export", argv, ch);
-    }
-  }
-  if (optind == argc)
+  int all = 0, first;
+  const cli_option options[] = {
+      CLI_FLAG(0, "all", &all, "every measurement instead: failed ones and older templates' too"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, &first);
+  if (parsed != CLI_OK) return parsed;
+  if (first == argc)
     return cli_usage_error("export", "no FILE given (see 'pmtune export --help')");
-  const char *file = argv[optind];
-  if (optind + 1 < argc)
-    return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
+  const char *file = argv[first];
+  if (first + 1 < argc)
+    return cli_usage_error("export", "unexpected argument '%s'", argv[first + 1]);
   if (file[0] == '\0') return cli_usage_error("export", "FILE is empty");
 
   pm_ctx *c = NULL;

@@ -1,21 +1,18 @@
 /* cmd_import.c: `pmtune import FILE`, merging another machine's exported tuning results. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "pmdb.h"
 
-const char cmd_import_usage[] =
-    "usage: pmtune import FILE [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Merges a document that 'pmtune export' wrote into the tuning database, so that this\n"
     "machine serves what another machine with the same GPU model tuned. Every field is\n"
     "checked first; anything wrong imports nothing. A measurement replaces a stored one only\n"
-    "if it was measured later. FILE '-' is the standard input.\n"
-    "\n"
-    "  --db PATH   the tuning database (default: see 'pmtune db --help')\n";
+    "if it was measured later. FILE '-' is the standard input.\n";
+
+static const cli_help help = {.cmd = "import", .operands = "FILE", .about = about};
 
 #define MAX_BYTES ((size_t)512 << 20)
 
@@ -46,24 +43,16 @@ static char *slurp(FILE *f, size_t *len) {
 }
 
 int cmd_import(int argc, char **argv) {
-  static const struct option longopts[] = {{"db", required_argument, 0, 'd'}, {0, 0, 0, 0}};
   const char *dbpath = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'd':
-        if (cli_db_arg("import", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("import", argv, ch);
-    }
-  }
-  if (optind == argc)
+  int first;
+  const cli_option options[] = {CLI_DB(&dbpath), CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, &first);
+  if (parsed != CLI_OK) return parsed;
+  if (first == argc)
     return cli_usage_error("import", "no FILE given (see 'pmtune import --help')");
-  const char *file = argv[optind];
-  if (optind + 1 < argc)
-    return cli_usage_error("import", "unexpected argument '%s'", argv[optind + 1]);
+  const char *file = argv[first];
+  if (first + 1 < argc)
+    return cli_usage_error("import", "unexpected argument '%s'", argv[first + 1]);
   if (file[0] == '\0') return cli_usage_error("import", "FILE is empty");
 
   pm_ctx *c = NULL;

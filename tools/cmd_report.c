@@ -2,7 +2,6 @@
  * the tuned and the seed configuration's bandwidth (and the copy ceiling, from `pmtune bench
  * --json` output); per problem, a heat map of time over the space's first two axes. */
 #include <float.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +9,14 @@
 #include "cli.h"
 #include "pmdb.h"
 
-const char cmd_report_usage[] =
-    "usage: pmtune report --svg FILE [--bench FILE] [--op OP] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Draws what the tuning database holds as one SVG file: for each operation, a bar chart of\n"
     "the bandwidth of the tuned winner and of the seed configuration at each tuned size (and\n"
     "of the device-to-device copy, the ceiling, where --bench gives it), and for each tuned\n"
     "problem a heat map of the best time over the space's first two axes (block x and y, or\n"
-    "block and items), the winner's cell outlined, so that one sees where the winner sits.\n"
-    "\n"
-    "  --svg FILE    where to write the picture\n"
-    "  --bench FILE  the output of 'pmtune bench --json', for the ceilings\n"
-    "  --op OP       only this operation\n"
-    "  --db PATH     the tuning database (default: see 'pmtune db --help')\n";
+    "block and items), the winner's cell outlined, so that one sees where the winner sits.\n";
+
+static const cli_help help = {.cmd = "report", .about = about};
 
 typedef struct problem_row {
   char problem[PM__DB_PROBLEM_MAX], text[96], config[PM__DB_CONFIG_MAX], params[PM__DB_PARAMS_MAX];
@@ -127,27 +121,16 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
 }
 
 int cmd_report(int argc, char **argv) {
-  static const struct option longopts[] = {{"svg", required_argument, 0, 's'},
-                                           {"bench", required_argument, 0, 'b'},
-                                           {"op", required_argument, 0, 'p'},
-                                           {"db", required_argument, 0, 'd'},
-                                           {0, 0, 0, 0}};
   const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 's': svg = optarg; break;
-      case 'b': benchfile = optarg; break;
-      case 'p': opname = optarg; break;
-      case 'd':
-        if (cli_db_arg("report", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("report", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED, "where to write the picture"),
+      CLI_STRING(0, "bench", "FILE", &benchfile,
+                 "the output of 'pmtune bench --json', for the ceilings"),
+      CLI_STRING(0, "op", "OP", &opname, "only this operation"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
   if (svg == NULL || svg[0] == '\0') return cli_usage_error("report", "no --svg FILE given");
   const pm__op *only = NULL;
   if (opname != NULL && cli_op_arg("report", opname, 0, &only) != CLI_OK) return CLI_USAGE;

@@ -1,38 +1,25 @@
 /* cmd_show.c: `pmtune show`, the winners stored in the tuning database, one line per (GPU, op,
  * problem), read from its `winner` view. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
 #include "pmdb.h"
 
-const char cmd_show_usage[] =
-    "usage: pmtune show [--op OP] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Lists the winner of every tuned (GPU, op, problem) of the current templates: its\n"
     "configuration, median time, bandwidth, and its speedup over the seed configuration.\n"
-    "The same as: sqlite3 PATH 'SELECT * FROM winner'.\n"
-    "\n"
-    "  --op OP    only this operation (matadd, reduce, filter)\n"
-    "  --db PATH  the tuning database (default: see 'pmtune db --help')\n";
+    "The same as: sqlite3 PATH 'SELECT * FROM winner'.\n";
+
+static const cli_help help = {.cmd = "show", .about = about};
 
 int cmd_show(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"op", required_argument, 0, 'p'}, {"db", required_argument, 0, 'd'}, {0, 0, 0, 0}};
   const char *op = NULL, *dbpath = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'p': op = optarg; break;
-      case 'd':
-        if (cli_db_arg("show", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("show", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("show", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter)"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
   const pm__op *which;
   if (op != NULL && cli_op_arg("show", op, 0, &which) != CLI_OK) return CLI_USAGE;
 

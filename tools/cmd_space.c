@@ -1,59 +1,36 @@
 /* cmd_space.c: `pmtune space`, an operation's search space: its axes, their values, the seed, and
  * how many points are valid (for a problem size too). Needs no GPU. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-const char cmd_space_usage[] =
-    "usage: pmtune space --op OP [--size S] [--radius R] [--order row|col] [--border clamp|zero]\n"
-    "                    [--nondeterministic] [--list]\n"
-    "\n"
+static const char about[] =
     "Prints the search space of OP: each axis (its template define, or 'host' for a parameter of\n"
     "the launch or the layout), its values, the seed configuration, how many points there are,\n"
     "how many are valid and how many distinct kernels they compile to. With --size, counts the\n"
     "points valid for that problem and says why the others were pruned. Needs no GPU: the limits\n"
-    "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n"
-    "\n"
-    "  --op OP             matadd, reduce or filter\n"
-    "  --size S            ROWSxCOLS (matadd, filter) or N (reduce)\n"
-    "  --radius R          filter: mask radius, 1 to 3 (default 1)\n"
-    "  --order row|col     matadd: storage order (default row)\n"
-    "  --border clamp|zero filter: border (default clamp)\n"
-    "  --nondeterministic  reduce: count variants whose result may vary run to run\n"
-    "  --list              print every valid point's configuration\n";
+    "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n";
+
+static const cli_help help = {.cmd = "space", .about = about};
 
 int cmd_space(int argc, char **argv) {
-  static const struct option longopts[] = {{"op", required_argument, 0, 'p'},
-                                           {"size", required_argument, 0, 's'},
-                                           {"radius", required_argument, 0, 'r'},
-                                           {"order", required_argument, 0, 'o'},
-                                           {"border", required_argument, 0, 'b'},
-                                           {"nondeterministic", no_argument, 0, 'n'},
-                                           {"list", no_argument, 0, 'l'},
-                                           {0, 0, 0, 0}};
   const char *opname = NULL, *size = NULL;
-  int list = 0, ch;
+  int list = 0;
   pm__problem pr = {.radius = 1};
   pm__limits lim = pm__limits_default();
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    switch (ch) {
-      case 'p': opname = optarg; break;
-      case 's': size = optarg; break;
-      case 'o':
-      case 'b':
-      case 'r':
-        if (cli_problem_option("space", ch, optarg, &pr) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'n': lim.allow_nondeterministic = 1; break;
-      case 'l': list = 1; break;
-      default: return cli_bad_option("space", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("space", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
+      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter) or N (reduce)"),
+      CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
+      CLI_ORDER(&pr, "matadd: storage order (default row)"),
+      CLI_BORDER(&pr, "filter: border (default clamp)"),
+      CLI_FLAG(0, "nondeterministic", &lim.allow_nondeterministic,
+               "reduce: count variants whose result may vary run to run"),
+      CLI_FLAG(0, "list", &list, "print every valid point's configuration"),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
   if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
   const pm__op *op;
   if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;

@@ -1,6 +1,5 @@
 /* cmd_tune.c: `pmtune tune`, the offline tuning run: every requested (op, size) on every requested
  * GPU, each candidate compiled, verified and timed, everything stored in the tuning database. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,39 +8,55 @@
 #include "cli.h"
 #include "tune.h"
 
-const char cmd_tune_usage[] =
-    "usage: pmtune tune [--op matadd|reduce|filter|all] [--size S]... [--radius R] [--order row|col]\n"
-    "                   [--border clamp|zero] [--device N|all] [--strategy auto|exhaustive|random|staged]\n"
-    "                   [--budget N] [--time SECONDS] [--samples N] [--nondeterministic] [--db PATH]\n"
-    "\n"
+static const char about[] =
     "Tunes each operation at each size on this machine's GPUs: compiles every candidate of the\n"
     "search space (in parallel; cubins already in the database are not compiled again), checks\n"
     "each one's result against a reference, times the good ones, re-times the best few\n"
     "interleaved, and stores every measurement and the winner. What is already measured for this\n"
-    "GPU and template is not measured again, so a stopped run resumes where it stopped.\n"
-    "\n"
-    "  --op OP            matadd, reduce, filter or all (default: all)\n"
-    "  --size S           ROWSxCOLS (matadd, filter) or N (reduce); repeatable; default: the\n"
-    "                     default sizes below\n"
-    "  --radius R         filter: mask radius 1 to 3 (with --size; default 1)\n"
-    "  --order row|col    matadd: storage order (with --size; default row)\n"
-    "  --border clamp|zero  filter: border (with --size; default clamp)\n"
-    "  --device N|all     which GPU (default: all, one worker per GPU, in parallel)\n"
-    "  --strategy S       exhaustive: every valid point; random: the seed and --budget points\n"
-    "                     drawn at random; staged: the same draw, then rounds of the one-axis\n"
-    "                     neighbours of the best 4 until a round finds nothing faster; auto (the\n"
-    "                     default): exhaustive for spaces of at most 1500 valid points, else staged\n"
-    "  --budget N         random, staged: points drawn per problem (default 200)\n"
-    "  --time SECONDS     start no new candidate after this long (the run stops cleanly)\n"
-    "  --samples N        timed samples per candidate, each one run on each of the data's K\n"
-    "                     copies (default 7; the best 5 get 15 more)\n"
-    "  --nondeterministic reduce: also tune variants whose result may vary run to run\n"
-    "  --db PATH          the tuning database (default: see 'pmtune db --help')\n"
-    "\n"
+    "GPU and template is not measured again, so a stopped run resumes where it stopped.\n";
+
+static const char after[] =
     "Default sizes: matadd 512x512 1024x1024 2048x2048 4096x4096 4097x3001 8192x8192\n"
     "10000x10000 16384x16384 row-major, 4096x4096 and 10000x10000 column-major; reduce 1000\n"
     "65536 2^20 2^24 2^28 2^30; filter 1024x1024 and 4096x4096 r=1, 8192x8192 r=1, 2, 3.\n"
     "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
+
+static const cli_help help = {.cmd = "tune", .about = about, .after = after};
+
+/* The callback of --device: an index or "all", kept as text in the const char * at o->value. */
+static int device_option(const char *cmd, const cli_option *o, const char *arg) {
+  char *end = NULL;
+  if (strcmp(arg, "all") != 0 && (strtol(arg, &end, 10) < 0 || *arg == '\0' || *end))
+    return cli_usage_error(cmd, "--%s '%s': expected an index or all", o->name, arg);
+  *(const char **)o->value = arg;
+  return CLI_OK;
+}
+
+/* The callback of --budget: a positive count into the uint64_t at o->value. */
+static int budget_option(const char *cmd, const cli_option *o, const char *arg) {
+  char *end = NULL;
+  long long b = strtoll(arg, &end, 10);
+  if (*arg == '\0' || *end || b < 1)
+    return cli_usage_error(cmd, "--%s '%s': expected a positive number", o->name, arg);
+  *(uint64_t *)o->value = (uint64_t)b;
+  return CLI_OK;
+}
+
+/* The callback of --time: seconds > 0 into the double at o->value. */
+static int time_option(const char *cmd, const cli_option *o, const char *arg) {
+  char *end = NULL;
+  double s = strtod(arg, &end);
+  if (*arg == '\0' || *end || !(s > 0))
+    return cli_usage_error(cmd, "--%s '%s': expected seconds > 0", o->name, arg);
+  *(double *)o->value = s;
+  return CLI_OK;
+}
+
+/* The values of --strategy, in the order of PM__STRATEGY_*: the index is the strategy. */
+static const char *const strategies[] = {"auto", "exhaustive", "random", "staged", NULL};
+_Static_assert(PM__STRATEGY_AUTO == 0 && PM__STRATEGY_EXHAUSTIVE == 1 && PM__STRATEGY_RANDOM == 2 &&
+                   PM__STRATEGY_STAGED == 3,
+               "strategies[] lists the strategies in the order of PM__STRATEGY_*");
 
 typedef struct job {
   const pm__op *op;
@@ -178,72 +193,41 @@ done:
 }
 
 int cmd_tune(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"op", required_argument, 0, 'p'},       {"size", required_argument, 0, 's'},
-      {"radius", required_argument, 0, 'r'},   {"order", required_argument, 0, 'o'},
-      {"border", required_argument, 0, 'b'},   {"device", required_argument, 0, 'D'},
-      {"strategy", required_argument, 0, 'S'}, {"budget", required_argument, 0, 'B'},
-      {"time", required_argument, 0, 'T'},     {"samples", required_argument, 0, 'n'},
-      {"nondeterministic", no_argument, 0, 'N'}, {"db", required_argument, 0, 'd'},
-      {0, 0, 0, 0}};
   const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
-  int nsizes = 0, ch;
-  long lv;
+  cli_list slist = {sizes, 0, 64};
   pm__problem given = {.radius = 1}; /* what --radius, --order and --border say */
   double seconds = 0;
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-    char *end = NULL;
-    switch (ch) {
-      case 'p': opname = optarg; break;
-      case 's':
-        if (nsizes == 64) return cli_usage_error("tune", "at most 64 --size");
-        sizes[nsizes++] = optarg;
-        break;
-      case 'r':
-      case 'o':
-      case 'b':
-        if (cli_problem_option("tune", ch, optarg, &given) != CLI_OK) return CLI_USAGE;
-        break;
-      case 'D':
-        if (strcmp(optarg, "all") != 0 && (strtol(optarg, &end, 10) < 0 || *optarg == '\0' || *end))
-          return cli_usage_error("tune", "--device '%s': expected an index or all", optarg);
-        device = optarg;
-        break;
-      case 'S':
-        if (strcmp(optarg, "auto") == 0) opts.strategy = PM__STRATEGY_AUTO;
-        else if (strcmp(optarg, "exhaustive") == 0) opts.strategy = PM__STRATEGY_EXHAUSTIVE;
-        else if (strcmp(optarg, "random") == 0) opts.strategy = PM__STRATEGY_RANDOM;
-        else if (strcmp(optarg, "staged") == 0) opts.strategy = PM__STRATEGY_STAGED;
-        else return cli_usage_error("tune", "--strategy '%s': expected auto, exhaustive, random or staged", optarg);
-        break;
-      case 'B': {
-        long long b = strtoll(optarg, &end, 10);
-        if (*optarg == '\0' || *end || b < 1)
-          return cli_usage_error("tune", "--budget '%s': expected a positive number", optarg);
-        opts.budget = (uint64_t)b;
-        break;
-      }
-      case 'T':
-        seconds = strtod(optarg, &end);
-        if (*optarg == '\0' || *end || !(seconds > 0))
-          return cli_usage_error("tune", "--time '%s': expected seconds > 0", optarg);
-        break;
-      case 'n':
-        if (cli_int_arg("tune", "--samples", optarg, 1, 64, &lv) != CLI_OK) return CLI_USAGE;
-        opts.samples = (int)lv;
-        break;
-      case 'N': opts.allow_nondeterministic = 1; break;
-      case 'd':
-        if (cli_db_arg("tune", optarg, &dbpath) != CLI_OK) return CLI_USAGE;
-        break;
-      default: return cli_bad_option("tune", argv, ch);
-    }
-  }
-  if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  const cli_option options[] = {
+      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter or all (default: all)"),
+      CLI_LIST(0, "size", "S", &slist,
+               "ROWSxCOLS (matadd, filter) or N (reduce); repeatable; default: the default sizes "
+               "below"),
+      CLI_RADIUS(&given, "filter: mask radius 1 to 3 (with --size; default 1)"),
+      CLI_ORDER(&given, "matadd: storage order (with --size; default row)"),
+      CLI_BORDER(&given, "filter: border (with --size; default clamp)"),
+      CLI_CALLBACK(0, "device", "N|all", &device, device_option,
+                   "which GPU (default: all, one worker per GPU, in parallel)"),
+      CLI_CHOICE(0, "strategy", &opts.strategy, strategies,
+                 "exhaustive: every valid point; random: the seed and --budget points drawn "
+                 "at random; staged: the same draw, then rounds of the one-axis neighbours of "
+                 "the best 4 until a round finds nothing faster; auto (the default): "
+                 "exhaustive for spaces of at most 1500 valid points, else staged"),
+      CLI_CALLBACK(0, "budget", "N", &opts.budget, budget_option,
+                   "random, staged: points drawn per problem (default 200)"),
+      CLI_CALLBACK(0, "time", "SECONDS", &seconds, time_option,
+                   "start no new candidate after this long (the run stops cleanly)"),
+      CLI_INT(0, "samples", "N", &opts.samples, 1, 64,
+              "timed samples per candidate, each one run on each of the data's K copies (default "
+              "7; the best 5 get 15 more)"),
+      CLI_FLAG(0, "nondeterministic", &opts.allow_nondeterministic,
+               "reduce: also tune variants whose result may vary run to run"),
+      CLI_DB(&dbpath),
+      CLI_END};
+  int parsed = cli_parse(&help, options, argc, argv, NULL);
+  if (parsed != CLI_OK) return parsed;
+  int nsizes = slist.n;
   const pm__op *only;
   if (cli_op_arg("tune", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");

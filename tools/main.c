@@ -4,10 +4,10 @@
 #include "cli.h"
 
 const cli_cmd cli_commands[] = {
-#define CLI_ENTRY(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
+#define CLI_ENTRY(name, summary) {#name, cmd_##name, summary},
     CLI_COMMANDS(CLI_ENTRY)
 #undef CLI_ENTRY
-    {NULL, NULL, NULL, NULL}};
+    {NULL, NULL, NULL}};
 
 static void print_help(FILE *out) {
   fprintf(out,
@@ -46,18 +46,14 @@ int main(int argc, char **argv) {
     }
     const cli_cmd *c = cli_find(argv[2]);
     if (c == NULL) return cli_usage_error(NULL, "help: unknown command '%s'", argv[2]);
-    cli_print_usage(stdout, c);
-    return CLI_OK;
+    /* The command prints its own help from its option table: `pmtune help X` is X --help. */
+    char help[] = "--help", *args[] = {argv[2], help, NULL};
+    int rc = c->run(2, args);
+    return rc == CLI_DONE ? CLI_OK : rc;
   }
   const cli_cmd *c = cli_find(name);
   if (c == NULL)
     return cli_usage_error(NULL, "unknown command '%s' (see 'pmtune --help')", name);
-  for (int i = 2; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      cli_print_usage(stdout, c);
-      return CLI_OK;
-    }
-  }
-  return c->run(argc - 1, argv + 1);
+  int rc = c->run(argc - 1, argv + 1); /* --help anywhere before "--" prints its help */
+  return rc == CLI_DONE ? CLI_OK : rc;
 }
