@@ -143,18 +143,9 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   pclose(p);
 }
 
-static int add_defaults(const pm__op *op, item *items, int n) {
-  static const unsigned mat[][2] = {{1024, 1024}, {2048, 2048}, {4096, 4096}, {4097, 3001},
-                                    {8192, 8192}, {10000, 10000}, {16384, 16384}};
-  static const unsigned red[] = {1u << 16, 1u << 20, 1u << 24, 1u << 28, 1u << 30};
-  if (op == &pm__op_matadd)
-    for (size_t i = 0; i < sizeof mat / sizeof *mat; i++)
-      items[n++] = (item){op, {.rows = mat[i][0], .cols = mat[i][1]}};
-  if (op == &pm__op_reduce)
-    for (size_t i = 0; i < sizeof red / sizeof *red; i++) items[n++] = (item){op, {.n = red[i]}};
-  if (op == &pm__op_filter)
-    for (int r = 1; r <= PM__MAX_RADIUS; r++)
-      items[n++] = (item){op, {.rows = 8192, .cols = 8192, .radius = r}};
+/* Adds op's default sizes (its entry's bench_sizes) to items[n..max); returns the new count. */
+static int add_defaults(const pm__op *op, item *items, int n, int max) {
+  for (int i = 0; i < op->nbench_sizes && n < max; i++) items[n++] = (item){op, op->bench_sizes[i]};
   return n;
 }
 
@@ -196,7 +187,7 @@ int cmd_bench(int argc, char **argv) {
     items[nitems++] = (item){only, pr};
   }
   for (int i = 0; nsizes == 0 && pm__ops[i] != NULL; i++)
-    if (only == NULL || only == pm__ops[i]) nitems = add_defaults(pm__ops[i], items, nitems);
+    if (only == NULL || only == pm__ops[i]) nitems = add_defaults(pm__ops[i], items, nitems, (int)(sizeof items / sizeof *items));
   pm_close(c);
   o.device = device;
   o.db_path = dbpath;

@@ -70,23 +70,9 @@ static void on_sigint(int sig) {
   signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
 }
 
+/* Adds op's default sizes (its entry's tune_sizes) to jobs[n..max); returns the new count. */
 static int add_defaults(const pm__op *op, job *jobs, int n, int max) {
-  static const unsigned matadd[][3] = {{512, 512, 0},     {1024, 1024, 0},   {2048, 2048, 0},
-                                       {4096, 4096, 0},   {4097, 3001, 0},   {8192, 8192, 0},
-                                       {10000, 10000, 0}, {16384, 16384, 0}, {4096, 4096, 1},
-                                       {10000, 10000, 1}};
-  static const unsigned reduce[] = {1000, 65536, 1u << 20, 1u << 24, 1u << 28, 1u << 30};
-  static const unsigned filter[][3] = {{1024, 1024, 1}, {4096, 4096, 1}, {8192, 8192, 1},
-                                       {8192, 8192, 2}, {8192, 8192, 3}};
-  if (op == &pm__op_matadd)
-    for (size_t i = 0; i < sizeof matadd / sizeof *matadd && n < max; i++)
-      jobs[n++] = (job){op, {.rows = matadd[i][0], .cols = matadd[i][1], .colmajor = (int)matadd[i][2]}};
-  if (op == &pm__op_reduce)
-    for (size_t i = 0; i < sizeof reduce / sizeof *reduce && n < max; i++)
-      jobs[n++] = (job){op, {.n = reduce[i]}};
-  if (op == &pm__op_filter)
-    for (size_t i = 0; i < sizeof filter / sizeof *filter && n < max; i++)
-      jobs[n++] = (job){op, {.rows = filter[i][0], .cols = filter[i][1], .radius = (int)filter[i][2]}};
+  for (int i = 0; i < op->ntune_sizes && n < max; i++) jobs[n++] = (job){op, op->tune_sizes[i]};
   return n;
 }
 
