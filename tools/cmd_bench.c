@@ -175,7 +175,7 @@ int cmd_bench(int argc, char **argv) {
   int nitems = 0, status = CLI_OK;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
-  pm__timer tm = {0};
+  pm__timer *tm = NULL;
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = {.radius = only->radius_max > 0 ? given.radius : 0};
@@ -191,7 +191,7 @@ int cmd_bench(int argc, char **argv) {
   pm_close(c);
   o.device = device;
   o.db_path = dbpath;
-  if (pm_open(&c, &o) != PM_OK || pm__timer_init(c, &tm) != PM_OK) {
+  if (pm_open(&c, &o) != PM_OK || pm__timer_new(c, &tm) != PM_OK) {
     status = cli_fail("bench", "%s", pm_errmsg(c));
     goto done;
   }
@@ -213,9 +213,9 @@ int cmd_bench(int argc, char **argv) {
     int prepared = op->prepare(c, &pr, 0x5eed, &d) == PM_OK;
     d.copies = copies;
     if (!prepared ||
-        measure(c, &tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
-        measure(c, &tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
-        copy_ceiling(c, &tm, op->bytes(&pr), copies, samples, &ceil) != PM_OK) {
+        measure(c, tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
+        measure(c, tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
+        copy_ceiling(c, tm, op->bytes(&pr), copies, samples, &ceil) != PM_OK) {
       status = cli_fail("bench", "%s %s: %s", op->name, ptext, pm_errmsg(c));
       pm__data_free(&d);
       continue;
@@ -244,7 +244,7 @@ int cmd_bench(int argc, char **argv) {
   }
   if (!json) printf("* the median `pmtune tune` recorded for the served configuration; agree = re-timed / recorded - 1\n");
 done:
-  pm__timer_free(&tm);
+  pm__timer_free(tm);
   pm_close(c);
   return status;
 }

@@ -85,11 +85,6 @@ static void free_device(pm__data *d) {
 /* Copies start this many bytes apart, or a multiple: cudaMalloc's own alignment. */
 #define COPY_ALIGN 512
 
-int pm__copies_for(pm_ctx *c, double bytes) {
-  double want = 2.0 * (c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
-  double k = bytes > 0 ? ceil(want / bytes) : 32;
-  return k < 1 ? 1 : k > 32 ? 32 : (int)k;
-}
 
 void pm__data_view(const pm__data *d, int j, pm__data *view) {
   *view = *d;

@@ -8,6 +8,7 @@
 
 #include "gpu.h"
 #include "pmdb.h"
+#include "timer.h"
 
 #define PM__MAX_PARAMS 10
 #define PM__MAX_VALUES 8
@@ -180,10 +181,6 @@ int pm__is_seed(const pm__op *op, const int *v);
  * there; frees those of an earlier layout first. The output is poisoned (NaN). */
 int pm__data_place(pm_ctx *c, pm__data *d, size_t align);
 
-/* How many copies of a problem moving `bytes` make a timed batch move at least twice the L2
- * cache of c's device (at most 32): amortises the events' cost and resolution over short runs. */
-int pm__copies_for(pm_ctx *c, double bytes);
-
 /* Copy j (0 .. d->copies - 1) of d's device data as a pm__data that an op can launch on: the
  * same problem and scratch, the inputs and output of that copy. */
 void pm__data_view(const pm__data *d, int j, pm__data *view);
@@ -198,10 +195,6 @@ void pm__data_unplace(pm__data *copy);
 
 /* Frees everything prepare and place made; safe on a zeroed or partly filled pm__data. */
 void pm__data_free(pm__data *d);
-
-/* Uniform floats in [-1, 1) from a seeded xorshift64* (one stream per block of 2^20, so that
- * threads can fill it; the same seed gives the same data): never all zero. */
-void pm__random_fill(float *out, size_t n, uint64_t seed);
 
 /* Calls fn(arg, begin, end) over [0, n) split into ranges on the host's cores; returns when all
  * are done. For the CPU references of large problems. */

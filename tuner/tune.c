@@ -1,4 +1,4 @@
-/* tune.c: tuning one problem on one GPU (see tune.h for the protocol), and the timing it uses. */
+/* tune.c: tuning one problem on one GPU (see tune.h for the protocol; the timing is timer.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,123 +13,6 @@ void pm__tune_opts_default(pm__tune_opts *o) {
   o->samples = 7;
   o->top = 5;
   o->rounds = 5;
-}
-
-/* ---- Timing --------------------------------------------------------------------------------- */
-
-/* Lets the GPU go past every gate. */
-static void timer_open(pm__timer *t) {
-  for (int i = 0; i < 64; i++) atomic_store(&t->gate[i], 1);
-}
-
-int pm__timer_init(pm_ctx *c, pm__timer *t) {
-  int rc = PM_OK;
-  memset(t, 0, sizeof *t);
-  t->flush_bytes = 2 * (size_t)(c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
-  timer_open(t);
-  if ((rc = pm__util_kernels(c)) != PM_OK) return rc;
-  PM__CUDA(c, cudaMalloc(&t->flush, t->flush_bytes));
-  PM__CUDA(c, cudaMemset(t->flush, 0, t->flush_bytes)); /* zeros: pm_flush then writes nothing */
-  for (; t->nevents < 64; t->nevents++) {
-    PM__CUDA(c, cudaEventCreate(&t->start[t->nevents]));
-    if (cudaEventCreate(&t->stop[t->nevents]) != cudaSuccess) {
-      cudaEventDestroy(t->start[t->nevents]);
-      rc = pm__seterr(c, PM_ECUDA, "cudaEventCreate failed");
-      goto fail;
-    }
-  }
-  return PM_OK;
-fail:
-  pm__timer_free(t);
-  return rc;
-}
-
-void pm__timer_free(pm__timer *t) {
-  timer_open(t);
-  cudaStreamSynchronize(0); /* no host function is left waiting on a gate */
-  for (int i = 0; i < t->nevents; i++) {
-    cudaEventDestroy(t->start[i]);
-    cudaEventDestroy(t->stop[i]);
-  }
-  if (t->flush != NULL) cudaFree(t->flush);
-  memset(t, 0, sizeof *t);
-}
-
-int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms) {
-  int rc = PM_OK;
-  float elapsed = 0;
-  for (int round = 0; round < 1000 && elapsed < ms; round++) {
-    PM__CUDA(c, cudaEventRecord(t->start[0], 0));
-    for (int i = 0; i < 8; i++) PM__CUDA(c, cudaMemsetAsync(t->flush, 0, t->flush_bytes, 0));
-    PM__CUDA(c, cudaEventRecord(t->stop[0], 0));
-    PM__CUDA(c, cudaEventSynchronize(t->stop[0]));
-    float f;
-    PM__CUDA(c, cudaEventElapsedTime(&f, t->start[0], t->stop[0]));
-    elapsed += f;
-  }
-fail:
-  return rc;
-}
-
-/* A host function in the stream: the GPU waits here until the host opens the gate. */
-static void CUDART_CB wait_gate(void *arg) {
-  atomic_int *g = arg;
-  while (!atomic_load_explicit(g, memory_order_acquire)) {
-  }
-}
-
-/* Starts sample i on stream 0: flushes L2 (reading), then holds the GPU until timer_end(t, i),
- * so that the host queues the whole sample before the GPU starts on it (short runs would
- * otherwise time the host's launches), then records start[i]. */
-static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
-  int rc = PM_OK;
-  atomic_store(&t->gate[i], 0);
-  /* evict every copy's data from L2, so that no run is timed on cached data: read (pm_flush),
-   * not written, so that no dirty line is left for the timed run to write back */
-  size_t words = t->flush_bytes / 16;
-  float *sink = t->flush;
-  void *args[] = {&t->flush, &words, &sink};
-  dim3 grid = {(unsigned)(c->dev.sm_count * 4), 1, 1}, block = {512, 1, 1};
-  if ((rc = pm__kernel_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, 0, args)) != PM_OK)
-    goto fail;
-  PM__CUDA(c, cudaLaunchHostFunc(0, wait_gate, &t->gate[i]));
-  PM__CUDA(c, cudaEventRecord(t->start[i], 0));
-  return PM_OK;
-fail:
-  atomic_store(&t->gate[i], 1);
-  return rc;
-}
-
-/* Records stop[i] and lets the GPU go on with sample i. */
-static int timer_end(pm_ctx *c, pm__timer *t, int i) {
-  cudaError_t e = cudaEventRecord(t->stop[i], 0);
-  atomic_store_explicit(&t->gate[i], 1, memory_order_release);
-  return e == cudaSuccess ? PM_OK : pm__cuda_error(c, PM_ECUDA, e, "cudaEventRecord", __FILE__, __LINE__);
-}
-
-int pm__time_batches(pm_ctx *c, pm__timer *t, int samples, int copies,
-                     int (*run)(pm_ctx *c, void *arg, int j), void *arg, double *ms) {
-  int rc = PM_OK;
-  if (samples < 1 || samples > t->nevents)
-    return pm__seterr(c, PM_EINVAL, "timing: 1 to %d samples", t->nevents);
-  if (copies < 1) copies = 1;
-  for (int i = 0; i < samples; i++) {
-    if ((rc = timer_begin(c, t, i)) != PM_OK) return rc;
-    for (int j = 0; j < copies && rc == PM_OK; j++) rc = run(c, arg, j);
-    if (rc != PM_OK) {
-      timer_open(t);
-      return rc;
-    }
-    if ((rc = timer_end(c, t, i)) != PM_OK) return rc;
-  }
-  PM__CUDA(c, cudaEventSynchronize(t->stop[samples - 1]));
-  for (int i = 0; i < samples; i++) {
-    float f;
-    PM__CUDA(c, cudaEventElapsedTime(&f, t->start[i], t->stop[i]));
-    ms[i] = f / copies;
-  }
-fail:
-  return rc;
 }
 
 typedef struct op_run {
@@ -152,19 +35,6 @@ int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k
   op_run r = {op, k, v, d};
   return pm__time_batches(c, t, samples, d->copies, run_op, &r, ms);
 }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double pm__median(double *ms, int n, double *q1, double *q3) {
-  qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-  if (q1) *q1 = ms[n / 4];
-  if (q3) *q3 = ms[(3 * n) / 4];
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-}
-
 
 /* ---- Tuning --------------------------------------------------------------------------------- */
 
@@ -198,7 +68,7 @@ typedef struct tuning {
   uint8_t *ready;      /* by job: cubin fetched or compiled (and loaded where it could be) */
   uint8_t *in_set;     /* by point number: already a candidate */
   pm__data d;
-  pm__timer tm;
+  pm__timer *tm;
   int placed;
   size_t layout;
   uint64_t done_count, planned;
@@ -400,10 +270,10 @@ static int measure_one(tuning *t, cand *x) {
   double t2 = pm__now_ms(), ms[64];
   /* One run first: a candidate already slower than twice the best median is out of the race,
    * and is stored with that one sample rather than timed again. */
-  if ((rc = pm__time_runs(c, &t->tm, op, &t->ks[x->job], x->v, &t->d, 1, ms)) != PM_OK) return rc;
+  if ((rc = pm__time_runs(c, t->tm, op, &t->ks[x->job], x->v, &t->d, 1, ms)) != PM_OK) return rc;
   x->samples = 1;
   if (t->o->samples > 1 && !(res->have_winner && ms[0] > 2 * res->winner_ms)) {
-    rc = pm__time_runs(c, &t->tm, op, &t->ks[x->job], x->v, &t->d, t->o->samples - 1, ms + 1);
+    rc = pm__time_runs(c, t->tm, op, &t->ks[x->job], x->v, &t->d, t->o->samples - 1, ms + 1);
     if (rc != PM_OK) return rc;
     x->samples = t->o->samples;
   }
@@ -596,11 +466,11 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
 
   /* 2. the data and its reference, and the GPU's clocks up */
   double v0 = pm__now_ms();
-  if ((rc = op->prepare(c, pr, o->seed ? o->seed : 0x5eed, &t.d)) != PM_OK) goto done;
+  if ((rc = op->prepare(c, pr, o->seed ? o->seed : PM__DEFAULT_SEED, &t.d)) != PM_OK) goto done;
   t.d.copies = pm__copies_for(c, op->bytes(pr));
-  if ((rc = pm__timer_init(c, &t.tm)) != PM_OK) goto done;
+  if ((rc = pm__timer_new(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
-  if ((rc = pm__timer_warm(c, &t.tm, 200)) != PM_OK) goto done;
+  if ((rc = pm__timer_warm(c, t.tm, 200)) != PM_OK) goto done;
 
   /* 3. each candidate: verified, then timed (the seed first); staged: then neighbours */
   if ((rc = measure_range(&t, cs, 0, n)) != PM_OK) goto done;
@@ -608,7 +478,7 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
 
   /* 4. the best few again, interleaved */
   double t3 = pm__now_ms();
-  if ((rc = retime(&t, cs, n, &t.d, t.ks, &t.tm)) != PM_OK) goto done;
+  if ((rc = retime(&t, cs, n, &t.d, t.ks, t.tm)) != PM_OK) goto done;
   res->time_ms += pm__now_ms() - t3;
   res->have_winner = 0;
   for (size_t i = 0; i < n; i++) {
@@ -631,7 +501,7 @@ done:
   free(t.ks);
   free(t.ready);
   free(t.in_set);
-  pm__timer_free(&t.tm);
+  pm__timer_free(t.tm);
   pm__data_free(&t.d);
   pm__variants_free(&t.vs);
   free(cs);

@@ -5,7 +5,6 @@
 #define PM_TUNE_H
 
 #include <signal.h>
-#include <stdatomic.h>
 
 #include "compile.h"
 #include "pmdb.h"
@@ -67,40 +66,11 @@ void pm__tune_opts_default(pm__tune_opts *o);
 int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
                      const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res);
 
-/* ---- Timing (shared with pmtune bench) ------------------------------------------------------ */
-
-/* Scratch to flush the L2 cache between timed runs (twice its size, zeros, read by pm_flush),
- * events, and the gates that hold the GPU back until a sample's runs are all queued. */
-typedef struct pm__timer {
-  void *flush;
-  size_t flush_bytes;
-  cudaEvent_t start[64], stop[64];
-  int nevents;
-  atomic_int gate[64];
-} pm__timer;
-
-int pm__timer_init(pm_ctx *c, pm__timer *t);
-void pm__timer_free(pm__timer *t);
-
-/* Keeps the GPU busy (overwriting the flush buffer) for at least ms milliseconds, so that its
- * clocks are up before anything is timed: a GPU just out of idle runs short kernels slower. */
-int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms);
-
-/* Takes `samples` samples (<= 64) on stream 0, each timed with CUDA events: it flushes L2 by
- * reading a buffer twice its size (no dirty line is left for the runs to write back), holds
- * the GPU until the host has queued the whole sample (short runs would otherwise time the
- * host's launches), then calls run(c, arg, j) for j = 0 .. copies - 1 between two events. A
- * run queues its work on stream 0 and returns PM_OK or an error, which ends the timing. ms[i]
- * gets sample i's time per run (its time / copies); the caller sorts. */
-int pm__time_batches(pm_ctx *c, pm__timer *t, int samples, int copies,
-                     int (*run)(pm_ctx *c, void *arg, int j), void *arg, double *ms);
+/* ---- Timing operations (the protocol is timer.h's) --------------------------------------- */
 
 /* pm__time_batches of point v on d: each sample runs v once on each of d's copies (d->copies,
  * from pm__copies_for). */
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
                   pm__data *d, int samples, double *ms);
-
-/* The median, and the spread between the quartiles, of ms[0..n) (sorts it). */
-double pm__median(double *ms, int n, double *q1, double *q3);
 
 #endif /* PM_TUNE_H */
