@@ -377,7 +377,7 @@ static int serve(pm_ctx *c, int which, const pm__problem *pr, pm__data *d, struc
   key k;
   memset(&k, 0, sizeof k);
   k.rows = pr->rows, k.cols = pr->cols, k.n = pr->n, k.op = (uint8_t)which;
-  k.variant = (uint8_t)(pr->colmajor | pr->zero_border << 1), k.align = (uint8_t)pr->caller_align;
+  k.variant = (uint8_t)pr->variant, k.align = (uint8_t)pr->caller_align;
   k.radius = (uint8_t)pr->radius;
   entry spare, *e = lookup(c->serve, &k);
   int rc;
@@ -416,7 +416,7 @@ int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, siz
                       "of %zu bytes", pitch_c, pitch_a, pitch_b, order == PM_COL_MAJOR ? "column" : "row", line);
   size_t al[6] = {(size_t)C, (size_t)A, (size_t)B, lines > 1 ? pitch_c : 0, lines > 1 ? pitch_a : 0,
                   lines > 1 ? pitch_b : 0};
-  pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .colmajor = order == PM_COL_MAJOR,
+  pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .variant = (int)order, /* variants[PM_COL_MAJOR] is "order=col" (test_space) */
                     .caller_align = pm__alignment_of(al, 6)};
   if (pr.caller_align == 0)
     return pm__seterr(c, PM_EINVAL, "pm_matadd: pointers and pitches must be multiples of 4 bytes");
@@ -460,7 +460,8 @@ int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out,
                       "%zu bytes", pitch_out, pitch_in, cols * 4);
   size_t al[4] = {(size_t)out, (size_t)in, rows > 1 ? pitch_out : 0, rows > 1 ? pitch_in : 0};
   pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .radius = radius,
-                    .zero_border = border == PM_BORDER_ZERO, .caller_align = pm__alignment_of(al, 4)};
+                    .variant = (int)border, /* variants[PM_BORDER_ZERO] is "border=zero" */
+                    .caller_align = pm__alignment_of(al, 4)};
   if (pr.caller_align == 0)
     return pm__seterr(c, PM_EINVAL, "pm_filter: pointers and pitches must be multiples of 4 bytes");
   pm__data d;

@@ -104,6 +104,9 @@ Test(cli, bad_usage_is_one_line_and_status_2) {
   expect_usage_error("tune --op matadd --budget -3", "--budget '-3'");
   expect_usage_error("tune --op matadd --time soon", "--time 'soon'");
   expect_usage_error("tune --op filter --size 64x64 --border wrap", "--border 'wrap'");
+  expect_usage_error("explain --op matadd --size 64x64 --border zero", "--border does not apply to matadd");
+  expect_usage_error("space --op filter --order col", "--order does not apply to filter");
+  expect_usage_error("tune --border zero", "--border needs one --op");
   expect_usage_error("tune --op matadd --device two", "--device 'two'");
   expect_usage_error("show --op nosuch", "unknown --op 'nosuch'");
 }

@@ -25,9 +25,9 @@ static void compile_space(const pm__op *op, const pm__problem *pr, const char *a
     cr_assert_gt(vs.jobs[i].cubin.size, 0);
     bytes += vs.jobs[i].cubin.size;
   }
-  printf("compiled %4zu %s variants%s%s for %s in %6.1f s on %d threads (%.1f ms each, %.1f MB of cubins)\n",
+  printf("compiled %4zu %s variants%s%s%s for %s in %6.1f s on %d threads (%.1f ms each, %.1f MB of cubins)\n",
          vs.n, op->name, pr && pr->radius ? (pr->radius == 1 ? " r=1" : pr->radius == 2 ? " r=2" : " r=3") : "",
-         pr && pr->zero_border ? " zero border" : "",
+         pr && pr->variant ? " border " : "", pr && pr->variant ? pm__variant_name(op, pr) : "",
          arch, ms / 1e3, threads, ms / (double)vs.n * threads, bytes / 1e6);
   fflush(stdout);
   pm__variants_free(&vs);
@@ -57,6 +57,7 @@ Test(compile_all, filter) {
 /* The zero border is a define of its own (ZERO=1); its code differs from the clamp's only in
  * the loads, which the radius does not change: one radius, one architecture. */
 Test(compile_all, filter_zero_border) {
-  pm__problem pr = {.rows = 1, .cols = 1, .radius = 2, .zero_border = 1};
+  pm__problem pr = {.rows = 1, .cols = 1, .radius = 2,
+                    .variant = pm__variant_find(&pm__op_filter, "border", "zero")};
   compile_space(&pm__op_filter, &pr, "sm_90");
 }

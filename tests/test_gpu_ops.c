@@ -108,7 +108,7 @@ Test(gpu_ops, matadd_every_variant_both_orders) {
   double t0 = pm__now_ms();
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
     for (int order = 0; order < 2; order++) {
-      pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .colmajor = order};
+      pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .variant = order};
       run_problem(&pm__op_matadd, &pr, &lim, NULL, &vs, ks, 0, &t);
     }
   printf("matadd: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
@@ -146,11 +146,11 @@ Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
   double t0 = pm__now_ms();
   for (int r = 1; r <= PM__MAX_RADIUS; r++)
     for (int zero = 0; zero < 2; zero++) { /* the radius and the border are compiled in */
-      pm__problem defs = {.rows = 1, .cols = 1, .radius = r, .zero_border = zero};
+      pm__problem defs = {.rows = 1, .cols = 1, .radius = r, .variant = zero};
       pm__variants vs;
       pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
       for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-        pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .zero_border = zero};
+        pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .variant = zero};
         run_problem(&pm__op_filter, &pr, &lim, NULL, &vs, ks, 0, &t);
       }
       unload_all(&vs, ks);

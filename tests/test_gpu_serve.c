@@ -50,7 +50,7 @@ static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colm
                      cols, colmajor ? "col" : "row", pitch, (unsigned long long)seed, i, h[2][i],
                      h[0][i] + h[1][i]);
   for (int i = 0; i < 3; i++) free(h[i]), cudaFree(dv[i]);
-  pm__problem pr = {.rows = rows, .cols = cols, .colmajor = colmajor};
+  pm__problem pr = {.rows = rows, .cols = cols, .variant = colmajor};
   size_t al[2] = {pitch, 0};
   pr.caller_align = lines > 1 ? pm__alignment_of(al, 1) : 16;
   pm__decision d;
@@ -64,18 +64,18 @@ static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
   const pm__problem *pr = &d->pr;
   int rc;
   if (op == &pm__op_matadd)
-    rc = pm_matadd(c, pr->rows, pr->cols, pr->colmajor ? PM_COL_MAJOR : PM_ROW_MAJOR, d->out,
+    rc = pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out,
                    d->out_pitch, d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], NULL);
   else if (op == &pm__op_reduce)
     rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
   else
     rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->mask,
-                   pr->radius, pr->zero_border ? PM_BORDER_ZERO : PM_BORDER_CLAMP, NULL);
+                   pr->radius, (pm_border)pr->variant, NULL);
   cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
 }
 
 static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, int zero) {
-  pm__problem pr = {.rows = rows, .cols = cols, .radius = r, .zero_border = zero};
+  pm__problem pr = {.rows = rows, .cols = cols, .radius = r, .variant = zero};
   pm__data ref = {0};
   cr_assert_eq(pm__op_filter.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &ref, 128), PM_OK, "%s", pm_errmsg(c)); /* poisoned output */

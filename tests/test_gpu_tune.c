@@ -86,7 +86,7 @@ Test(gpu_tune, reduce_random_budget) {
 }
 
 Test(gpu_tune, filter_random_budget) {
-  pm__problem pr = {.rows = 700, .cols = 900, .radius = 2, .zero_border = 1};
+  pm__problem pr = {.rows = 700, .cols = 900, .radius = 2, .variant = PM_BORDER_ZERO};
   tune_twice(&pm__op_filter, &pr);
 }
 
@@ -112,7 +112,7 @@ Test(gpu_tune, staged_search_adds_neighbours_of_the_best) {
 }
 
 Test(gpu_tune, a_stopped_run_resumes_where_it_stopped) {
-  pm__problem pr = {.rows = 300, .cols = 200, .colmajor = 1};
+  pm__problem pr = {.rows = 300, .cols = 200, .variant = PM_COL_MAJOR};
   pm__tune_opts o;
   pm__tune_opts_default(&o);
   o.strategy = PM__STRATEGY_RANDOM;

@@ -94,7 +94,7 @@ Test(space, defines_skip_host_axes_and_add_the_problem) {
   cr_assert_eq(n, pm__op_filter.nparams - 1 + 2, "align is host-side; R and ZERO come from the problem");
   cr_assert_str_eq(defs[n - 2], "R=3");
   cr_assert_str_eq(defs[n - 1], "ZERO=0");
-  pr.zero_border = 1;
+  pr.variant = pm__variant_find(&pm__op_filter, "border", "zero");
   cr_assert_eq(pm__config_defines(&pm__op_filter, v, &pr, defs), n);
   cr_assert_str_eq(defs[n - 1], "ZERO=1");
   for (int i = 0; i < n; i++) cr_assert_null(strstr(defs[i], "align"));
@@ -201,7 +201,7 @@ Test(space, the_fallback_is_valid_for_any_problem_and_alignment) {
         for (int variant = 0; variant < 2; variant++) {
           pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1],
                             .n = sizes[s][0] * sizes[s][1], .radius = 1 + (int)s % 3,
-                            .colmajor = variant, .zero_border = variant,
+                            .variant = pm__ops[o]->variants[variant] ? variant : 0,
                             .caller_align = aligns[a]};
           int v[PM__MAX_PARAMS];
           pm__ops[o]->fallback(&pr, v);
@@ -250,8 +250,20 @@ Test(space, the_database_knows_each_op_from_its_entry) {
     cr_assert_gt(pm__ops[i]->ntune_sizes, 0, "%s has no default sizes", pm__ops[i]->name);
     for (int k = 0; k < pm__ops[i]->ntune_sizes; k++) {
       const pm__problem *pr = &pm__ops[i]->tune_sizes[k];
-      cr_assert_str_eq(db[i]->variants[pr->colmajor || pr->zero_border], pm__ops[i]->variant(pr));
+      cr_assert_not_null(db[i]->variants[pr->variant], "%s: default size %d", pm__ops[i]->name, k);
+      cr_assert_str_eq(db[i]->variants[pr->variant], pm__variant_text(pm__ops[i], pr));
     }
   }
   cr_assert_null(db[i], "the database's list ends where the ops do");
+}
+
+Test(space, public_enums_are_the_variants_indexes) {
+  /* the library calls take pm_order and pm_border as the problem's variant index */
+  cr_assert_eq(pm__variant_find(&pm__op_matadd, "order", "row"), PM_ROW_MAJOR);
+  cr_assert_eq(pm__variant_find(&pm__op_matadd, "order", "col"), PM_COL_MAJOR);
+  cr_assert_eq(pm__variant_find(&pm__op_filter, "border", "clamp"), PM_BORDER_CLAMP);
+  cr_assert_eq(pm__variant_find(&pm__op_filter, "border", "zero"), PM_BORDER_ZERO);
+  cr_assert_eq(pm__variant_find(&pm__op_filter, "order", "col"), -1, "filter has no order");
+  cr_assert_eq(pm__variant_find(&pm__op_matadd, "order", "diagonal"), -2);
+  cr_assert_eq(pm__variant_index(&pm__op_matadd, "order=col"), PM_COL_MAJOR);
 }

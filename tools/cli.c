@@ -245,6 +245,20 @@ int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out
                          all_ok ? ", all" : "");
 }
 
+int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv,
+                       pm__problem *pr) {
+  static const char *const keys[CLI_VARIANT_KEYS] = {"order", "border"};
+  static const char *const *const values[CLI_VARIANT_KEYS] = {cli_orders, cli_borders};
+  for (int k = 0; k < CLI_VARIANT_KEYS; k++) {
+    if (cv->given[k] < 0) continue;
+    if (op == NULL) return cli_usage_error(cmd, "--%s needs one --op", keys[k]);
+    int i = pm__variant_find(op, keys[k], values[k][cv->given[k]]);
+    if (i < 0) return cli_usage_error(cmd, "--%s does not apply to %s", keys[k], op->name);
+    pr->variant = i;
+  }
+  return CLI_OK;
+}
+
 const char *cli_op_names(void) {
   static char buf[256];
   size_t len = 0;

@@ -115,15 +115,30 @@ typedef struct cli_help {
 
 /* The options that more than one command takes, with one meaning everywhere. --db PATH sets a
  * const char * (an empty path is refused: "--db: empty path"); --radius R (1 to
- * PM__MAX_RADIUS), --order row|col and --border clamp|zero set the fields of a pm__problem. */
+ * PM__MAX_RADIUS) sets a pm__problem's radius; --order row|col and --border clamp|zero are
+ * noted in a cli_variants, and cli_apply_variants then sets the problem's variant from them
+ * once the operation is known. */
 #define CLI_DB(var)                                        \
   CLI_CALLBACK(0, "db", "PATH", CLI__STR_P(var), cli_db_option, \
                "the tuning database (default: see 'pmtune db --help')")
 #define CLI_RADIUS(pr, h) CLI_INT(0, "radius", "R", &(pr)->radius, 1, PM__MAX_RADIUS, h)
-#define CLI_ORDER(pr, h) CLI_CHOICE(0, "order", &(pr)->colmajor, cli_orders, h)
-#define CLI_BORDER(pr, h) CLI_CHOICE(0, "border", &(pr)->zero_border, cli_borders, h)
-extern const char *const cli_orders[];  /* "row", "col": the index is pm__problem.colmajor */
-extern const char *const cli_borders[]; /* "clamp", "zero": the index is pm__problem.zero_border */
+#define CLI_ORDER(cv, h) CLI_CHOICE(0, "order", &(cv)->given[CLI_VARIANT_ORDER], cli_orders, h)
+#define CLI_BORDER(cv, h) CLI_CHOICE(0, "border", &(cv)->given[CLI_VARIANT_BORDER], cli_borders, h)
+extern const char *const cli_orders[];  /* "row", "col" */
+extern const char *const cli_borders[]; /* "clamp", "zero" */
+
+/* The variant options given: the index of each one's value in its choices, or -1 where it was
+ * not given (initialise with CLI_VARIANTS_NONE). */
+enum { CLI_VARIANT_ORDER, CLI_VARIANT_BORDER, CLI_VARIANT_KEYS };
+typedef struct cli_variants {
+  int given[CLI_VARIANT_KEYS];
+} cli_variants;
+#define CLI_VARIANTS_NONE {{-1, -1}}
+
+/* Sets pr->variant from the variant options given for op ("--order col": op's variant
+ * "order=col"); refuses, as a usage error, an option that op has no variant for ("--border does
+ * not apply to matadd") or one given with op NULL (all operations). */
+int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv, pm__problem *pr);
 
 /* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg);

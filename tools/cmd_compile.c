@@ -52,6 +52,7 @@ static int write_file(const char *path, const void *data, size_t len) {
 int cmd_compile(int argc, char **argv) {
   const char *config = NULL;
   pm__problem given = {.radius = 1};
+  cli_variants cv = CLI_VARIANTS_NONE;
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
   const char *defines[MAX_DEFINES];
   char config_defs[PM__MAX_DEFINES][24];
@@ -66,7 +67,7 @@ int cmd_compile(int argc, char **argv) {
                  "or its text, such as \"bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0\" (see "
                  "'pmtune space'); it becomes -D defines"),
       CLI_RADIUS(&given, "filter: the mask radius the kernel is compiled for (default 1)"),
-      CLI_BORDER(&given, "filter: the border the kernel is compiled for (default clamp)"),
+      CLI_BORDER(&cv, "filter: the border the kernel is compiled for (default clamp)"),
       CLI_LIST('D', "define", "NAME[=VALUE]", &dlist,
                "a define for the template (repeatable), such as -D BX=64"),
       CLI_STRING(0, "file", "PATH", &file,
@@ -82,6 +83,8 @@ int cmd_compile(int argc, char **argv) {
   const pm__op *the_op = NULL;
   if (op != NULL && cli_op_arg("compile", op, 0, &the_op) != CLI_OK) return CLI_USAGE;
   if (the_op != NULL) t = pm__template_find(the_op->name);
+  if (the_op != NULL && cli_apply_variants("compile", the_op, &cv, &given) != CLI_OK)
+    return CLI_USAGE;
 
   if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
   pm_ctx *c = NULL;
@@ -107,7 +110,7 @@ int cmd_compile(int argc, char **argv) {
   if (config != NULL) { /* the point's defines come first; -D may add more */
     const pm__op *o = the_op;
     int v[PM__MAX_PARAMS];
-    pm__problem pr = {.radius = given.radius, .zero_border = given.zero_border};
+    pm__problem pr = {.radius = given.radius, .variant = given.variant};
     if (strcmp(config, "seed") == 0)
       memcpy(v, o->seed, sizeof v);
     else if (pm__config_parse(c, o, config, v) != PM_OK) {

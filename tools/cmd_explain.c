@@ -29,12 +29,13 @@ int cmd_explain(int argc, char **argv) {
   const char *opname = NULL, *size = NULL, *dbpath = NULL;
   int json = 0, device = 0;
   pm__problem pr = {.radius = 1, .caller_align = 16};
+  cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
       CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce)"),
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
-      CLI_ORDER(&pr, "matadd (default row)"),
-      CLI_BORDER(&pr, "filter (default clamp)"),
+      CLI_ORDER(&cv, "matadd (default row)"),
+      CLI_BORDER(&cv, "filter (default clamp)"),
       CLI_CALLBACK(0, "align", "BYTES", &pr.caller_align, align_option,
                    "the alignment the caller's pointers and pitches honour: 4, 8 or 16 "
                    "(default 16: any vector width)"),
@@ -48,6 +49,7 @@ int cmd_explain(int argc, char **argv) {
   const pm__op *op;
   if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   if (size == NULL) return cli_usage_error("explain", "no --size given");
+  if (cli_apply_variants("explain", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
 
   if (op->radius_max == 0) pr.radius = 0;
   pm_ctx *c = NULL;

@@ -196,8 +196,7 @@ int cmd_report(int argc, char **argv) {
                         .cols = (unsigned)sqlite3_column_int64(st, 8),
                         .n = (unsigned)sqlite3_column_int64(st, 9),
                         .radius = sqlite3_column_int(st, 10),
-                        .colmajor = variant && strstr(variant, "col") != NULL,
-                        .zero_border = variant && strstr(variant, "zero") != NULL};
+                        .variant = pm__variant_index(op, variant ? variant : "")};
       pm__problem_text(op, &pr, r->text, sizeof r->text);
       r->ceiling_gbps = ceiling_of(bench, op->name, r->text);
     }

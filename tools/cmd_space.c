@@ -18,13 +18,14 @@ int cmd_space(int argc, char **argv) {
   const char *opname = NULL, *size = NULL;
   int list = 0;
   pm__problem pr = {.radius = 1};
+  cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
       CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter) or N (reduce)"),
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
-      CLI_ORDER(&pr, "matadd: storage order (default row)"),
-      CLI_BORDER(&pr, "filter: border (default clamp)"),
+      CLI_ORDER(&cv, "matadd: storage order (default row)"),
+      CLI_BORDER(&cv, "filter: border (default clamp)"),
       CLI_FLAG(0, "nondeterministic", &lim.allow_nondeterministic,
                "reduce: count variants whose result may vary run to run"),
       CLI_FLAG(0, "list", &list, "print every valid point's configuration"),
@@ -34,6 +35,7 @@ int cmd_space(int argc, char **argv) {
   if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
   const pm__op *op;
   if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
+  if (cli_apply_variants("space", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;

@@ -181,6 +181,7 @@ done:
 int cmd_tune(int argc, char **argv) {
   const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
   cli_list slist = {sizes, 0, 64};
+  cli_variants cv = CLI_VARIANTS_NONE;
   pm__problem given = {.radius = 1}; /* what --radius, --order and --border say */
   double seconds = 0;
   pm__tune_opts opts;
@@ -191,8 +192,8 @@ int cmd_tune(int argc, char **argv) {
                "ROWSxCOLS (matadd, filter) or N (reduce); repeatable; default: the default sizes "
                "below"),
       CLI_RADIUS(&given, "filter: mask radius 1 to 3 (with --size; default 1)"),
-      CLI_ORDER(&given, "matadd: storage order (with --size; default row)"),
-      CLI_BORDER(&given, "filter: border (with --size; default clamp)"),
+      CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
+      CLI_BORDER(&cv, "filter: border (with --size; default clamp)"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
                    "which GPU (default: all, one worker per GPU, in parallel)"),
       CLI_CHOICE(0, "strategy", &opts.strategy, strategies,
@@ -217,6 +218,7 @@ int cmd_tune(int argc, char **argv) {
   const pm__op *only;
   if (cli_op_arg("tune", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
+  if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
 
   job jobs[128];
   int njobs = 0;

@@ -234,7 +234,7 @@ fail:
   return rc;
 }
 
-int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int colmajor,
+int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err) {
   unsigned long long bad = 0, first = 0;
   int rc = pm__compare_2d(c, d->out, d->out_pitch, d->dev_ref, lines, inner, &bad, &first);
@@ -246,6 +246,6 @@ int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int co
   cudaMemcpy(&got, (const char *)d->out + (size_t)line * d->out_pitch + (size_t)i * sizeof(float),
              sizeof got, cudaMemcpyDeviceToHost);
   return pm__seterr(c, PM_EVERIFY, "%llu of %llu elements differ; the first at (%u, %u): %a, want %a",
-                    bad, (unsigned long long)lines * inner, colmajor ? i : line,
-                    colmajor ? line : i, got, d->host_ref[first]);
+                    bad, (unsigned long long)lines * inner, transposed ? i : line,
+                    transposed ? line : i, got, d->host_ref[first]);
 }

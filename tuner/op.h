@@ -28,9 +28,8 @@ typedef struct pm__param {
 typedef struct pm__problem {
   unsigned rows, cols; /* matadd, filter */
   unsigned n;          /* reduce: 1 .. 2^31 - 1 */
-  int radius;          /* filter: 1 .. PM__MAX_RADIUS */
-  int colmajor;        /* matadd: storage order */
-  int zero_border;     /* filter: 0 clamp-to-edge, 1 zero */
+  int radius;          /* for ops with a radius (op->radius_max > 0): its radius */
+  int variant;         /* the index of the problem's variant in op->variants: 0 the default */
   unsigned caller_align; /* serving: the alignment in bytes (4, 8 or 16) that the caller's
                             pointers and pitches all honour; 0: the tuner's own buffers, laid
                             out by the point's own layout */
@@ -78,8 +77,9 @@ typedef struct pm__op {
   const char *summary; /* one line */
   pm_op api;           /* its value in pmtune.h's pm_op, which the library calls serve */
   int dims;            /* 2: sizes are ROWSxCOLS; 1: sizes are N */
-  /* The problem's variants as the database records them (op->variant's answers), the default
-   * first, ended by NULL: {"order=row", "order=col"}; {""} for an op without variants. */
+  /* The problem's variants as the database records them, the default first, ended by NULL:
+   * {"order=row", "order=col"}, {""} for an op without variants. pm__problem.variant indexes
+   * them. */
   const char *variants[3];
   const char *variant_names[3]; /* the same as people read them: "row-major", "clamp" */
   int radius_min, radius_max; /* the radii a problem may have; 0, 0 for an op without one */
@@ -97,8 +97,6 @@ typedef struct pm__op {
   /* Why point v cannot run problem pr under lim (a short reason), or NULL where it can. pr may
    * be NULL: then only the problem-independent reasons count (what compiling needs). */
   const char *(*check)(const int *v, const pm__problem *pr, const pm__limits *lim);
-  /* The problem's variant as the database records it: "order=row", "border=clamp", "". */
-  const char *(*variant)(const pm__problem *pr);
   /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
   int (*problem_defines)(const pm__problem *pr, char out[][24]);
   /* Bytes a run must move through device memory: each input read once, each output written. */
@@ -166,8 +164,16 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
 
 /* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp": a problem as people read it. */
 void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len);
-/* Its variant as people read it ("col-major", "zero"; "" for an op without variants). */
+/* The problem's variant as the database records it ("order=col", "border=zero", ""), and as
+ * people read it ("col-major", "zero", ""). */
+const char *pm__variant_text(const pm__op *op, const pm__problem *pr);
 const char *pm__variant_name(const pm__op *op, const pm__problem *pr);
+/* The index in op->variants of "key=value" (such as "order", "col"): >= 0; -1 where op has no
+ * variant of that key, -2 where it has the key but not that value. */
+int pm__variant_find(const pm__op *op, const char *key, const char *value);
+/* The index in op->variants of the database's text ("order=col"), or 0 (the default) where op
+ * has no such variant. */
+int pm__variant_index(const pm__op *op, const char *text);
 
 /* Points that differ only in host-side parameters share a kernel: its number, from 0 to
  * pm__kernel_slots(op) - 1. */
@@ -215,8 +221,8 @@ int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, 
                    unsigned inner, unsigned long long *bad, unsigned long long *first);
 
 /* For the 2D ops' verify: compare d's output with the reference; PM_EVERIFY names the first
- * difference as (row, col) with both values. */
-int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int colmajor,
+ * difference as (row, col) with both values (transposed: lines are columns). */
+int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err);
 
 /* Rounds a line of `bytes` up to a multiple of align (0: unchanged). */

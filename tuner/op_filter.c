@@ -7,6 +7,9 @@
 
 #include "op.h"
 
+/* The problem's variants, in the order of the entry's variants: the border. */
+enum { BORDER_CLAMP, BORDER_ZERO };
+
 enum { BX, BY, TILE, PAD, OX, OY, VLOAD, ALIGN, NPARAMS };
 
 static const pm__param params[NPARAMS] = {
@@ -44,11 +47,10 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
 
 static int problem_defines(const pm__problem *pr, char out[][24]) {
   snprintf(out[0], 24, "R=%d", pr->radius);
-  snprintf(out[1], 24, "ZERO=%d", pr->zero_border ? 1 : 0);
+  snprintf(out[1], 24, "ZERO=%d", pr->variant == BORDER_ZERO);
   return 2;
 }
 
-static const char *variant(const pm__problem *pr) { return pm__op_filter.variants[pr->zero_border != 0]; }
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {
@@ -120,7 +122,7 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   pm__random_fill(d->host_in[0], n, seed);
   pm__random_fill(d->mask, (size_t)(k * k), seed ^ 0x5bd1e995u);
-  ref_args ra = {d->host_in[0], d->mask, d->host_ref, pr->rows, pr->cols, pr->radius, pr->zero_border};
+  ref_args ra = {d->host_in[0], d->mask, d->host_ref, pr->rows, pr->cols, pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
   PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
   PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
@@ -161,7 +163,6 @@ const pm__op pm__op_filter = {
     .seed = {[BX] = 16, [BY] = 16, [TILE] = 0, [PAD] = 0, [OX] = 1, [OY] = 1, [VLOAD] = 0,
              [ALIGN] = 0},
     .check = check,
-    .variant = variant,
     .problem_defines = problem_defines,
     .bytes = bytes,
     .layout = layout,

@@ -4,6 +4,10 @@
 
 #include "op.h"
 
+/* The problem's variants, in the order of the entry's variants: the storage order. */
+enum { ROW_MAJOR, COL_MAJOR };
+#define COLMAJOR(pr) ((pr)->variant == COL_MAJOR)
+
 enum { BX, BY, VEC, EPT, GRID, MAP, ALIGN, NPARAMS };
 
 static const pm__param params[NPARAMS] = {
@@ -24,10 +28,10 @@ typedef struct geometry {
 
 static geometry geometry_of(const int *v, const pm__problem *pr) {
   geometry g;
-  g.inner = pr->colmajor ? pr->rows : pr->cols;
-  g.lines = pr->colmajor ? pr->cols : pr->rows;
+  g.inner = COLMAJOR(pr) ? pr->rows : pr->cols;
+  g.lines = COLMAJOR(pr) ? pr->cols : pr->rows;
   unsigned nvec = (g.inner + v[VEC] - 1) / v[VEC];
-  int x_inner = (v[MAP] == 0) == (pr->colmajor == 0);
+  int x_inner = (v[MAP] == 0) == !COLMAJOR(pr);
   g.nx = x_inner ? nvec : g.lines;
   g.ny = x_inner ? g.lines : nvec;
   unsigned ty = (unsigned)(v[BY] * v[EPT]);
@@ -48,14 +52,14 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
-static const char *variant(const pm__problem *pr) { return pm__op_matadd.variants[pr->colmajor != 0]; }
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {
     {.rows = 512, .cols = 512},     {.rows = 1024, .cols = 1024},   {.rows = 2048, .cols = 2048},
     {.rows = 4096, .cols = 4096},   {.rows = 4097, .cols = 3001},   {.rows = 8192, .cols = 8192},
     {.rows = 10000, .cols = 10000}, {.rows = 16384, .cols = 16384},
-    {.rows = 4096, .cols = 4096, .colmajor = 1}, {.rows = 10000, .cols = 10000, .colmajor = 1}};
+    {.rows = 4096, .cols = 4096, .variant = COL_MAJOR},
+    {.rows = 10000, .cols = 10000, .variant = COL_MAJOR}};
 static const pm__problem bench_sizes[] = {
     {.rows = 1024, .cols = 1024}, {.rows = 2048, .cols = 2048},   {.rows = 4096, .cols = 4096},
     {.rows = 4097, .cols = 3001}, {.rows = 8192, .cols = 8192},   {.rows = 10000, .cols = 10000},
@@ -68,15 +72,15 @@ static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
 static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 128, v[BY] = 2, v[EPT] = 1, v[GRID] = 0, v[ALIGN] = 256;
   v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
-  v[MAP] = pr->colmajor; /* threadIdx.x along the contiguous dimension: coalesced */
+  v[MAP] = COLMAJOR(pr); /* threadIdx.x along the contiguous dimension: coalesced */
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
   size_t n = (size_t)pr->rows * pr->cols;
   d->pr = *pr;
-  d->lines = pr->colmajor ? pr->cols : pr->rows;
-  d->inner = pr->colmajor ? pr->rows : pr->cols;
+  d->lines = COLMAJOR(pr) ? pr->cols : pr->rows;
+  d->inner = COLMAJOR(pr) ? pr->rows : pr->cols;
   d->host_in[0] = malloc(n * sizeof(float));
   d->host_in[1] = malloc(n * sizeof(float));
   d->host_ref = malloc(n * sizeof(float));
@@ -100,7 +104,7 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
   }
   dim3 grid = {(unsigned)(blocks ? blocks : 1), 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   unsigned rows = d->pr.rows, cols = d->pr.cols;
-  int colmajor = d->pr.colmajor;
+  int colmajor = COLMAJOR(&d->pr);
   void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &d->in[1], &d->in_pitch[1],
                   &rows, &cols, &colmajor};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
@@ -108,7 +112,7 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
 
 static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
   (void)v;
-  return pm__verify_2d(c, d, d->lines, d->inner, d->pr.colmajor, err);
+  return pm__verify_2d(c, d, d->lines, d->inner, COLMAJOR(&d->pr), err);
 }
 
 const pm__op pm__op_matadd = {
@@ -128,7 +132,6 @@ const pm__op pm__op_matadd = {
     .params = params,
     .seed = {[BX] = 32, [BY] = 32, [VEC] = 1, [EPT] = 1, [GRID] = 0, [MAP] = 0, [ALIGN] = 0},
     .check = check,
-    .variant = variant,
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,

@@ -52,7 +52,6 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
-static const char *variant(const pm__problem *pr) { (void)pr; return pm__op_reduce.variants[0]; }
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {{.n = 1000},    {.n = 65536},   {.n = 1u << 20},
@@ -161,7 +160,6 @@ const pm__op pm__op_reduce = {
     .seed = {[BLOCK] = 256, [ITEMS] = 2, [VEC] = 1, [STEP] = 0, [COMBINE] = 2, [ACC] = 0,
              [GRID] = 0},
     .check = check,
-    .variant = variant,
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,

@@ -52,7 +52,7 @@ void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *
     out->cols = pr->cols;
   }
   out->radius = op->radius_max > 0 ? pr->radius : 0;
-  out->variant = op->variant(pr);
+  out->variant = pm__variant_text(op, pr);
 }
 
 pm__limits pm__limits_default(void) {
@@ -192,11 +192,37 @@ void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t
     snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pm__variant_name(op, pr));
 }
 
+/* The variant of pr, or the default where pr's is out of range. */
+static int variant_of(const pm__op *op, const pm__problem *pr) {
+  int n = 0;
+  while (n < 3 && op->variants[n] != NULL) n++;
+  return pr->variant >= 0 && pr->variant < n ? pr->variant : 0;
+}
+
+const char *pm__variant_text(const pm__op *op, const pm__problem *pr) {
+  return op->variants[variant_of(op, pr)];
+}
+
 const char *pm__variant_name(const pm__op *op, const pm__problem *pr) {
-  const char *v = op->variant(pr);
-  for (int i = 0; op->variants[i] != NULL; i++)
-    if (strcmp(op->variants[i], v) == 0) return op->variant_names[i];
-  return v;
+  return op->variant_names[variant_of(op, pr)];
+}
+
+int pm__variant_index(const pm__op *op, const char *text) {
+  for (int i = 0; i < 3 && op->variants[i] != NULL; i++)
+    if (strcmp(op->variants[i], text) == 0) return i;
+  return 0;
+}
+
+int pm__variant_find(const pm__op *op, const char *key, const char *value) {
+  size_t klen = strlen(key);
+  int has_key = 0;
+  for (int i = 0; i < 3 && op->variants[i] != NULL; i++) {
+    const char *v = op->variants[i];
+    if (strncmp(v, key, klen) != 0 || v[klen] != '=') continue;
+    has_key = 1;
+    if (strcmp(v + klen + 1, value) == 0) return i;
+  }
+  return has_key ? -2 : -1;
 }
 
 uint64_t pm__kernel_index(const pm__op *op, const int *v) {
