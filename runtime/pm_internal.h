@@ -120,7 +120,7 @@ int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **d
 /* Launches kernel fn[which] of k on c's device; args as for cudaLaunchKernel. Where k waits_prior
  * and the device has compute capability 9.0 or more, with programmatic stream serialization: the
  * grid may then be placed on the GPU while the kernel before it in the stream is finishing, which
- * saves about 1 us a launch on an H100 (tools/results/experiments, section 6). PM_ELAUNCH says
+ * saves about 1 us a launch on an H100 (bench/experiments, section 6). PM_ELAUNCH says
  * why it failed. The caller's current device is left as it was. */
 int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3 block,
                       size_t smem, cudaStream_t stream, void **args);
