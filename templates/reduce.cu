@@ -50,7 +50,7 @@ typedef vec_of<VEC>::t vec_t;
 
 // A load of data read once: not kept in L1 (ld.global.nc.L1::no_allocate). At n = 2^20 on an H100
 // the one-launch sum took 5.26 us with it and 5.61 us with the plain read-only load
-// (tools/results/experiments, section 5).
+// (bench/experiments, section 5).
 __device__ __forceinline__ float ld_once(const float *p) {
   float r;
   asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(r) : "l"(p));

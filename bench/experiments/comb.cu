@@ -15,7 +15,7 @@
 #define pm_reduce k3_s1
 #define pm_reduce_final k3_s1_final
 namespace n1 {
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 }
 #undef STEP
 #undef pm_reduce
@@ -26,7 +26,7 @@ namespace n1 {
 #define pm_reduce k3_s2
 #define pm_reduce_final k3_s2_final
 namespace n2 {
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 }
 #undef COMBINE
 #undef pm_reduce
@@ -37,7 +37,7 @@ namespace n2 {
 #define pm_reduce k2_s2
 #define pm_reduce_final k2_s2_final
 namespace n3 {
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 }
 #undef COMBINE
 #undef pm_reduce
@@ -48,7 +48,7 @@ namespace n3 {
 #define pm_reduce k0_s2
 #define pm_reduce_final k0_s2_final
 namespace n4 {
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 }
 #undef COMBINE
 #undef STEP
@@ -102,7 +102,7 @@ namespace n7 {
 #define pm_reduce kwin
 #define pm_reduce_final kwin_final
 namespace n8 {
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 }
 #undef pm_reduce
 #undef pm_reduce_final

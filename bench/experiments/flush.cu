@@ -13,7 +13,7 @@ namespace A {
 #define COMBINE 0
 #define pm_reduce red_a
 #define pm_reduce_final red_a_final
-#include "../../../templates/reduce.cu"
+#include "../../templates/reduce.cu"
 #undef BLOCK
 #undef ITEMS
 #undef VEC
