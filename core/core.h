@@ -11,6 +11,10 @@
 #include "pmtune.h"
 #include "template.h"
 
+#ifdef __cplusplus
+extern "C" { /* the peer benchmarks (C++) call the tuner's timer through it */
+#endif
+
 /* ---- Errors (error.c) ----------------------------------------------------------------------- */
 
 /* Records a failure on c (which may be NULL) and returns status. printf-style message. */
@@ -106,4 +110,7 @@ void pm__cubin_free(pm__cubin *b);
 
 double pm__now_ms(void); /* a monotonic clock, in milliseconds */
 
+#ifdef __cplusplus
+}
+#endif
 #endif /* PM_CORE_H */

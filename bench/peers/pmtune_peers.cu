@@ -4,16 +4,15 @@
 // copy that bounds them all, and prints one JSON object per line. Built by CMake only where nvcc
 // is; the library never needs it. The one C++ file of pmtune (CUB is C++).
 //
-// The protocol is the tuner's (tuner/tune.c, pm__time_runs): inputs are fresh random data (the
-// tuner's generator and seeds); the output is poisoned (0xff bytes, a NaN) before one run whose
-// result is checked against a host reference; then 200 ms of GPU work (clocks up) and the
-// warm-up runs; then each sample flushes the L2 cache (reads twice its size: pmtune's
-// pm_flush), holds the GPU until the host has queued the whole sample, records an event, runs
-// the peer once on each of K copies of its inputs and output back to back, and records an
-// event; the sample is the time per run. K (--copies) is pmtune's (pm__copies_for in
-// tuner/data.c): enough copies that a sample moves twice the L2 cache, at most 32; pmtune bench
-// passes its own. Median, min and max over the samples; GB/s = the bytes that must move / the
-// median.
+// The protocol is the tuner's own code, linked in (tuner/timer.h, the same functions that time
+// pmtune's kernels): inputs are fresh random data (pm__random_fill, the tuner's seeds); the
+// output is poisoned (0xff bytes, a NaN) before one run whose result is checked against a host
+// reference; then 200 ms of GPU work (pm__timer_warm) and the warm-up runs; then
+// pm__time_batches takes the samples: each flushes the L2 cache (reads twice its size), holds
+// the GPU until the host has queued the whole sample, and times one run of the peer on each of
+// K copies of its inputs and output back to back; the sample is the time per run. K (--copies)
+// is pm__copies_for's unless given (pmtune bench passes its own). Median (pm__median), min and
+// max over the samples; GB/s = the bytes that must move / the median.
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <getopt.h>
@@ -26,10 +25,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cub/device/device_reduce.cuh>
 #include <thread>
 #include <vector>
+
+#include "timer.h" /* the tuner's timing protocol, C linkage */
 #ifdef PM_HAVE_NPP
 #include <nppi.h>
 #endif
@@ -52,7 +54,8 @@ static const char usage[] =
     "                --radius R (1 to 3, default 1); bytes = 2 x rows x cols x 4\n"
     "  --op copy     cudaMemcpyAsync device to device; --size BYTES; bytes = 2 x BYTES (the\n"
     "                hardware's limit, measured on the spot)\n"
-    "  --samples N   timed samples (default 25)    --warmup N   untimed runs first (default 3)\n"
+    "  --samples N   timed samples, 1 to 64 (default 25)\n"
+    "  --warmup N    untimed runs first (default 3)\n"
     "  --copies K    copies per sample, 1 to 32 (default: enough that a sample moves twice the\n"
     "                L2 cache's size, as pmtune's tuner does)\n"
     "\n"
@@ -119,29 +122,8 @@ static void parallel_for(size_t n, F fn) {
   for (std::thread &t : pool) t.join();
 }
 
-#define FILL_BLOCK ((size_t)1 << 20)
-
-/* The tuner's generator (tuner/data.c, pm__random_fill): floats in [-1, 1), never all zeros, from
- * an xorshift64* per block of 2^20 seeded by the block's number, so that the same seed gives the
- * tuner's inputs. */
-static void random_fill(float *out, size_t n, uint64_t seed) {
-  parallel_for((n + FILL_BLOCK - 1) / FILL_BLOCK, [=](size_t b0, size_t b1) {
-    for (size_t blk = b0; blk < b1; blk++) {
-      uint64_t s = (seed ? seed : 0x9E3779B97F4A7C15ULL) ^ ((blk + 1) * 0xD1B54A32D192ED03ULL);
-      if (s == 0) s = 1;
-      size_t lo = blk * FILL_BLOCK, hi = std::min(n, lo + FILL_BLOCK);
-      for (size_t i = lo; i < hi; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        uint64_t r = s * 0x2545F4914F6CDD1DULL;
-        out[i] = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
-      }
-    }
-  });
-}
-
-#define SEED 0x5eed /* the tuner's default seed */
+#define SEED PM__DEFAULT_SEED /* the tuner's inputs: pm__random_fill with its seeds */
+#define CHECK_BLOCK ((size_t)1 << 20) /* elements a thread checks at a time */
 
 /* ---- The run: device, flush buffer, timing, output ------------------------------------------ */
 
@@ -150,112 +132,65 @@ typedef struct bench {
   char size[64]; /* as the line prints it: "10000x10000", "268435456" */
   int radius;    /* filter; 0 otherwise */
   int samples, warmup;
-  int copies; /* 0: pmtune's count for the bytes a run moves (copies_for) */
+  int copies; /* 0: pmtune's count for the bytes a run moves (pm__copies_for) */
   char gpu[256];
   int sm_count;
-  void *flush;
-  size_t flush_bytes;
+  pm_ctx *ctx;     /* device 0, for the timer */
+  pm__timer *timer; /* the tuner's */
 } bench;
 
-/* Opens device 0 (after the arguments were read, so that --help and bad usage need no GPU). */
+/* Fails with the context's message where rc is not PM_OK. */
+static void pm_check(int rc, pm_ctx *c, const char *call, int line) {
+  if (rc != PM_OK) fail("line %d: %s: %s", line, call, pm_errmsg(c));
+}
+#define PM_CHECK(b, call) pm_check((call), (b)->ctx, #call, __LINE__)
+
+/* Opens device 0 and the tuner's timer on it (after the arguments were read, so that --help
+ * and bad usage need no GPU). */
 static void bench_open(bench *b) {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
-      e == cudaErrorInitializationError || e == cudaErrorCompatNotSupportedOnDevice)
-    fail("no CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-  CUDA_CHECK(e);
-  if (n == 0) fail("no CUDA device: the driver reports none");
-  cudaDeviceProp p;
-  int l2 = 0;
+  int rc = pm__ctx_create(&b->ctx, 0, NULL);
+  if (rc != PM_OK) fail("%s", pm_errmsg(b->ctx));
   CUDA_CHECK(cudaSetDevice(0));
-  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  snprintf(b->gpu, sizeof b->gpu, "%s", p.name);
-  b->sm_count = p.multiProcessorCount;
-  b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
-  CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes));
-  CUDA_CHECK(cudaMemset(b->flush, 0, b->flush_bytes)); /* zeros: pm_flush then writes nothing */
+  snprintf(b->gpu, sizeof b->gpu, "%s", b->ctx->dev.name);
+  b->sm_count = b->ctx->dev.sm_count;
+  PM_CHECK(b, pm__timer_new(b->ctx, &b->timer));
 }
 
-/* pm_flush, the tuner's own L2 flush (reads twice the L2's size, leaving clean lines), from the
- * same file. */
-#include "../../templates/util.cu"
-
-/* pm__copies_for (tuner/data.c): the copies of a problem moving `bytes` that make a timed sample
- * move at least twice the L2 cache (the flush buffer's size), from 1 to 32; --copies overrides. */
+/* The copies of a problem moving `bytes` per sample: --copies, else pm__copies_for's. */
 static int copies_for(const bench *b, double bytes) {
-  if (b->copies > 0) return b->copies;
-  double k = bytes > 0 ? ceil((double)b->flush_bytes / bytes) : 32;
-  return k < 1 ? 1 : k > 32 ? 32 : (int)k;
+  return b->copies > 0 ? b->copies : pm__copies_for(b->ctx, bytes);
 }
 
-/* A host function in the stream: the GPU waits here until the host opens the gate. (A failed
- * CUDA call between closing and opening a gate ends the program through fail.) */
-static void CUDART_CB wait_gate(void *arg) {
-  std::atomic<int> *g = (std::atomic<int> *)arg;
-  while (!g->load(std::memory_order_acquire)) {
-  }
+/* What pm__time_batches calls for run j: the peer's launch on copy j, as a std::function. */
+typedef struct run_arg {
+  const std::function<void(int)> *run;
+} run_arg;
+
+static int run_one(pm_ctx *c, void *arg, int j) {
+  (void)c;
+  (*((const run_arg *)arg)->run)(j); /* a failed CUDA call ends the program (fail) */
+  return PM_OK;
 }
 
-/* Runs `run(j)` (one launch of the peer on copy j of its data, on stream 0) warmup times, then
- * takes b->samples samples, each after an L2 flush: `copies` runs, on copies 0 .. copies - 1,
- * between two events. Returns the times per run in ms, sorted. */
-template <typename F>
-static std::vector<double> time_runs(const bench *b, int copies, F run) {
-  std::vector<cudaEvent_t> start(b->samples), stop(b->samples);
+/* Runs `run(j)` (one launch of the peer on copy j of its data, on stream 0) warmup times after
+ * 200 ms of GPU work, then takes b->samples samples with the tuner's pm__time_batches: each
+ * after an L2 flush, `copies` runs on copies 0 .. copies - 1 between two events. Returns the
+ * times per run in ms, sorted. */
+static std::vector<double> time_runs(const bench *b, int copies, const std::function<void(int)> &run) {
   std::vector<double> ms(b->samples);
-  for (int i = 0; i < b->samples; i++) {
-    CUDA_CHECK(cudaEventCreate(&start[i]));
-    CUDA_CHECK(cudaEventCreate(&stop[i]));
-  }
-  /* 200 ms of GPU work first, as pmtune does (pm__timer_warm): checking the result on the host
-   * left the GPU idle, and an idle GPU's clocks are down */
-  cudaEvent_t w0, w1;
-  CUDA_CHECK(cudaEventCreate(&w0));
-  CUDA_CHECK(cudaEventCreate(&w1));
-  for (float busy = 0; busy < 200;) {
-    float f;
-    CUDA_CHECK(cudaEventRecord(w0, 0));
-    for (int i = 0; i < 8; i++) CUDA_CHECK(cudaMemsetAsync(b->flush, 0, b->flush_bytes, 0));
-    CUDA_CHECK(cudaEventRecord(w1, 0));
-    CUDA_CHECK(cudaEventSynchronize(w1));
-    CUDA_CHECK(cudaEventElapsedTime(&f, w0, w1));
-    busy += f;
-  }
-  CUDA_CHECK(cudaEventDestroy(w0));
-  CUDA_CHECK(cudaEventDestroy(w1));
+  /* checking the result on the host left the GPU idle, and an idle GPU's clocks are down */
+  PM_CHECK(b, pm__timer_warm(b->ctx, b->timer, 200));
   for (int i = 0; i < b->warmup; i++) run(i % copies);
-  std::vector<std::atomic<int>> gate(b->samples);
-  for (int i = 0; i < b->samples; i++) {
-    /* evict every copy's data from L2, so that no run is timed on cached data; then hold the
-     * GPU until the whole sample is queued (pm__time_batches), so that short runs do not time
-     * the host's launches */
-    gate[i] = 0;
-    pm_flush<<<b->sm_count * 4, 512>>>((const float4 *)b->flush, b->flush_bytes / 16, (float *)b->flush);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaLaunchHostFunc(0, wait_gate, &gate[i]));
-    CUDA_CHECK(cudaEventRecord(start[i], 0));
-    for (int j = 0; j < copies; j++) run(j);
-    CUDA_CHECK(cudaEventRecord(stop[i], 0));
-    gate[i].store(1, std::memory_order_release);
-  }
-  CUDA_CHECK(cudaEventSynchronize(stop[b->samples - 1]));
-  for (int i = 0; i < b->samples; i++) {
-    float f;
-    CUDA_CHECK(cudaEventElapsedTime(&f, start[i], stop[i]));
-    ms[i] = f / copies;
-    CUDA_CHECK(cudaEventDestroy(start[i]));
-    CUDA_CHECK(cudaEventDestroy(stop[i]));
-  }
-  std::sort(ms.begin(), ms.end());
+  run_arg arg = {&run};
+  PM_CHECK(b, pm__time_batches(b->ctx, b->timer, b->samples, copies, run_one, &arg, ms.data()));
+  pm__median(ms.data(), b->samples, NULL, NULL); /* sorts */
   return ms;
 }
 
-/* pm__median's median: the middle sample, or the mean of the middle two. */
+/* The median of sorted samples, as pm__median computes it. */
 static double median(const std::vector<double> &ms) {
-  size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  std::vector<double> copy(ms);
+  return pm__median(copy.data(), (int)copy.size(), NULL, NULL);
 }
 
 static void print_string(const char *s) {
@@ -342,7 +277,7 @@ static void free_copies(std::vector<void *> &v) {
 static int bench_copy(const bench *b, size_t bytes) {
   const char *peer = "cudaMemcpyAsync D2D";
   std::vector<float> src((bytes + 3) / 4);
-  random_fill(src.data(), src.size(), SEED);
+  pm__random_fill(src.data(), src.size(), SEED);
   int k = copies_for(b, 2.0 * bytes);
   std::vector<void *> d_src = alloc_copies(k, bytes, src.data()), d_dst = alloc_copies(k, bytes, NULL);
   auto run = [&](int j) {
@@ -389,8 +324,8 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
   const char *peer = "float4 grid-stride add";
   size_t n = (size_t)rows * cols;
   std::vector<float> ha(n), hb(n);
-  random_fill(ha.data(), n, SEED);
-  random_fill(hb.data(), n, SEED * 31 + 7); /* the tuner's seeds for a and b */
+  pm__random_fill(ha.data(), n, SEED);
+  pm__random_fill(hb.data(), n, SEED * 31 + 7); /* the tuner's seeds for a and b */
   int k = copies_for(b, 3.0 * sizeof(float) * n);
   std::vector<void *> a = alloc_copies(k, n * sizeof(float), ha.data()),
                       bb = alloc_copies(k, n * sizeof(float), hb.data()),
@@ -409,11 +344,11 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
   run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> got = to_host((const float *)c[0], n);
-  std::vector<size_t> bad_in((n + FILL_BLOCK - 1) / FILL_BLOCK);
+  std::vector<size_t> bad_in((n + CHECK_BLOCK - 1) / CHECK_BLOCK);
   /* exact: a + b rounds once, the same on both sides */
   parallel_for(bad_in.size(), [&](size_t b0, size_t b1) {
     for (size_t blk = b0; blk < b1; blk++)
-      for (size_t i = blk * FILL_BLOCK; i < std::min(n, (blk + 1) * FILL_BLOCK); i++)
+      for (size_t i = blk * CHECK_BLOCK; i < std::min(n, (blk + 1) * CHECK_BLOCK); i++)
         bad_in[blk] += !(got[i] == ha[i] + hb[i]);
   });
   size_t bad = 0;
@@ -432,7 +367,7 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
 static int bench_reduce(const bench *b, int n) {
   const char *peer = "cub::DeviceReduce::Sum";
   std::vector<float> h(n);
-  random_fill(h.data(), (size_t)n, SEED);
+  pm__random_fill(h.data(), (size_t)n, SEED);
   /* The reference, as the tuner's: a double sum in 4 interleaved chains, and sum|x|. */
   double s[4] = {0, 0, 0, 0}, abs_sum = 0;
   for (int i = 0; i < n; i++) {
@@ -533,8 +468,8 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
   int k = 2 * r + 1;
   size_t n = (size_t)rows * cols, row_bytes = (size_t)cols * sizeof(float);
   std::vector<float> h(n), w(k * k), flipped(k * k);
-  random_fill(h.data(), n, SEED);
-  random_fill(w.data(), w.size(), SEED ^ 0x5bd1e995u); /* the tuner's mask */
+  pm__random_fill(h.data(), n, SEED);
+  pm__random_fill(w.data(), w.size(), SEED ^ 0x5bd1e995u); /* the tuner's mask */
   /* NPP's filters convolve: "coefficients are expected to be stored in reverse order" (NPP's
    * nppi_filtering_functions.h), so that with the anchor at the centre
    *   out(y,x) = sum_{j,i} K[j][i] * in(y + r - j, x + r - i).
@@ -653,7 +588,7 @@ int main(int argc, char **argv) {
         radius = optarg;
         break;
       case 'n':
-        samples = (int)parse_number(optarg, 1, 10000, "--samples");
+        samples = (int)parse_number(optarg, 1, 64, "--samples");
         break;
       case 'w':
         warmup = (int)parse_number(optarg, 0, 10000, "--warmup");
