@@ -1,4 +1,6 @@
-/* serve.h: how a library call finds its kernel, shared with `pmtune explain` and the tests. */
+/* serve.h: how a library call finds its kernel, shared with `pmtune explain`, the serving
+ * benchmark and the tests: the decision chain (decide.c) and serving's life on a context
+ * (serve.c). What only runtime/'s own files share is in runtime.h. */
 #ifndef PM_SERVE_H
 #define PM_SERVE_H
 
@@ -24,11 +26,25 @@ typedef struct pm__decision {
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 
-/* Serving's state on a context with a device: made by pm_open, freed by pm_close. */
+/* Serving's state on a context with a device: made by pm_open, freed by pm_close. Making it
+ * touches no GPU (it allocates nothing there), so tests may hang it on a context without one. */
 int pm__serve_init(pm_ctx *c, const pm_options *o);
 void pm__serve_free(pm_ctx *c);
 
-/* Decides for op on pr on c's device, as a call would (without tuning on first use). */
+/* The decision chain: what a call of op on pr runs on device dev, from db (read-only; NULL where
+ * there is none): the fastest verified winner stored for exactly pr's size on dev or its model,
+ * else the one at the nearest tuned size (same op, variant and radius), either only among the
+ * configurations that pass op->check for pr on dev (a vector width pr->caller_align allows) and
+ * of the template built into this library; else op's built-in default, with out->why saying why
+ * (the database's last error, or why there is no database). Always decides; returns
+ * out->source (never PM__FROM_TUNED: the slow path says that, after tuning). c is the context db
+ * was opened with, whose error the lookups leave. Needs no GPU. */
+pm__source pm__decide(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
+                      const pm__problem *pr, pm__decision *out);
+
+/* Decides for op on pr on c's device with c's database, as a call would but without tuning on
+ * first use (pm__decide under the serving lock). c must have serving state (pm_open with a
+ * device, or pm__serve_init). */
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out);
 
 /* The alignment (4, 8 or 16 bytes) that every pointer and pitch given honours; 0 where one is

@@ -1,11 +1,12 @@
 /* test_gpu_serve.c: the library calls on a GPU: results equal to the reference (matadd, filter:
  * bit for bit; reduce: within its bound) at every level of the chain (built-in default, tuned
  * for exactly the size, nearest tuned size), at awkward sizes and pitches, from several threads
- * at once, with a corrupt database, and bad arguments refused. Skips without a GPU. */
+ * at once (and while one of them tunes on first use), with a corrupt database, and bad arguments
+ * refused. Skips without a GPU. */
 #include <stdio.h>
 #include <unistd.h>
 
-#include "serve.h"
+#include "runtime.h"
 #include "testutil.h"
 #include "tune.h"
 
@@ -218,6 +219,83 @@ Test(gpu_serve, autotune_on_first_use_stores_for_the_next_process) {
   c = open_ctx(path); /* another process: finds them tuned */
   cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT);
   cr_assert_null(pm_notice(c), "nothing fell back: %s", pm_notice(c));
+  pm_close(c);
+}
+
+/* Whether a thread of c is tuning on first use now. */
+static int tuning_now(pm_ctx *c) {
+  pthread_mutex_lock(&c->serve->lock);
+  int t = c->serve->tuning;
+  pthread_mutex_unlock(&c->serve->lock);
+  return t;
+}
+
+/* One pm_matadd of rows x cols (packed rows, at most 1 << 20 floats) on stream s into the
+ * buffers d[3], checked on the host; 1 where every element is right. */
+static int matadd_right(pm_ctx *c, unsigned rows, unsigned cols, float *d[3], cudaStream_t s) {
+  size_t n = (size_t)rows * cols, bytes = n * 4;
+  float *h = malloc(bytes), *o = malloc(bytes);
+  int ok = h != NULL && o != NULL;
+  for (size_t i = 0; ok && i < n; i++) h[i] = (float)(i % 1000) / 8;
+  ok = ok && cudaMemcpyAsync(d[0], h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+       cudaMemcpyAsync(d[1], h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+       pm_matadd(c, rows, cols, PM_ROW_MAJOR, d[2], cols * 4, d[0], cols * 4, d[1], cols * 4, s) == PM_OK &&
+       cudaMemcpyAsync(o, d[2], bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+       cudaStreamSynchronize(s) == cudaSuccess;
+  for (size_t i = 0; ok && i < n; i++) ok = o[i] == h[i] + h[i];
+  free(h), free(o);
+  return ok;
+}
+
+typedef struct tuning_arg {
+  pm_ctx *c;
+  unsigned rows, cols; /* the size the main thread tunes */
+  int served_meanwhile, failures;
+} tuning_arg;
+
+/* Waits for the tuning to start, then calls matadd on the size being tuned and on another until
+ * it ends, counting the calls served (and right) while it ran. */
+static void *call_while_tuning(void *p) {
+  tuning_arg *t = p;
+  cudaStream_t s;
+  float *d[3] = {0};
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return t->failures++, NULL;
+  for (int i = 0; i < 3; i++)
+    if (cudaMalloc((void **)&d[i], (size_t)4 << 20) != cudaSuccess) return t->failures++, NULL;
+  struct timespec nap = {0, 200000};
+  for (double t0 = pm__now_ms(); !tuning_now(t->c); nanosleep(&nap, NULL))
+    if (pm__now_ms() - t0 > 60000) return t->failures++, NULL;
+  while (tuning_now(t->c)) {
+    int ok = matadd_right(t->c, t->rows, t->cols, d, s) && matadd_right(t->c, 64, 96, d, s);
+    if (!ok) t->failures++;
+    else if (tuning_now(t->c)) t->served_meanwhile++;
+  }
+  for (int i = 0; i < 3; i++) cudaFree(d[i]);
+  cudaStreamDestroy(s);
+  return NULL;
+}
+
+/* The tuning on first use runs without the serving lock: another thread is served meanwhile,
+ * on the very size being tuned too (the default, not cached); the tuned choice is cached after. */
+Test(gpu_serve, other_threads_are_served_while_one_tunes) {
+  pm_ctx *c = NULL;
+  pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 24};
+  cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+  tuning_arg t = {c, 777, 336, 0, 0};
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, call_while_tuning, &t), 0);
+  cr_assert_eq(check_matadd(c, t.rows, t.cols, 0, 0), PM__FROM_EXACT, "tuned on its first call");
+  pthread_join(th, NULL);
+  cr_assert_eq(t.failures, 0);
+  cr_assert_gt(t.served_meanwhile, 0, "no call was served while the tuning ran");
+  pm__problem pr = {.rows = t.rows, .cols = t.cols, .caller_align = 16};
+  pm__cache_key k;
+  pm__cache_key_of(&pm__op_matadd, &pr, &k);
+  pm__entry *e = pm__cache_lookup(&c->serve->cache, &k);
+  cr_assert_not_null(e, "the tuned choice is cached");
+  pm__decision d;
+  pm__serve_decide(c, &pm__op_matadd, &pr, &d);
+  cr_assert_eq(memcmp(e->v, d.v, sizeof d.v), 0, "the cached choice is the tuned winner %s", d.config);
   pm_close(c);
 }
 

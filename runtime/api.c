@@ -1,0 +1,188 @@
+/* api.c: the public calls pm_matadd, pm_reduce_sum, pm_filter, pm_malloc_2d and pm_free: their
+ * arguments checked (through the shared checks below, so that every call words a fault alike)
+ * and turned into a problem that serve.c runs. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define MAX_DIM 0x7fffffffu        /* rows, cols and n: what a kernel's int indexing allows */
+#define MAX_ELEMS (1ull << 32)     /* rows * cols of a call */
+#define MAX_BUFFERS 3              /* matadd's C, A and B */
+
+unsigned pm__alignment_of(const size_t *values, int n) {
+  size_t all = 16;
+  for (int i = 0; i < n; i++) all |= values[i];
+  unsigned a = (unsigned)(all & -all); /* the lowest set bit */
+  return a < 4 ? 0 : a;
+}
+
+/* ---- The shared checks: PM_OK, or PM_EINVAL (PM_ENODEV) with "fn: what is wrong" on c ------- */
+
+/* A context that serves: opened by pm_open with a device. */
+static int check_ctx(pm_ctx *c, const char *fn) {
+  if (c == NULL) return PM_EINVAL;
+  if (c->serve == NULL) return pm__seterr(c, PM_ENODEV, "%s: this context has no device", fn);
+  return PM_OK;
+}
+
+/* None of ptrs[0..n) is NULL; `what` names them in the message ("matrix"). */
+static int check_given(pm_ctx *c, const char *fn, const char *what, const void *const *ptrs,
+                       int n) {
+  for (int i = 0; i < n; i++)
+    if (ptrs[i] == NULL) return pm__seterr(c, PM_EINVAL, "%s: a NULL %s", fn, what);
+  return PM_OK;
+}
+
+/* rows and cols are 1 to 2^31 - 1; where `limit` is set, rows * cols is at most 2^32 too. */
+static int check_dims(pm_ctx *c, const char *fn, size_t rows, size_t cols, int limit) {
+  if (rows >= 1 && cols >= 1 && rows <= MAX_DIM && cols <= MAX_DIM &&
+      (!limit || (unsigned long long)rows * cols <= MAX_ELEMS))
+    return PM_OK;
+  return pm__seterr(c, PM_EINVAL, "%s: %zu x %zu: rows and cols must be 1 to 2^31 - 1%s", fn,
+                    rows, cols, limit ? ", and at most 2^32 elements" : "");
+}
+
+/* Each of pitches[0..n) holds a line of `line` bytes (`line_name`: "row" or "column"); a matrix
+ * of one line has no pitch to check. */
+static int check_pitches(pm_ctx *c, const char *fn, size_t lines, size_t line,
+                         const char *line_name, const size_t *pitches, int n) {
+  int short_one = 0;
+  for (int i = 0; i < n; i++) short_one |= pitches[i] < line;
+  if (lines <= 1 || !short_one) return PM_OK;
+  char list[3 * 24] = "";
+  for (int i = 0, len = 0; i < n; i++)
+    len += snprintf(list + len, sizeof list - (size_t)len, "%s%zu", i ? ", " : "", pitches[i]);
+  return pm__seterr(c, PM_EINVAL, "%s: a pitch (%s bytes) is shorter than a %s of %zu bytes", fn,
+                    list, line_name, line);
+}
+
+/* Every pointer of ptrs[0..n), and its pitch (pitches may be NULL: none) where there is more than
+ * one line, is a multiple of 4 bytes (floats need that); *align receives the alignment (4, 8 or
+ * 16) they all honour, which bounds the vector width a kernel may read them with. */
+static int check_alignment(pm_ctx *c, const char *fn, const void *const *ptrs,
+                           const size_t *pitches, int n, size_t lines, unsigned *align) {
+  size_t values[2 * MAX_BUFFERS];
+  for (int i = 0; i < n; i++)
+    values[2 * i] = (size_t)ptrs[i], values[2 * i + 1] = pitches && lines > 1 ? pitches[i] : 0;
+  if ((*align = pm__alignment_of(values, 2 * n)) != 0) return PM_OK;
+  return pm__seterr(c, PM_EINVAL, "%s: pointers%s must be multiples of 4 bytes", fn,
+                    pitches ? " and pitches" : "");
+}
+
+/* ---- The calls ------------------------------------------------------------------------------ */
+
+int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
+              const float *A, size_t pitch_a, const float *B, size_t pitch_b,
+              struct CUstream_st *stream) {
+  static const char fn[] = "pm_matadd";
+  const void *ptrs[3] = {C, A, B};
+  const size_t pitches[3] = {pitch_c, pitch_a, pitch_b};
+  int colmajor = order == PM_COL_MAJOR, rc;
+  size_t lines = colmajor ? cols : rows, line = (colmajor ? rows : cols) * sizeof(float);
+  unsigned align;
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "matrix", ptrs, 3)) != PM_OK)
+    return rc;
+  if (order != PM_ROW_MAJOR && order != PM_COL_MAJOR)
+    return pm__seterr(c, PM_EINVAL, "%s: order %d is neither row- nor column-major", fn, (int)order);
+  if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK ||
+      (rc = check_pitches(c, fn, lines, line, colmajor ? "column" : "row", pitches, 3)) != PM_OK ||
+      (rc = check_alignment(c, fn, ptrs, pitches, 3, lines, &align)) != PM_OK)
+    return rc;
+  /* the op's variants are indexed as pm_order is: variants[PM_COL_MAJOR] is "order=col" */
+  pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .variant = (int)order,
+                    .caller_align = align};
+  pm__data d;
+  d.out = C, d.out_pitch = pitch_c;
+  d.in[0] = (float *)A, d.in_pitch[0] = pitch_a, d.in[1] = (float *)B, d.in_pitch[1] = pitch_b;
+  return pm__serve_call(c, &pm__op_matadd, &pr, &d, stream);
+}
+
+int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream) {
+  static const char fn[] = "pm_reduce_sum";
+  const void *in[1] = {x}, *out[1] = {sum}, *both[2] = {x, sum};
+  unsigned align, out_align;
+  int rc;
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "pointer", both, 2)) != PM_OK)
+    return rc;
+  if (n < 1 || n > MAX_DIM)
+    return pm__seterr(c, PM_EINVAL, "%s: n = %zu: must be 1 to 2^31 - 1", fn, n);
+  /* Only x is read in vectors: its alignment alone is the problem's. */
+  if ((rc = check_alignment(c, fn, in, NULL, 1, 1, &align)) != PM_OK ||
+      (rc = check_alignment(c, fn, out, NULL, 1, 1, &out_align)) != PM_OK)
+    return rc;
+  pm__problem pr = {.n = (unsigned)n, .caller_align = align};
+  pm__data d;
+  d.in[0] = (float *)x, d.out = sum;
+  return pm__serve_call(c, &pm__op_reduce, &pr, &d, stream);
+}
+
+int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out, const float *in,
+              size_t pitch_in, const float *weights, int radius, pm_border border,
+              struct CUstream_st *stream) {
+  static const char fn[] = "pm_filter";
+  const void *ptrs[3] = {out, in, weights}; /* the weights are on the host, copied into the call */
+  const size_t pitches[2] = {pitch_out, pitch_in};
+  unsigned align;
+  int rc;
+  if ((rc = check_ctx(c, fn)) != PM_OK ||
+      (rc = check_given(c, fn, "image or weights", ptrs, 3)) != PM_OK)
+    return rc;
+  if (radius < 1 || radius > PM__MAX_RADIUS)
+    return pm__seterr(c, PM_EINVAL, "%s: radius %d: must be 1 to %d", fn, radius, PM__MAX_RADIUS);
+  if (border != PM_BORDER_CLAMP && border != PM_BORDER_ZERO)
+    return pm__seterr(c, PM_EINVAL, "%s: border %d is neither clamp nor zero", fn, (int)border);
+  if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK ||
+      (rc = check_pitches(c, fn, rows, cols * sizeof(float), "row", pitches, 2)) != PM_OK ||
+      (rc = check_alignment(c, fn, ptrs, pitches, 2, rows, &align)) != PM_OK) /* the images */
+    return rc;
+  pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .radius = radius,
+                    .variant = (int)border, /* variants[PM_BORDER_ZERO] is "border=zero" */
+                    .caller_align = align};
+  pm__data d;
+  d.out = out, d.out_pitch = pitch_out, d.in[0] = (float *)in, d.in_pitch[0] = pitch_in;
+  memcpy(d.mask, weights, sizeof(float) * (size_t)((2 * radius + 1) * (2 * radius + 1)));
+  return pm__serve_call(c, &pm__op_filter, &pr, &d, stream);
+}
+
+/* ---- Allocation ----------------------------------------------------------------------------- */
+
+/* The pitch alignment to lay out rows x cols for op with: the one tuning chose (for the exact or
+ * nearest size), where op has an "align" parameter and something is tuned; else 256 bytes. */
+static size_t layout_for(pm_ctx *c, const pm__op *op, size_t rows, size_t cols) {
+  for (int i = 0; i < op->nparams; i++)
+    if (strcmp(op->params[i].name, "align") == 0) {
+      pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols,
+                        .n = (unsigned)(rows * cols), .radius = 1};
+      pm__decision d;
+      pm__serve_decide(c, op, &pr, &d);
+      if (d.source != PM__FROM_DEFAULT) return op->layout(d.v);
+    }
+  return 256;
+}
+
+int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,
+                 size_t *padding) {
+  static const char fn[] = "pm_malloc_2d";
+  int rc = check_ctx(c, fn);
+  if (rc != PM_OK) return rc;
+  if (ptr == NULL || pitch == NULL) return pm__seterr(c, PM_EINVAL, "%s: NULL output", fn);
+  *ptr = NULL;
+  const pm__op *o = pm__op_of(op);
+  if (o == NULL) return pm__seterr(c, PM_EINVAL, "%s: op %d", fn, (int)op);
+  if ((rc = check_dims(c, fn, rows, cols, 0)) != PM_OK) return rc;
+  size_t line = cols * sizeof(float);
+  *pitch = pm__pitch(line, layout_for(c, o, rows, cols));
+  if (padding != NULL) *padding = rows * (*pitch - line);
+  cudaError_t e = cudaMalloc((void **)ptr, *pitch * rows);
+  if (e != cudaSuccess)
+    return pm__seterr(c, PM_ECUDA, "%s: %zu x %zu floats (pitch %zu): %s", fn, rows, cols, *pitch,
+                      cudaGetErrorString(e));
+  return PM_OK;
+}
+
+void pm_free(pm_ctx *c, void *ptr) {
+  (void)c;
+  if (ptr != NULL) cudaFree(ptr);
+}

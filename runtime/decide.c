@@ -1,0 +1,88 @@
+/* decide.c: the decision chain, the one place that says what a call of an op on a problem runs on
+ * a device: the winner tuned for exactly that size, else the winner at the nearest tuned size
+ * (either only among configurations the caller's buffers allow), else the op's built-in default.
+ * A call's slow path and `pmtune explain` both decide here; tuning on first use is a step the
+ * slow path takes between two runs of the chain (serve.c). Needs no GPU. */
+#include <stdio.h>
+#include <string.h>
+
+#include "serve.h"
+
+const char *pm__source_name(pm__source s) {
+  static const char *const names[] = {"exact", "nearest", "tuned", "default"};
+  return (unsigned)s < 4 ? names[s] : "?";
+}
+
+/* What accept needs to judge a stored configuration; v receives the last one it parsed. */
+typedef struct accept_arg {
+  const pm__device_info *dev;
+  const pm__op *op;
+  const pm__problem *pr;
+  int v[PM__MAX_PARAMS];
+} accept_arg;
+
+/* Takes a stored configuration that parses and runs on this problem, on this device, with the
+ * caller's buffers (a vector width their alignment allows). */
+static int accept(void *arg, const char *config) {
+  accept_arg *a = arg;
+  pm__limits lim = pm__limits_of(a->dev);
+  return pm__config_parse(NULL, a->op, config, a->v) == PM_OK &&
+         a->op->check(a->v, a->pr, &lim) == NULL;
+}
+
+static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__source source,
+                              pm__decision *out) {
+  out->source = source;
+  memcpy(out->v, a->v, sizeof out->v);
+  snprintf(out->config, sizeof out->config, "%s", w->config);
+  out->tuned_rows = (unsigned)w->rows, out->tuned_cols = (unsigned)w->cols;
+  out->tuned_n = (unsigned)w->n;
+  out->median_ms = w->median_ms, out->gbps = w->gbps, out->speedup = w->speedup;
+  out->distance = w->distance;
+  return source;
+}
+
+/* The stored winner, exact else nearest; PM_ENOTFOUND (with out->why) where neither fits. */
+static int from_db(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
+                   const pm__problem *pr, pm__decision *out) {
+  pm__db_problem dbp;
+  pm__db_winner w;
+  accept_arg a = {dev, op, pr, {0}};
+  const char *sha = pm__template_find(op->name)->sha256;
+  pm__op_db_problem(op, pr, &dbp);
+  if (pm__db_winner_get_if(db, dev, &dbp, sha, accept, &a, &w) == PM_OK) {
+    from_winner(&w, &a, PM__FROM_EXACT, out);
+    return PM_OK;
+  }
+  if (pm__db_winner_nearest_if(db, dev, &dbp, sha, accept, &a, &w) == PM_OK) {
+    from_winner(&w, &a, PM__FROM_NEAREST, out);
+    return PM_OK;
+  }
+  snprintf(out->why, sizeof out->why, "%s", pm_errmsg(c));
+  return PM_ENOTFOUND;
+}
+
+static pm__source from_default(const pm__op *op, const pm__problem *pr, pm__decision *out) {
+  out->source = PM__FROM_DEFAULT;
+  op->fallback(pr, out->v);
+  pm__config_text(op, out->v, out->config, sizeof out->config);
+  return PM__FROM_DEFAULT;
+}
+
+/* Why there is no database: the context's first fallback notice (which says why it could not be
+ * opened), copied under the context's lock. */
+static void why_no_db(pm_ctx *c, char *why, size_t cap) {
+  pthread_mutex_lock(&c->lock);
+  snprintf(why, cap, "%s", c->notice != NULL ? c->notice : "no database");
+  pthread_mutex_unlock(&c->lock);
+}
+
+pm__source pm__decide(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
+                      const pm__problem *pr, pm__decision *out) {
+  memset(out, 0, sizeof *out);
+  if (db == NULL)
+    why_no_db(c, out->why, sizeof out->why);
+  else if (from_db(c, db, dev, op, pr, out) == PM_OK)
+    return out->source;
+  return from_default(op, pr, out);
+}
