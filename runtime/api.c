@@ -142,7 +142,7 @@ int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out,
                     .caller_align = align};
   pm__data d;
   d.out = out, d.out_pitch = pitch_out, d.in[0] = (float *)in, d.in_pitch[0] = pitch_in;
-  memcpy(d.mask, weights, sizeof(float) * (size_t)((2 * radius + 1) * (2 * radius + 1)));
+  memcpy(d.consts, weights, sizeof(float) * (size_t)((2 * radius + 1) * (2 * radius + 1)));
   return pm__serve_call(c, &pm__op_filter, &pr, &d, stream);
 }
 

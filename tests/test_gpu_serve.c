@@ -70,7 +70,7 @@ static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
   else if (op == &pm__op_reduce)
     rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
   else
-    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->mask,
+    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->consts,
                    pr->radius, (pm_border)pr->variant, NULL);
   cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
 }

@@ -64,12 +64,13 @@ typedef struct pm__data {
   size_t work_bytes;
   float *host_in[2];       /* the inputs, packed, on the host */
   float *host_ref;         /* the CPU reference output, packed (reduce: one float) */
-  double ref_sum;          /* reduce: the double-precision reference sum */
-  double ref_abs;          /* reduce: the sum of |x|, which bounds the rounding error */
+  double ref_exact;        /* a scalar output's reference in double (reduce: the sum) */
+  double ref_scale;        /* what a scalar output's rounding error scales with (reduce: sum|x|) */
   float *dev_ref;          /* host_ref on the device, packed (2D ops), for comparing there */
   unsigned lines, inner;   /* 2D ops: lines of `inner` contiguous floats (rows x cols or the
                               transpose, by storage order); reduce: 1 x n */
-  float mask[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)]; /* filter weights */
+  float consts[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)]; /* values a call passes
+                              to its kernel by value (filter: the weights, row by row) */
 } pm__data;
 
 typedef struct pm__op {

@@ -121,8 +121,8 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
       (d->host_ref = malloc(n * sizeof(float))) == NULL)
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   pm__random_fill(d->host_in[0], n, seed);
-  pm__random_fill(d->mask, (size_t)(k * k), seed ^ 0x5bd1e995u);
-  ref_args ra = {d->host_in[0], d->mask, d->host_ref, pr->rows, pr->cols, pr->radius, pr->variant == BORDER_ZERO};
+  pm__random_fill(d->consts, (size_t)(k * k), seed ^ 0x5bd1e995u);
+  ref_args ra = {d->host_in[0], d->consts, d->host_ref, pr->rows, pr->cols, pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
   PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
   PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
@@ -134,7 +134,7 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
-  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, d->mask};
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, d->consts};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 

@@ -91,9 +91,9 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
     s[i & 3] += d->host_in[0][i];
     a += fabs(d->host_in[0][i]);
   }
-  d->ref_sum = (s[0] + s[1]) + (s[2] + s[3]);
-  d->ref_abs = a;
-  d->host_ref[0] = (float)d->ref_sum;
+  d->ref_exact = (s[0] + s[1]) + (s[2] + s[3]);
+  d->ref_scale = a;
+  d->host_ref[0] = (float)d->ref_exact;
   (void)c;
   return rc;
 }
@@ -130,14 +130,14 @@ static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
   float got;
   int rc = PM_OK;
   PM__CUDA(c, cudaMemcpy(&got, d->out, sizeof got, cudaMemcpyDeviceToHost));
-  double diff = fabs((double)got - d->ref_sum);
-  *err = d->ref_abs > 0 ? diff / d->ref_abs : diff;
-  double bound = error_bound(v, d->pr.n, c->dev.sm_count, d->ref_sum, d->ref_abs);
+  double diff = fabs((double)got - d->ref_exact);
+  *err = d->ref_scale > 0 ? diff / d->ref_scale : diff;
+  double bound = error_bound(v, d->pr.n, c->dev.sm_count, d->ref_exact, d->ref_scale);
   if (!isfinite(got) || !(diff <= bound))
     return pm__seterr(c, PM_EVERIFY,
                       "reduce n=%u: the sum is %.9g, want %.9g (error %.3g, bound %.3g = "
                       "depth x u x sum|x|)",
-                      d->pr.n, got, d->ref_sum, diff, bound);
+                      d->pr.n, got, d->ref_exact, diff, bound);
 fail:
   return rc;
 }
