@@ -106,6 +106,10 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
                 const char *const *defines, size_t ndefines, pm__cubin *out);
 void pm__cubin_free(pm__cubin *b);
 
+/* Whether the cubin (an ELF image) defines the symbol `name` (cubin.c): read from its symbol
+ * table, with no CUDA call; 0 for anything that is not a well-formed 64-bit ELF image. */
+int pm__cubin_has_symbol(const pm__cubin *b, const char *name);
+
 /* ---- Small helpers -------------------------------------------------------------------------- */
 
 double pm__now_ms(void); /* a monotonic clock, in milliseconds */

@@ -38,8 +38,9 @@ typedef struct pm__kernel {
                       launched with programmatic stream serialization */
 } pm__kernel;
 
-/* Loads a cubin and finds the kernels named entries[0..n) in it (fn[i] is entries[i]). */
-int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, int n,
+/* Loads a cubin and finds the kernels named entries[0..n) in it (fn[i] is entries[i]); whether
+ * it defines pm_waits_prior is read from its symbol table (no failing CUDA call). */
+int pm__kernel_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
                     pm__kernel *out);
 void pm__kernel_unload(pm__kernel *k);
 

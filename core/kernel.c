@@ -4,14 +4,14 @@
 
 #include "gpu.h"
 
-int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, int n,
+int pm__kernel_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
                     pm__kernel *out) {
   int rc = PM_OK;
   memset(out, 0, sizeof *out);
-  if (cubin == NULL || entries == NULL || n < 1 || n > PM__MAX_ENTRIES)
+  if (cubin == NULL || cubin->data == NULL || entries == NULL || n < 1 || n > PM__MAX_ENTRIES)
     return pm__seterr(c, PM_EINVAL, "kernel load: no cubin, or not 1 to %d entry points",
                       PM__MAX_ENTRIES);
-  PM__CUDA(c, cudaLibraryLoadData(&out->lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+  PM__CUDA(c, cudaLibraryLoadData(&out->lib, cubin->data, NULL, NULL, 0, NULL, NULL, 0));
   for (int i = 0; i < n; i++) {
     cudaError_t e = cudaLibraryGetKernel(&out->fn[i], out->lib, entries[i]);
     if (e != cudaSuccess) {
@@ -22,10 +22,7 @@ int pm__kernel_load(pm_ctx *c, const void *cubin, const char *const *entries, in
     out->entry[i] = entries[i];
   }
   out->nentries = n;
-  void *flag;
-  size_t bytes;
-  out->waits_prior = cudaLibraryGetGlobal(&flag, &bytes, out->lib, "pm_waits_prior") == cudaSuccess;
-  if (!out->waits_prior) cudaGetLastError(); /* not found is an answer, not an error for later */
+  out->waits_prior = pm__cubin_has_symbol(cubin, "pm_waits_prior");
   return PM_OK;
 fail:
   if (out->lib != NULL) cudaLibraryUnload(out->lib);

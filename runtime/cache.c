@@ -66,7 +66,7 @@ const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, co
 }
 
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
-                          const void *cubin, const pm__kernel **out) {
+                          const pm__cubin *cubin, const pm__kernel **out) {
   struct pm__loaded *l = calloc(1, sizeof *l);
   if (l == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   int rc = pm__kernel_load(c, cubin, op->entries, op->nentries, &l->k);

@@ -53,7 +53,7 @@ const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, co
 /* Loads cubin (op's entries) and keeps it under `defines`; *out is the loaded kernel, valid
  * until pm__cache_free. Under the lock. */
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
-                          const void *cubin, const pm__kernel **out);
+                          const pm__cubin *cubin, const pm__kernel **out);
 
 /* Frees every entry and unloads every kernel (pm_close: no call may be running). */
 void pm__cache_free(pm__cache *t);

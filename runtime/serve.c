@@ -132,7 +132,7 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
     if ((rw = write_db(c)) != NULL && pm__db_cubin_put(rw, &key, &bin) != PM_OK)
       pm__notice(c, "%s: the compiled kernel is not stored", pm_errmsg(c));
   }
-  rc = pm__cache_kernel_load(c, &s->cache, op, dtext, bin.data, out);
+  rc = pm__cache_kernel_load(c, &s->cache, op, dtext, &bin, out);
   pm__cubin_free(&bin);
   return rc;
 }

@@ -42,7 +42,8 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   pm__kernel k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, defines, nd, &bin), PM_OK,
                "%s", pm_errmsg(ctx));
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__kernel_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert(k.waits_prior, "the template's cubin defines pm_waits_prior: launched with PDL");
 
   size_t n = (size_t)rows * cols;
   float *ha = malloc(n * sizeof *ha), *hb = malloc(n * sizeof *hb);
@@ -107,7 +108,7 @@ Test(gpu_matadd, a_bad_launch_is_reported_not_fatal) {
   pm__cubin bin;
   pm__kernel k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, NULL, 0, &bin), PM_OK);
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__kernel_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
   float *p = NULL;
   size_t pitch = 4;
   unsigned one = 1;
@@ -118,7 +119,7 @@ Test(gpu_matadd, a_bad_launch_is_reported_not_fatal) {
   cr_assert_not_null(strstr(pm_errmsg(ctx), "pm_matadd"), "%s", pm_errmsg(ctx));
   pm__kernel k2;
   const char *const missing[] = {"no_such_kernel"};
-  cr_assert_eq(pm__kernel_load(ctx, bin.data, missing, 1, &k2), PM_ENOTFOUND);
+  cr_assert_eq(pm__kernel_load(ctx, &bin, missing, 1, &k2), PM_ENOTFOUND);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "no_such_kernel"), "%s", pm_errmsg(ctx));
   pm__kernel_unload(&k);
   pm__cubin_free(&bin);

@@ -33,7 +33,7 @@ static pm__kernel *load_all(const pm__op *op, const pm__problem *defs_pr, const 
   cr_assert_not_null(ks);
   for (size_t i = 0; i < vs->n; i++) {
     cr_assert_eq(vs->jobs[i].status, PM_OK, "%s", vs->jobs[i].error);
-    cr_assert_eq(pm__kernel_load(ctx, vs->jobs[i].cubin.data, op->entries, op->nentries, &ks[i]),
+    cr_assert_eq(pm__kernel_load(ctx, &vs->jobs[i].cubin, op->entries, op->nentries, &ks[i]),
                  PM_OK, "%s", pm_errmsg(ctx));
   }
   printf("%s: compiled and loaded %zu kernels for %s in %.1f s\n", op->name, vs->n, ctx->dev.arch,

@@ -435,7 +435,7 @@ static void check_waits(const pm__op *op, pm__problem pr) {
   const char *const entry[] = {"producer"};
   cr_assert_eq(pm__compile(c, "producer.cu", producer_src, c->dev.arch, NULL, 0, &bin), PM_OK, "%s",
                pm_errmsg(c));
-  cr_assert_eq(pm__kernel_load(c, bin.data, entry, 1, &prod), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_load(c, &bin, entry, 1, &prod), PM_OK, "%s", pm_errmsg(c));
   pm__cubin_free(&bin);
   cr_assert(!prod.waits_prior, "a cubin without pm_waits_prior is launched the ordinary way");
   pm__data d = {0};

@@ -153,3 +153,42 @@ Test(nvrtc, templates_include_the_shared_header) {
     cr_assert_not_null(strstr(pm__template_find(pm__ops[i]->name)->source,
                               "#include \"pm_common.cuh\""), "%s", pm__ops[i]->name);
 }
+
+Test(nvrtc, the_launch_contract_is_read_from_the_cubins_symbols) {
+  /* every operation's cubin defines pm_waits_prior (pm_common.cuh); the tuner's utility kernels
+   * do not; nothing that is not a whole ELF image is taken for one that does */
+  const char *const archs[] = {"sm_80", "sm_90"};
+  for (int a = 0; a < 2; a++) {
+    for (int i = 0; pm__ops[i] != NULL; i++) {
+      const pm__template *t = pm__template_find(pm__ops[i]->name);
+      pm__cubin b;
+      cr_assert_eq(pm__compile(ctx, t->file, t->source, archs[a], NULL, 0, &b), PM_OK, "%s",
+                   pm_errmsg(ctx));
+      cr_expect(pm__cubin_has_symbol(&b, "pm_waits_prior"), "%s %s", t->name, archs[a]);
+      cr_expect_not(pm__cubin_has_symbol(&b, "pm_waits"), "a prefix is not the name");
+      cr_expect_not(pm__cubin_has_symbol(&b, "pm_waits_prior_"), "nor a longer one");
+      cr_expect(pm__cubin_has_symbol(&b, pm__ops[i]->entries[0]), "its kernel %s",
+                pm__ops[i]->entries[0]);
+      /* every truncation of the image: no crash, no read past its end (run under valgrind or
+       * ASan to see the latter) */
+      size_t whole = b.size;
+      for (size_t cut = 0; cut < whole; cut += 1 + cut / 16) {
+        b.size = cut;
+        pm__cubin_has_symbol(&b, "pm_waits_prior");
+      }
+      b.size = whole;
+      ((unsigned char *)b.data)[4] = 1; /* ELFCLASS32: not ours */
+      cr_expect_not(pm__cubin_has_symbol(&b, "pm_waits_prior"));
+      pm__cubin_free(&b);
+    }
+    const pm__template *u = pm__template_find("util");
+    pm__cubin b;
+    cr_assert_eq(pm__compile(ctx, u->file, u->source, archs[a], NULL, 0, &b), PM_OK);
+    cr_expect_not(pm__cubin_has_symbol(&b, "pm_waits_prior"), "util.cu makes no such promise");
+    cr_expect(pm__cubin_has_symbol(&b, "pm_flush"));
+    pm__cubin_free(&b);
+  }
+  cr_expect_not(pm__cubin_has_symbol(NULL, "pm_waits_prior"));
+  pm__cubin none = {0};
+  cr_expect_not(pm__cubin_has_symbol(&none, "pm_waits_prior"));
+}

@@ -48,7 +48,7 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   double err, ms[64];
   memset(out, 0, sizeof *out);
   if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin)) != PM_OK) return rc;
-  rc = pm__kernel_load(c, bin.data, op->entries, op->nentries, &k);
+  rc = pm__kernel_load(c, &bin, op->entries, op->nentries, &k);
   pm__cubin_free(&bin);
   if (rc != PM_OK) return rc;
   if ((rc = pm__data_place(c, d, op->layout(v))) == PM_OK && (rc = op->launch(c, &k, v, d, 0)) == PM_OK &&

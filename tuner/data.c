@@ -191,7 +191,7 @@ int pm__util_kernels(pm_ctx *c) {
       pm__cubin_free(&bin);
       return pm__seterr(c, PM_ENOMEM, "out of memory");
     }
-    rc = pm__kernel_load(c, bin.data, entries, 2, &u->k);
+    rc = pm__kernel_load(c, &bin, entries, 2, &u->k);
     pm__cubin_free(&bin);
     if (rc != PM_OK) {
       free(u);

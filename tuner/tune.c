@@ -214,7 +214,7 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
     if (!need[j]) continue;
     t->ready[j] = 1;
     if (vs->jobs[j].status != PM_OK) continue;
-    if (pm__kernel_load(c, vs->jobs[j].cubin.data, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
+    if (pm__kernel_load(c, &vs->jobs[j].cubin, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
       vs->jobs[j].status = PM_ELAUNCH;
       vs->jobs[j].error = strdup(pm_errmsg(c));
     }

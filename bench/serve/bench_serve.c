@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   pm__cubin bin;
   pm__kernel k;
   if (pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin) != PM_OK ||
-      pm__kernel_load(c, bin.data, pm__op_matadd.entries, 1, &k) != PM_OK)
+      pm__kernel_load(c, &bin, pm__op_matadd.entries, 1, &k) != PM_OK)
     return fprintf(stderr, "%s\n", pm_errmsg(c)), 1;
   pm__data data;
   memset(&data, 0, sizeof data);
