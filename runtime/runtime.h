@@ -67,17 +67,33 @@ struct pm__workspace; /* one stream's scratch */
 typedef struct pm__scratch {
   _Atomic(struct pm__workspace *) ws[PM__SCRATCH_STREAMS]; /* read without a lock */
   pthread_mutex_t lock;                                     /* growing: one thread at a time */
+  struct CUstream_st *zeroing; /* pmtune's own stream, which zeroes new scratch (made on first
+                                  need): never one the caller may be capturing into a graph */
 } pm__scratch;
 
 void pm__scratch_init(pm__scratch *s);
 
-/* stream's scratch of at least `bytes`, zeroed (in stream order) when it is new; NULL (with the
- * reason on c) where it cannot be had. It stays valid until pm__scratch_free: a grown one keeps
- * the smaller one it replaces alive, since work queued earlier on the stream may still use it. */
+/* stream's scratch of at least `bytes`, zeroed before this returns when it is new (on pmtune's
+ * own stream, so that it is zero whether or not stream is being captured into a graph); NULL
+ * (with the reason on c) where it cannot be had. It stays valid until pm__scratch_free: a grown
+ * one keeps the smaller one it replaces alive, since work queued earlier on the stream, or a
+ * graph captured from it, may still use it. Call with the thread's capture mode relaxed
+ * (pm__capture_relax): it allocates. */
 void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, size_t bytes);
+
+/* The published scratch of stream with at least `bytes`, or NULL: the hot path's look, which
+ * takes no lock, allocates nothing and makes no CUDA call. */
+void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes);
 
 /* Frees every stream's scratch (pm_close: no call may be running). */
 void pm__scratch_free(pm__scratch *s);
+
+/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
+ * the two, the thread may allocate and load modules while a graph is being captured, on its
+ * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
+ * libraries). */
+void pm__capture_relax(int *saved);
+void pm__capture_restore(int saved);
 
 /* ---- Serving's state (serve.c) -------------------------------------------------------------- */
 
@@ -95,7 +111,10 @@ typedef struct pm__serve {
 } pm__serve;
 
 /* Runs op on pr with the buffers of d on stream: the cached choice, else one decided now (the
- * slow path). d->pr is set here; d->work too, where the choice needs scratch. */
+ * slow path). d->pr is set here; d->work too, where the choice needs scratch. Any call may be
+ * captured into a CUDA graph, in any capture mode: what the slow path does besides launching
+ * (loading a cubin, allocating scratch) it does with the thread's capture mode relaxed, and it
+ * never tunes on first use for a stream that is capturing. */
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
                    struct CUstream_st *stream);
 

@@ -16,8 +16,7 @@ struct pm__workspace {
 
 void pm__scratch_init(pm__scratch *s) { pthread_mutex_init(&s->lock, NULL); }
 
-/* The published scratch of stream with at least `bytes`, or NULL. Takes no lock. */
-static void *find(pm__scratch *s, struct CUstream_st *stream, size_t bytes) {
+void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes) {
   for (int i = 0; i < PM__SCRATCH_STREAMS; i++) {
     struct pm__workspace *w = atomic_load_explicit(&s->ws[i], memory_order_acquire);
     if (w == NULL) break; /* slots fill in order and never empty again */
@@ -35,16 +34,21 @@ static int slot_of(pm__scratch *s, struct CUstream_st *stream) {
   return -1;
 }
 
-/* A new zeroed scratch for stream, of at least `bytes` and twice the one it replaces (old, which
- * it keeps as retired); NULL, with the reason on c, where the device has no memory for it. */
-static struct pm__workspace *make(pm_ctx *c, struct CUstream_st *stream, size_t bytes,
-                                  struct pm__workspace *old) {
+/* A new scratch for stream, of at least `bytes` and twice the one it replaces (old, which it
+ * keeps as retired), zeroed on pmtune's own stream before it is handed out: a memset queued on
+ * the caller's stream would, during a capture, land in the graph and leave the scratch unzeroed
+ * for calls made outside it. NULL, with the reason on c, where the device has no memory. */
+static struct pm__workspace *make(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream,
+                                  size_t bytes, struct pm__workspace *old) {
   size_t want = bytes < MIN_BYTES ? MIN_BYTES : bytes;
   if (old != NULL && want < 2 * old->bytes) want = 2 * old->bytes;
   struct pm__workspace *w = calloc(1, sizeof *w);
   if (w == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory"), NULL;
-  cudaError_t e = cudaMalloc(&w->ptr, want);
-  if (e == cudaSuccess) e = cudaMemsetAsync(w->ptr, 0, want, stream);
+  cudaError_t e = cudaSuccess;
+  if (s->zeroing == NULL) e = cudaStreamCreateWithFlags(&s->zeroing, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaMalloc(&w->ptr, want);
+  if (e == cudaSuccess) e = cudaMemsetAsync(w->ptr, 0, want, s->zeroing);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s->zeroing);
   if (e != cudaSuccess) {
     pm__cuda_error(c, PM_ECUDA, e, "reduce scratch", __FILE__, __LINE__);
     if (w->ptr != NULL) cudaFree(w->ptr);
@@ -56,7 +60,7 @@ static struct pm__workspace *make(pm_ctx *c, struct CUstream_st *stream, size_t 
 }
 
 void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, size_t bytes) {
-  void *ptr = find(s, stream, bytes);
+  void *ptr = pm__scratch_find(s, stream, bytes);
   if (ptr != NULL) return ptr;
   pthread_mutex_lock(&s->lock);
   int i = slot_of(s, stream);
@@ -67,7 +71,7 @@ void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, siz
   } else if (old != NULL && old->bytes >= bytes) { /* another thread grew it meanwhile */
     ptr = old->ptr;
   } else {
-    struct pm__workspace *w = make(c, stream, bytes, old);
+    struct pm__workspace *w = make(c, s, stream, bytes, old);
     if (w != NULL) atomic_store_explicit(&s->ws[i], w, memory_order_release), ptr = w->ptr;
   }
   pthread_mutex_unlock(&s->lock);
@@ -81,5 +85,6 @@ void pm__scratch_free(pm__scratch *s) {
       cudaFree(w->ptr);
       free(w);
     }
+  if (s->zeroing != NULL) cudaStreamDestroy(s->zeroing);
   pthread_mutex_destroy(&s->lock);
 }

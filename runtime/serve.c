@@ -92,16 +92,17 @@ static void tune_unlocked(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
 
 /* The decision for a call of op on pr: the chain; where it finds no exact winner and autotune is
  * on, pr is tuned and the chain runs again (an exact winner then is PM__FROM_TUNED). *keep is 0
- * where the decision is for this call alone and must not be cached: another thread was tuning,
+ * where the decision is for this call alone and must not be cached: the call's stream is being
+ * captured into a graph (tuning would synchronise the device), or another thread was tuning,
  * so this one serves the chain's nearest or default meanwhile rather than wait seconds for it
  * (or start a second tuning beside it); a later call, once the tuning is over, decides again and
  * tunes its size if the tuning that was running was of another one. */
-static void decide_for_call(pm_ctx *c, const pm__op *op, const pm__problem *pr,
+static void decide_for_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, int capturing,
                             pm__decision *d, int *keep) {
   pm__serve *s = c->serve;
   *keep = 1;
   if (pm__decide(c, read_db(c), &c->dev, op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
-  if (s->tuning) {
+  if (s->tuning || capturing) { /* tuning synchronises the device: never inside a capture */
     *keep = 0;
     return;
   }
@@ -160,14 +161,14 @@ static void say_default(pm_ctx *c, const pm__op *op, const pm__problem *pr, cons
  * this call alone where the choice is not to be kept (another thread is tuning) or cannot be
  * (the table has no room for it, or no memory): the next call then decides again. */
 static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__cache_key *k,
-                     pm__entry *spare, pm__entry **out) {
+                     int capturing, pm__entry *spare, pm__entry **out) {
   pm__serve *s = c->serve;
   pm__decision d;
   pm__entry *e;
   int keep, rc = PM_OK;
   pthread_mutex_lock(&s->lock);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL) goto done; /* another thread was first */
-  decide_for_call(c, op, pr, &d, &keep);
+  decide_for_call(c, op, pr, capturing, &d, &keep);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL) goto done; /* ... while this one tuned */
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
   if ((rc = entry_make(c, op, pr, k, &d, spare)) != PM_OK) goto done;
@@ -189,10 +190,30 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   pm__cache_key k;
   pm__cache_key_of(op, pr, &k);
   pm__entry spare, *e = pm__cache_lookup(&c->serve->cache, &k);
-  int rc;
-  if (e == NULL && (rc = slow_path(c, op, pr, &k, &spare, &e)) != PM_OK) return rc;
+  int rc = PM_OK, mode;
   d->pr = *pr;
-  if (e->work > 0 && (d->work = pm__scratch_get(c, &c->serve->scratch, stream, e->work)) == NULL)
-    return pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name, pm_errmsg(c));
+  d->work = e != NULL && e->work > 0 ? pm__scratch_find(&c->serve->scratch, stream, e->work) : NULL;
+  if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) cudaGetLastError();
+    pm__capture_relax(&mode);
+    if (e == NULL) rc = slow_path(c, op, pr, &k, status != cudaStreamCaptureStatusNone, &spare, &e);
+    if (rc == PM_OK && e->work > 0 &&
+        (d->work = pm__scratch_get(c, &c->serve->scratch, stream, e->work)) == NULL)
+      rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name, pm_errmsg(c));
+    pm__capture_restore(mode);
+    if (rc != PM_OK) return rc;
+  }
   return op->launch(c, e->kernel, e->v, d, stream);
+}
+
+void pm__capture_relax(int *saved) {
+  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+  *saved = (int)m;
+}
+
+void pm__capture_restore(int saved) {
+  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
 }

@@ -1,0 +1,146 @@
+/* test_gpu_graphs.c: every library call captured into a CUDA graph, in each capture mode
+ * (global, thread-local, relaxed), cold (a fresh context, a stream that never called pmtune, a
+ * size never seen: the slow path runs inside the capture) and warm (the choice cached), then the
+ * graph replayed: right against the reference, and again after the inputs change, bit for bit
+ * what a direct call gives on the new inputs. Skips without a GPU. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "serve.h"
+
+static char path[64];
+
+static void setup(void) {
+  pm_test_require_gpu();
+  snprintf(path, sizeof path, "/tmp/pmtune-test-graphs-%d.db", (int)getpid());
+  unlink(path);
+}
+static void teardown(void) { unlink(path); }
+TestSuite(gpu_graphs, .init = setup, .fini = teardown, .timeout = 600);
+
+/* Calls op through the library on d's buffers and d's problem, on stream s. */
+static int call_op(pm_ctx *c, const pm__op *op, const pm__data *d, cudaStream_t s) {
+  const pm__problem *pr = &d->pr;
+  if (op->api == PM_OP_MATADD)
+    return pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
+                     d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], s);
+  if (op->api == PM_OP_REDUCE) return pm_reduce_sum(c, pr->n, d->in[0], d->out, s);
+  return pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
+                   d->consts, pr->radius, (pm_border)pr->variant, s);
+}
+
+/* d's output on the host, packed (reduce: one float). */
+static float *output_of(const pm__data *d) {
+  size_t n = d->scalar_out ? 1 : (size_t)d->lines * d->inner;
+  float *h = malloc(n * sizeof *h);
+  cr_assert_not_null(h);
+  if (d->scalar_out)
+    CUDA_OK(cudaMemcpy(h, d->out, sizeof *h, cudaMemcpyDeviceToHost));
+  else
+    CUDA_OK(cudaMemcpy2D(h, d->inner * sizeof *h, d->out, d->out_pitch, d->inner * sizeof *h,
+                         d->lines, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+static const char *mode_name(enum cudaStreamCaptureMode m) {
+  return m == cudaStreamCaptureModeGlobal        ? "global"
+         : m == cudaStreamCaptureModeThreadLocal ? "thread-local"
+                                                 : "relaxed";
+}
+
+static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStreamCaptureMode mode,
+                               int warm) {
+  uint64_t seed = pm_test_seed();
+  pm_ctx *c = NULL;
+  pm_options o = {.db_path = path};
+  cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  pm__data a = {0}, b = {0};
+  cr_assert_eq(op->prepare(c, &pr, seed, &a), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(op->prepare(c, &pr, seed + 1, &b), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &a, 0), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &b, 0), PM_OK, "%s", pm_errmsg(c));
+  if (warm) { /* the choice is cached and the stream has its scratch before the capture */
+    cr_assert_eq(call_op(c, op, &a, s), PM_OK, "%s", pm_errmsg(c));
+    CUDA_OK(cudaStreamSynchronize(s));
+    cr_assert_eq(pm__data_poison(c, &a, s), PM_OK, "%s", pm_errmsg(c));
+    CUDA_OK(cudaStreamSynchronize(s));
+  }
+
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t ge = NULL;
+  CUDA_OK(cudaStreamBeginCapture(s, mode));
+  int rc = call_op(c, op, &a, s);
+  cudaError_t end = cudaStreamEndCapture(s, &g);
+  cr_assert_eq(rc, PM_OK, "%s %s capture (%s): %s", warm ? "warm" : "cold", mode_name(mode),
+               op->name, pm_errmsg(c));
+  cr_assert(end == cudaSuccess, "%s %s capture of %s invalidated: %s", warm ? "warm" : "cold",
+            mode_name(mode), op->name, cudaGetErrorString(end));
+  CUDA_OK(cudaGraphInstantiate(&ge, g, 0));
+
+  /* the first replay: the reference of a's inputs */
+  CUDA_OK(cudaGraphLaunch(ge, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  pm__decision dec;
+  pr.caller_align = 16;
+  cr_assert_eq(pm__serve_decide(c, op, &pr, &dec), PM_OK);
+  double err;
+  cr_assert_eq(op->verify(c, dec.v, &a, &err), PM_OK, "%s %s %s: %s", warm ? "warm" : "cold",
+               mode_name(mode), op->name, pm_errmsg(c));
+
+  /* new inputs in a's buffers (the filter keeps the weights it was captured with), replayed;
+   * then a direct call on the same inputs into b's output: the same bits */
+  for (int i = 0; i < 2; i++)
+    if (a.in[i] != NULL) CUDA_OK(cudaMemcpy(a.in[i], b.in[i], a.in_stride, cudaMemcpyDeviceToDevice));
+  CUDA_OK(cudaGraphLaunch(ge, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  pm__data direct = b;
+  memcpy(direct.consts, a.consts, sizeof direct.consts);
+  cr_assert_eq(call_op(c, op, &direct, s), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaStreamSynchronize(s));
+  float *replayed = output_of(&a), *called = output_of(&b);
+  size_t n = a.scalar_out ? 1 : (size_t)a.lines * a.inner;
+  cr_assert_eq(memcmp(replayed, called, n * sizeof *replayed), 0,
+               "%s %s %s: the replay on new inputs differs from a direct call (seed %llu)",
+               warm ? "warm" : "cold", mode_name(mode), op->name, (unsigned long long)seed);
+  cr_assert(a.scalar_out || memcmp(replayed, a.host_ref, n * sizeof *replayed) != 0,
+            "the new inputs gave the old result: the replay did not read them");
+  free(replayed);
+  free(called);
+
+  CUDA_OK(cudaGraphExecDestroy(ge));
+  CUDA_OK(cudaGraphDestroy(g));
+  pm__data_free(&a);
+  pm__data_free(&b);
+  pm_close(c); /* frees the stream's scratch: the graph is gone already */
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+static void every_mode(const pm__op *op, pm__problem pr) {
+  const enum cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal,
+                                              cudaStreamCaptureModeThreadLocal,
+                                              cudaStreamCaptureModeRelaxed};
+  for (int m = 0; m < 3; m++)
+    for (int warm = 0; warm < 2; warm++) {
+      unlink(path);
+      capture_and_replay(op, pr, modes[m], warm);
+    }
+}
+
+Test(gpu_graphs, matadd_in_every_capture_mode) {
+  every_mode(&pm__op_matadd, (pm__problem){.rows = 333, .cols = 517});
+  every_mode(&pm__op_matadd, (pm__problem){.rows = 129, .cols = 1001, .variant = PM_COL_MAJOR});
+}
+
+Test(gpu_graphs, reduce_in_every_capture_mode) {
+  every_mode(&pm__op_reduce, (pm__problem){.n = 1000003});
+  every_mode(&pm__op_reduce, (pm__problem){.n = 77});
+}
+
+Test(gpu_graphs, filter_in_every_capture_mode) {
+  every_mode(&pm__op_filter, (pm__problem){.rows = 301, .cols = 257, .radius = 2});
+  every_mode(&pm__op_filter,
+             (pm__problem){.rows = 64, .cols = 99, .radius = 3, .variant = PM_BORDER_ZERO});
+}
