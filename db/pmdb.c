@@ -1130,18 +1130,6 @@ fail:
 /* ---- Winners -------------------------------------------------------------------------------- */
 
 /* The GPUs whose results serve device ?1..?6: itself (uuid ?1), and those of its model. */
-#define SAME_MODEL                                                                           \
-  "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
-  " AND g.mem_bytes = ?6))"
-
-static int bind_device(sqlite3_stmt *st, const pm__device_info *d) {
-  return sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC) |
-         sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC) |
-         sqlite3_bind_int(st, 3, d->cc_major) | sqlite3_bind_int(st, 4, d->cc_minor) |
-         sqlite3_bind_int(st, 5, d->sm_count) |
-         sqlite3_bind_int64(st, 6, (sqlite3_int64)d->mem_bytes);
-}
-
 static int check_lookup(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                         const char *sha, char problem[PM__DB_PROBLEM_MAX]) {
   int rc = pm__db_problem_text(db, p, problem);
@@ -1156,64 +1144,26 @@ int pm__db_winner_get(pm__db *db, const pm__device_info *d, const pm__db_problem
   return pm__db_winner_get_if(db, d, p, template_sha256, NULL, NULL, out);
 }
 
+/* The two lookups below are the snapshot's (known.c), on a snapshot of p's op alone. */
+static int lookup(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
+                  const char *template_sha256, int nearest,
+                  int (*accept)(void *arg, const char *config), void *arg, pm__db_winner *out) {
+  char problem[PM__DB_PROBLEM_MAX];
+  const char *ops[] = {p != NULL ? p->op : NULL, NULL}, *shas[] = {template_sha256, NULL};
+  pm__db_known k;
+  memset(out, 0, sizeof *out);
+  int rc = check_lookup(db, d, p, template_sha256, problem);
+  if (rc != PM_OK || (rc = pm__db_known_load(db, d, ops, shas, &k)) != PM_OK) return rc;
+  rc = nearest ? pm__db_known_nearest_if(&k, p, accept, arg, out)
+               : pm__db_known_get_if(&k, p, accept, arg, out);
+  pm__db_known_free(&k);
+  return rc;
+}
+
 int pm__db_winner_get_if(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
                          const char *template_sha256, int (*accept)(void *arg, const char *config),
                          void *arg, pm__db_winner *out) {
-  int rc = PM_OK;
-  sqlite3_stmt *st = NULL;
-  char problem[PM__DB_PROBLEM_MAX];
-  memset(out, 0, sizeof *out);
-  if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
-  PM__SQLITE(
-      db,
-      sqlite3_prepare_v2(
-          db->sql,
-          "SELECT m.config, m.params, m.median_ms, m.min_ms, m.max_ms, m.gbps, m.samples,"
-          " ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0), ifnull(m.radius, 0),"
-          " g.uuid = ?1 AS same_gpu,"
-          " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
-          "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
-          "  AND s.is_seed = 1 AND s.status = 'ok') AS seed_ms"
-          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
-          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.problem = ?9"
-          " AND m.template_sha256 = ?10 AND m.status = 'ok' AND m.verified = 1"
-          " ORDER BY same_gpu DESC, m.median_ms, m.id",
-          -1, &st, NULL));
-  PM__SQLITE(db, bind_device(st, d));
-  PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 9, problem, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 10, template_sha256, -1, SQLITE_STATIC));
-  int r;
-  while ((r = sqlite3_step(st)) == SQLITE_ROW &&
-         accept != NULL && !accept(arg, (const char *)sqlite3_column_text(st, 0))) {
-  }
-  PM__SQLITE_ST(db, st, r);
-  if (r != SQLITE_ROW) {
-    rc = pm__seterr(db->c, PM_ENOTFOUND,
-                    "tuning database %s: nothing tuned%s for %s %s %s on %s (%s) or its model, "
-                    "template %.12s...",
-                    db->path, accept ? " that fits" : "", p->op, p->dtype, problem, d->name,
-                    d->uuid, template_sha256);
-    goto fail;
-  }
-  snprintf(out->config, sizeof out->config, "%s", (const char *)sqlite3_column_text(st, 0));
-  snprintf(out->params, sizeof out->params, "%s", (const char *)sqlite3_column_text(st, 1));
-  out->median_ms = sqlite3_column_double(st, 2);
-  out->min_ms = sqlite3_column_double(st, 3);
-  out->max_ms = sqlite3_column_double(st, 4);
-  out->gbps = sqlite3_column_double(st, 5);
-  out->samples = sqlite3_column_int(st, 6);
-  out->rows = sqlite3_column_int64(st, 7);
-  out->cols = sqlite3_column_int64(st, 8);
-  out->n = sqlite3_column_int64(st, 9);
-  out->radius = sqlite3_column_int(st, 10);
-  out->same_gpu = sqlite3_column_int(st, 11);
-  if (sqlite3_column_type(st, 12) != SQLITE_NULL)
-    out->speedup = sqlite3_column_double(st, 12) / out->median_ms;
-fail:
-  pm__db_finalize(&st);
-  return rc;
+  return lookup(db, d, p, template_sha256, 0, accept, arg, out);
 }
 
 int pm__db_winner_nearest(pm__db *db, const pm__device_info *d, const pm__db_problem *p,
@@ -1225,61 +1175,7 @@ int pm__db_winner_nearest_if(pm__db *db, const pm__device_info *d, const pm__db_
                              const char *template_sha256,
                              int (*accept)(void *arg, const char *config), void *arg,
                              pm__db_winner *out) {
-  int rc = PM_OK, found = 0;
-  sqlite3_stmt *st = NULL;
-  char problem[PM__DB_PROBLEM_MAX];
-  pm__db_problem best = *p;
-  double best_d = 0, best_a = 0, best_size = 0;
-  memset(out, 0, sizeof *out);
-  if ((rc = check_lookup(db, d, p, template_sha256, problem)) != PM_OK) return rc;
-  PM__SQLITE(
-      db,
-      sqlite3_prepare_v2(
-          db->sql,
-          "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0), ifnull(m.n, 0)"
-          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
-          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.dtype = ?8 AND m.variant = ?9"
-          " AND m.radius IS ?10 AND m.template_sha256 = ?11 AND m.status = 'ok' AND m.verified = 1",
-          -1, &st, NULL));
-  PM__SQLITE(db, bind_device(st, d));
-  PM__SQLITE(db, sqlite3_bind_text(st, 7, p->op, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 8, p->dtype, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 9, p->variant ? p->variant : "", -1, SQLITE_STATIC));
-  if (p->radius != 0) PM__SQLITE(db, sqlite3_bind_int(st, 10, p->radius));
-  PM__SQLITE(db, sqlite3_bind_text(st, 11, template_sha256, -1, SQLITE_STATIC));
-  int matrix = p->n == 0, r;
-  double size = matrix ? (double)p->rows * (double)p->cols : (double)p->n;
-  double aspect = matrix ? (double)p->rows / (double)p->cols : 1.0;
-  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t rows = sqlite3_column_int64(st, 0), cols = sqlite3_column_int64(st, 1),
-            n = sqlite3_column_int64(st, 2);
-    if (matrix ? rows < 1 || cols < 1 : n < 1) continue;
-    double s = matrix ? (double)rows * (double)cols : (double)n;
-    double dist = fabs(log(size / s)), a = matrix ? fabs(log(aspect * cols / rows)) : 0;
-    int better =
-        !found || dist < best_d - 1e-12 ||
-        (dist <= best_d + 1e-12 && (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
-    if (!better) continue;
-    found = 1, best_d = dist, best_a = a, best_size = s;
-    best.rows = rows, best.cols = cols, best.n = n;
-  }
-  PM__SQLITE_ST(db, st, r);
-  if (!found) {
-    rc = pm__seterr(db->c, PM_ENOTFOUND,
-                    "tuning database %s: no size of %s %s like %s tuned on %s (%s) or its "
-                    "model, template %.12s...",
-                    db->path, p->op, p->dtype, problem, d->name, d->uuid, template_sha256);
-    goto fail;
-  }
-  pm__db_finalize(&st);
-  st = NULL;
-  if ((rc = pm__db_winner_get_if(db, d, &best, template_sha256, accept, arg, out)) != PM_OK)
-    return rc;
-  out->distance = best_d;
-  out->aspect_distance = best_a;
-fail:
-  pm__db_finalize(&st);
-  return rc;
+  return lookup(db, d, p, template_sha256, 1, accept, arg, out);
 }
 
 /* ---- Templates ------------------------------------------------------------------------------ */

@@ -202,6 +202,37 @@ int pm__db_winner_nearest_if(pm__db *db, const pm__device_info *d, const pm__db_
                              int (*accept)(void *arg, const char *config), void *arg,
                              pm__db_winner *out);
 
+/* ---- What is known for one GPU, in memory (known.c) ----------------------------------------- */
+
+/* A snapshot of every verified measurement that the lookups above could serve on one GPU (of it,
+ * or of its model), for a set of templates: the same two lookups then run without SQL. It
+ * borrows db (for messages and problem checks), which must outlive it. It does not follow later
+ * changes to the file: a new snapshot does. */
+typedef struct pm__db_known_row pm__db_known_row;
+typedef struct pm__db_known {
+  pm__db *db;
+  pm__device_info dev;
+  pm__db_known_row *rows;
+  size_t n, cap;
+  struct pm__db_known_group *groups; /* rows of one op, dtype, variant and radius */
+  size_t ngroups;
+} pm__db_known;
+
+/* Loads the measurements of template shas[i] for op ops[i] (both lists ended by NULL) on d or
+ * its model. Works read-only. On failure *out is empty. */
+int pm__db_known_load(pm__db *db, const pm__device_info *d, const char *const *ops,
+                      const char *const *shas, pm__db_known *out);
+void pm__db_known_free(pm__db_known *k);
+
+/* pm__db_winner_get_if and pm__db_winner_nearest_if on the snapshot: the same rules, answers and
+ * errors (PM_ENOTFOUND, the message on the database's context). */
+int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
+                        int (*accept)(void *arg, const char *config), void *arg,
+                        pm__db_winner *out);
+int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
+                            int (*accept)(void *arg, const char *config), void *arg,
+                            pm__db_winner *out);
+
 /* ---- Templates ------------------------------------------------------------------------------ */
 
 /* Makes sha256 the current template of op: the winner view then shows only its measurements

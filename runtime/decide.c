@@ -43,18 +43,17 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
 }
 
 /* The stored winner, exact else nearest; PM_ENOTFOUND (with out->why) where neither fits. */
-static int from_db(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
-                   const pm__problem *pr, pm__decision *out) {
+static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
+                      const pm__problem *pr, pm__decision *out) {
   pm__db_problem dbp;
   pm__db_winner w;
-  accept_arg a = {dev, op, pr, {0}};
-  const char *sha = pm__template_find(op->name)->sha256;
+  accept_arg a = {&known->dev, op, pr, {0}};
   pm__op_db_problem(op, pr, &dbp);
-  if (pm__db_winner_get_if(db, dev, &dbp, sha, accept, &a, &w) == PM_OK) {
+  if (pm__db_known_get_if(known, &dbp, accept, &a, &w) == PM_OK) {
     from_winner(&w, &a, PM__FROM_EXACT, out);
     return PM_OK;
   }
-  if (pm__db_winner_nearest_if(db, dev, &dbp, sha, accept, &a, &w) == PM_OK) {
+  if (pm__db_known_nearest_if(known, &dbp, accept, &a, &w) == PM_OK) {
     from_winner(&w, &a, PM__FROM_NEAREST, out);
     return PM_OK;
   }
@@ -77,12 +76,12 @@ static void why_no_db(pm_ctx *c, char *why, size_t cap) {
   pthread_mutex_unlock(&c->lock);
 }
 
-pm__source pm__decide(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
+pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, pm__decision *out) {
   memset(out, 0, sizeof *out);
-  if (db == NULL)
+  if (known == NULL)
     why_no_db(c, out->why, sizeof out->why);
-  else if (from_db(c, db, dev, op, pr, out) == PM_OK)
+  else if (from_known(c, known, op, pr, out) == PM_OK)
     return out->source;
   return from_default(op, pr, out);
 }

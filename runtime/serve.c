@@ -25,6 +25,7 @@ void pm__serve_free(pm_ctx *c) {
   if (s == NULL) return;
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);
+  pm__db_known_free(&s->known);
   pm__db_close(s->db);
   pm__db_close(s->rw);
   pthread_mutex_destroy(&s->lock);
@@ -44,6 +45,23 @@ static pm__db *read_db(pm_ctx *c) {
       pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
   }
   return s->db;
+}
+
+/* What the database knows for this GPU, read on first need (after a tuning on first use, again);
+ * NULL where there is no database, or it could not be read (said once). */
+static const pm__db_known *known_of(pm_ctx *c) {
+  pm__serve *s = c->serve;
+  pm__db *db = read_db(c);
+  if (db != NULL && !s->known_loaded) {
+    if (pm__ops_known_load(db, &c->dev, &s->known) != PM_OK) {
+      pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
+      pm__db_close(s->db);
+      s->db = NULL;
+      return NULL;
+    }
+    s->known_loaded = 1;
+  }
+  return db != NULL ? &s->known : NULL;
 }
 
 /* The read-write handle that cubins compiled here are stored with, opened on first need with
@@ -66,9 +84,20 @@ static pm__db *write_db(pm_ctx *c) {
   return s->rw;
 }
 
+void pm__serve_forget(pm_ctx *c) {
+  pm__serve *s = c->serve;
+  pthread_mutex_lock(&s->lock);
+  pm__db_known_free(&s->known);
+  s->known_loaded = 0;
+  pm__db_close(s->db); /* a file made since is opened then */
+  s->db = NULL;
+  s->db_tried = 0;
+  pthread_mutex_unlock(&s->lock);
+}
+
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out) {
   pthread_mutex_lock(&c->serve->lock);
-  pm__decide(c, read_db(c), &c->dev, op, pr, out);
+  pm__decide(c, known_of(c), op, pr, out);
   pthread_mutex_unlock(&c->serve->lock);
   return PM_OK;
 }
@@ -88,6 +117,8 @@ static void tune_unlocked(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
   pthread_mutex_lock(&s->lock);
   s->tuning = 0;
   if (s->db == NULL) s->db_tried = 0; /* tuning may have created the database */
+  pm__db_known_free(&s->known);       /* and it stored what is to be read again */
+  s->known_loaded = 0;
 }
 
 /* The decision for a call of op on pr: the chain; where it finds no exact winner and autotune is
@@ -101,13 +132,13 @@ static void decide_for_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, 
                             pm__decision *d, int *keep) {
   pm__serve *s = c->serve;
   *keep = 1;
-  if (pm__decide(c, read_db(c), &c->dev, op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
+  if (pm__decide(c, known_of(c), op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
   if (s->tuning || capturing) { /* tuning synchronises the device: never inside a capture */
     *keep = 0;
     return;
   }
   tune_unlocked(c, op, pr);
-  if (pm__decide(c, read_db(c), &c->dev, op, pr, d) == PM__FROM_EXACT) d->source = PM__FROM_TUNED;
+  if (pm__decide(c, known_of(c), op, pr, d) == PM__FROM_EXACT) d->source = PM__FROM_TUNED;
 }
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else

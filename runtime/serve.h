@@ -31,16 +31,22 @@ typedef struct pm__decision {
 int pm__serve_init(pm_ctx *c, const pm_options *o);
 void pm__serve_free(pm_ctx *c);
 
-/* The decision chain: what a call of op on pr runs on device dev, from db (read-only; NULL where
- * there is none): the fastest verified winner stored for exactly pr's size on dev or its model,
+/* The decision chain: what a call of op on pr runs on the device of `known` (what the database
+ * knows for it, read into memory once; NULL where there is no database): the fastest verified
+ * winner stored for exactly pr's size on that device or its model,
  * else the one at the nearest tuned size (same op, variant and radius), either only among the
  * configurations that pass op->check for pr on dev (a vector width pr->caller_align allows) and
  * of the template built into this library; else op's built-in default, with out->why saying why
- * (the database's last error, or why there is no database). Always decides; returns
- * out->source (never PM__FROM_TUNED: the slow path says that, after tuning). c is the context db
- * was opened with, whose error the lookups leave. Needs no GPU. */
-pm__source pm__decide(pm_ctx *c, pm__db *db, const pm__device_info *dev, const pm__op *op,
+ * (the lookup's error, or why there is no database). Always decides, in memory (no SQL); returns
+ * out->source (never PM__FROM_TUNED: the slow path says that, after tuning). c is the context
+ * the database was opened with, whose error the lookups leave. Needs no GPU. */
+pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, pm__decision *out);
+
+/* Makes c read its database again at its next decision: until then, and from its first decision
+ * on, c decides from what the database held then (a database tuned meanwhile by another process
+ * is picked up by a new context, or after this). Choices already cached stay. */
+void pm__serve_forget(pm_ctx *c);
 
 /* Decides for op on pr on c's device with c's database, as a call would but without tuning on
  * first use (pm__decide under the serving lock). c must have serving state (pm_open with a

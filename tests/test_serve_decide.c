@@ -61,15 +61,19 @@ static void put(const pm__op *op, pm__problem pr, const char *config, double ms)
   put_on(&c->dev, real_sha(op), op, pr, config, ms);
 }
 
-/* Decides op on pr for device dev through the chain itself, on a read-only handle of its own
- * (NULL where the file is missing); *d is its decision. */
+/* Decides op on pr for device dev through the chain itself, on what a read-only handle of its
+ * own knows for dev (nothing where the file is missing); *d is its decision. */
 static pm__source decide_on(const pm__device_info *dev, const pm__op *op, pm__problem pr,
                             pm__decision *d) {
   pm__db *db = NULL;
-  if (access(path, F_OK) == 0)
+  pm__db_known known;
+  if (access(path, F_OK) == 0) {
     cr_assert_eq(pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
                  pm_errmsg(c));
-  pm__source s = pm__decide(c, db, dev, op, &pr, d);
+    cr_assert_eq(pm__ops_known_load(db, dev, &known), PM_OK, "%s", pm_errmsg(c));
+  }
+  pm__source s = pm__decide(c, db != NULL ? &known : NULL, op, &pr, d);
+  if (db != NULL) pm__db_known_free(&known);
   pm__db_close(db);
   cr_assert_eq(s, d->source, "the chain returns the source it decided");
   return s;
@@ -79,6 +83,7 @@ static pm__source decide_on(const pm__device_info *dev, const pm__op *op, pm__pr
 static pm__source decide(const pm__op *op, pm__problem pr, pm__decision *d) {
   pm__source s = decide_on(&c->dev, op, pr, d);
   pm__decision e;
+  pm__serve_forget(c); /* what was stored since the context last read the database */
   cr_assert_eq(pm__serve_decide(c, op, &pr, &e), PM_OK);
   cr_assert_eq(e.source, d->source, "explain: %s, the chain: %s", pm__source_name(e.source),
                pm__source_name(d->source));
@@ -162,7 +167,7 @@ Test(serve_decide, the_default_serves_without_a_database) {
   pm__decision d;
   pm__problem pr = {.rows = 1000, .cols = 1000, .caller_align = 8};
   cr_assert_neq(access(path, F_OK), 0, "no file yet");
-  cr_assert_eq(pm__decide(c, NULL, &c->dev, &pm__op_matadd, &pr, &d), PM__FROM_DEFAULT);
+  cr_assert_eq(pm__decide(c, NULL, &pm__op_matadd, &pr, &d), PM__FROM_DEFAULT);
   cr_assert_str_eq(d.why, "no database");
   cr_assert_not_null(strstr(d.config, "vec=2"), "8-byte alignment: the default reads float2: %s",
                      d.config);

@@ -135,6 +135,10 @@ const pm__op *pm__op_of(pm_op e);
 /* What the database must know of every op, made from the op entries (for pm__db_open). */
 const pm__db_op *const *pm__ops_db(void);
 
+/* Reads what db knows for device d into memory: every op's measurements of the template built
+ * into this library (pm__db_known_load with pm__ops and their templates' hashes). */
+int pm__ops_known_load(pm__db *db, const pm__device_info *d, pm__db_known *out);
+
 /* The database's view of a problem of op. */
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);
 pm__limits pm__limits_default(void);

@@ -41,6 +41,15 @@ const pm__db_op *const *pm__ops_db(void) {
   return db_op_list;
 }
 
+int pm__ops_known_load(pm__db *db, const pm__device_info *d, pm__db_known *out) {
+  const char *names[MAX_OPS + 1] = {0}, *shas[MAX_OPS + 1] = {0};
+  for (int i = 0; pm__ops[i] != NULL && i < MAX_OPS; i++) {
+    names[i] = pm__ops[i]->name;
+    shas[i] = pm__template_find(pm__ops[i]->name)->sha256;
+  }
+  return pm__db_known_load(db, d, names, shas, out);
+}
+
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
   memset(out, 0, sizeof *out);
   out->op = op->name;

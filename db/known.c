@@ -1,0 +1,235 @@
+/* known.c: what the database knows for one GPU, read once into memory: every verified
+ * measurement of the given templates on that GPU or its model, ordered and indexed so that the
+ * winner lookups (exact size, nearest size) run without SQL. Library calls decide from it, so a
+ * call's cost does not grow with the sizes a process meets; pm__db_winner_get_if and
+ * pm__db_winner_nearest_if are these lookups on a snapshot of one op. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmdb.h"
+
+/* One verified measurement, as a lookup needs it. */
+struct pm__db_known_row {
+  char op[24], dtype[8], variant[40];
+  int radius;
+  int64_t rows, cols, n;
+  char *config, *params; /* heap */
+  double median_ms, min_ms, max_ms, gbps, seed_ms; /* seed_ms 0: the seed was not measured */
+  int samples, same_gpu;
+};
+
+/* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending. */
+typedef struct pm__db_known_group {
+  size_t begin, end;
+} group;
+
+#define SAME_MODEL                                                                           \
+  "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
+  " AND g.mem_bytes = ?6))"
+
+/* Appends the verified measurements of op's template sha on d or its model to k. */
+static int load_op(pm__db *db, const pm__device_info *d, const char *op, const char *sha,
+                   pm__db_known *k) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(
+      db,
+      sqlite3_prepare_v2(
+          pm__db_handle(db),
+          "SELECT m.op, m.dtype, m.variant, ifnull(m.radius, 0), ifnull(m.rows, 0),"
+          " ifnull(m.cols, 0), ifnull(m.n, 0), m.config, m.params, m.median_ms, m.min_ms,"
+          " m.max_ms, m.gbps, m.samples, g.uuid = ?1 AS same_gpu,"
+          " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
+          "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
+          "  AND s.is_seed = 1 AND s.status = 'ok')"
+          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.template_sha256 = ?8 AND m.status = 'ok'"
+          " AND m.verified = 1"
+          " ORDER BY m.dtype, m.variant, ifnull(m.radius, 0), ifnull(m.rows, 0), ifnull(m.cols, 0),"
+          " ifnull(m.n, 0), same_gpu DESC, m.median_ms, m.id",
+          -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC) |
+                     sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC) |
+                     sqlite3_bind_int(st, 3, d->cc_major) | sqlite3_bind_int(st, 4, d->cc_minor) |
+                     sqlite3_bind_int(st, 5, d->sm_count) |
+                     sqlite3_bind_int64(st, 6, (sqlite3_int64)d->mem_bytes) |
+                     sqlite3_bind_text(st, 7, op, -1, SQLITE_STATIC) |
+                     sqlite3_bind_text(st, 8, sha, -1, SQLITE_STATIC));
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    if (k->n == k->cap) {
+      size_t cap = k->cap ? 2 * k->cap : 256;
+      pm__db_known_row *grown = realloc(k->rows, cap * sizeof *grown);
+      if (grown == NULL) goto nomem;
+      k->rows = grown, k->cap = cap;
+    }
+    pm__db_known_row *w = &k->rows[k->n];
+    memset(w, 0, sizeof *w);
+    snprintf(w->op, sizeof w->op, "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(w->dtype, sizeof w->dtype, "%s", (const char *)sqlite3_column_text(st, 1));
+    snprintf(w->variant, sizeof w->variant, "%s", (const char *)sqlite3_column_text(st, 2));
+    w->radius = sqlite3_column_int(st, 3);
+    w->rows = sqlite3_column_int64(st, 4);
+    w->cols = sqlite3_column_int64(st, 5);
+    w->n = sqlite3_column_int64(st, 6);
+    w->config = strdup((const char *)sqlite3_column_text(st, 7));
+    w->params = strdup((const char *)sqlite3_column_text(st, 8));
+    if (w->config == NULL || w->params == NULL) {
+      free(w->config), free(w->params);
+      goto nomem;
+    }
+    w->median_ms = sqlite3_column_double(st, 9);
+    w->min_ms = sqlite3_column_double(st, 10);
+    w->max_ms = sqlite3_column_double(st, 11);
+    w->gbps = sqlite3_column_double(st, 12);
+    w->samples = sqlite3_column_int(st, 13);
+    w->same_gpu = sqlite3_column_int(st, 14);
+    w->seed_ms = sqlite3_column_type(st, 15) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 15);
+    k->n++;
+  }
+  PM__SQLITE_ST(db, st, r);
+  goto fail; /* done: rc is PM_OK */
+nomem:
+  rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
+                  pm__db_filename(db));
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+static int same_group(const pm__db_known_row *a, const pm__db_known_row *b) {
+  return strcmp(a->op, b->op) == 0 && strcmp(a->dtype, b->dtype) == 0 &&
+         strcmp(a->variant, b->variant) == 0 && a->radius == b->radius;
+}
+
+/* Splits the rows (ordered by group, then size) into groups. */
+static int index_groups(pm__db_known *k) {
+  for (size_t i = 0; i < k->n; i++) {
+    if (i > 0 && same_group(&k->rows[i - 1], &k->rows[i])) continue;
+    if (k->ngroups % 16 == 0) {
+      group *grown = realloc(k->groups, (k->ngroups + 16) * sizeof *grown);
+      if (grown == NULL) return PM_ENOMEM;
+      k->groups = grown;
+    }
+    k->groups[k->ngroups++] = (group){i, i};
+  }
+  for (size_t g = 0; g < k->ngroups; g++)
+    k->groups[g].end = g + 1 < k->ngroups ? k->groups[g + 1].begin : k->n;
+  return PM_OK;
+}
+
+int pm__db_known_load(pm__db *db, const pm__device_info *d, const char *const *ops,
+                      const char *const *shas, pm__db_known *out) {
+  int rc = PM_OK;
+  memset(out, 0, sizeof *out);
+  out->db = db;
+  out->dev = *d;
+  for (size_t i = 0; ops[i] != NULL && rc == PM_OK; i++) rc = load_op(db, d, ops[i], shas[i], out);
+  if (rc == PM_OK && index_groups(out) != PM_OK)
+    rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
+                    pm__db_filename(db));
+  if (rc != PM_OK) pm__db_known_free(out);
+  return rc;
+}
+
+void pm__db_known_free(pm__db_known *k) {
+  if (k == NULL) return;
+  for (size_t i = 0; i < k->n; i++) free(k->rows[i].config), free(k->rows[i].params);
+  free(k->rows);
+  free(k->groups);
+  memset(k, 0, sizeof *k);
+}
+
+/* The group of p, or NULL. */
+static const group *group_of(const pm__db_known *k, const pm__db_problem *p) {
+  const char *variant = p->variant ? p->variant : "";
+  for (size_t g = 0; g < k->ngroups; g++) {
+    const pm__db_known_row *w = &k->rows[k->groups[g].begin];
+    if (strcmp(w->op, p->op) == 0 && strcmp(w->dtype, p->dtype) == 0 &&
+        strcmp(w->variant, variant) == 0 && w->radius == p->radius)
+      return &k->groups[g];
+  }
+  return NULL;
+}
+
+static int same_size(const pm__db_known_row *w, int64_t rows, int64_t cols, int64_t n) {
+  return w->rows == rows && w->cols == cols && w->n == n;
+}
+
+static void winner_of(const pm__db_known_row *w, pm__db_winner *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->config, sizeof out->config, "%s", w->config);
+  snprintf(out->params, sizeof out->params, "%s", w->params);
+  out->median_ms = w->median_ms, out->min_ms = w->min_ms, out->max_ms = w->max_ms;
+  out->gbps = w->gbps, out->samples = w->samples;
+  out->speedup = w->seed_ms > 0 ? w->seed_ms / w->median_ms : 0;
+  out->rows = w->rows, out->cols = w->cols, out->n = w->n, out->radius = w->radius;
+  out->same_gpu = w->same_gpu;
+}
+
+/* The problem as the messages show it: its canonical text (a malformed one is said as given;
+ * the message written after this one replaces what pm__db_problem_text said of it). */
+static void problem_text(const pm__db_known *k, const pm__db_problem *p, char *out) {
+  if (pm__db_problem_text(k->db, p, out) != PM_OK)
+    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld n=%lld", (long long)p->rows,
+             (long long)p->cols, (long long)p->n);
+}
+
+int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
+                        int (*accept)(void *arg, const char *config), void *arg,
+                        pm__db_winner *out) {
+  const group *g = group_of(k, p);
+  memset(out, 0, sizeof *out);
+  for (size_t i = g ? g->begin : 0; g != NULL && i < g->end; i++) {
+    const pm__db_known_row *w = &k->rows[i];
+    if (!same_size(w, p->rows, p->cols, p->n)) continue;
+    if (accept != NULL && !accept(arg, w->config)) continue;
+    winner_of(w, out);
+    return PM_OK;
+  }
+  char problem[PM__DB_PROBLEM_MAX];
+  problem_text(k, p, problem);
+  return pm__seterr(pm__db_ctx(k->db), PM_ENOTFOUND,
+                    "tuning database %s: nothing tuned%s for %s %s %s on %s (%s) or its model",
+                    pm__db_filename(k->db), accept ? " that fits" : "", p->op, p->dtype, problem,
+                    k->dev.name, k->dev.uuid);
+}
+
+int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
+                            int (*accept)(void *arg, const char *config), void *arg,
+                            pm__db_winner *out) {
+  const group *g = group_of(k, p);
+  int matrix = p->n == 0, found = 0;
+  double size = matrix ? (double)p->rows * (double)p->cols : (double)p->n;
+  double aspect = matrix ? (double)p->rows / (double)p->cols : 1.0;
+  double best_d = 0, best_a = 0, best_size = 0;
+  pm__db_problem best = *p;
+  memset(out, 0, sizeof *out);
+  for (size_t i = g ? g->begin : 0; g != NULL && i < g->end; i++) {
+    const pm__db_known_row *w = &k->rows[i];
+    if (i > g->begin && same_size(w, w[-1].rows, w[-1].cols, w[-1].n)) continue; /* each size once */
+    if (matrix ? w->rows < 1 || w->cols < 1 : w->n < 1) continue;
+    double s = matrix ? (double)w->rows * (double)w->cols : (double)w->n;
+    double dist = fabs(log(size / s)), a = matrix ? fabs(log(aspect * w->cols / w->rows)) : 0;
+    int better =
+        !found || dist < best_d - 1e-12 ||
+        (dist <= best_d + 1e-12 && (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
+    if (!better) continue;
+    found = 1, best_d = dist, best_a = a, best_size = s;
+    best.rows = w->rows, best.cols = w->cols, best.n = w->n;
+  }
+  if (!found) {
+    char problem[PM__DB_PROBLEM_MAX];
+    problem_text(k, p, problem);
+    return pm__seterr(pm__db_ctx(k->db), PM_ENOTFOUND,
+                      "tuning database %s: no size of %s %s like %s tuned on %s (%s) or its model",
+                      pm__db_filename(k->db), p->op, p->dtype, problem, k->dev.name, k->dev.uuid);
+  }
+  int rc = pm__db_known_get_if(k, &best, accept, arg, out);
+  if (rc != PM_OK) return rc;
+  out->distance = best_d;
+  out->aspect_distance = best_a;
+  return PM_OK;
+}
