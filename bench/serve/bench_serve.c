@@ -1,6 +1,9 @@
 /* bench_serve.c: what serving costs on the host: the first call in a fresh process (database
- * lookup, cubin load, no NVRTC when the database is warm), and a steady-state call against a bare
- * cudaLaunchKernel of the same kernel. Prints one JSON object. Usage: pmtune_bench_serve [DB] */
+ * lookup, cubin load, no NVRTC when the database is warm), a steady-state call against a bare
+ * cudaLaunchKernel of the same kernel, and reductions at SIZES sizes never seen before, then the
+ * same sizes again (host time per call: median and mean). Prints one JSON object.
+ * Usage: pmtune_bench_serve [DB] */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "serve.h"
 
 #define CALLS 2000
+#define SIZES 3000 /* first-seen sizes of reduce, n from 1000 to 65536 */
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -66,12 +70,40 @@ int main(int argc, char **argv) {
     bare[rep] = (pm__now_ms() - t0) * 1e3 / (CALLS / 4);
   }
   cudaDeviceSynchronize();
+
+  /* reductions at sizes never seen: each call's host time, then the same sizes again */
+  float *x, *sum;
+  static double first_seen[SIZES], again[SIZES];
+  double mean[2] = {0, 0};
+  if (cudaMalloc((void **)&x, 65536 * 4) || cudaMalloc((void **)&sum, 4))
+    return fprintf(stderr, "cudaMalloc failed\n"), 1;
+  uint64_t seed = 12345;
+  unsigned sizes[SIZES];
+  for (int i = 0; i < SIZES; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    sizes[i] = 1000 + (unsigned)(seed % 64537);
+  }
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < SIZES; i++) {
+      if (i % 256 == 0) cudaDeviceSynchronize(); /* keep the launch queue from filling */
+      t0 = pm__now_ms();
+      rc = pm_reduce_sum(c, sizes[i], x, sum, NULL);
+      double us = (pm__now_ms() - t0) * 1e3;
+      if (rc != PM_OK) return fprintf(stderr, "pm_reduce_sum: %s\n", pm_errmsg(c)), 1;
+      (pass ? again : first_seen)[i] = us;
+      mean[pass] += us / SIZES;
+    }
+  cudaDeviceSynchronize();
+  qsort(first_seen, SIZES, sizeof *first_seen, cmp);
+  qsort(again, SIZES, sizeof *again, cmp);
   qsort(served, 16, sizeof *served, cmp);
   qsort(bare, 16, sizeof *bare, cmp);
   printf("{\"gpu\":\"%s\",\"pm_open_ms\":%.3f,\"first_call_ms\":%.3f,\"first_call_source\":\"%s\","
-         "\"steady_call_us\":%.3f,\"bare_launch_us\":%.3f,\"overhead_us\":%.3f}\n",
+         "\"steady_call_us\":%.3f,\"bare_launch_us\":%.3f,\"overhead_us\":%.3f,"
+         "\"reduce_first_seen_sizes\":%d,\"first_seen_median_us\":%.3f,\"first_seen_mean_us\":%.3f,"
+         "\"again_median_us\":%.3f,\"again_mean_us\":%.3f}\n",
          c->dev.name, open_ms, first_ms, pm__source_name(dec.source), served[8], bare[8],
-         served[8] - bare[8]);
+         served[8] - bare[8], SIZES, first_seen[SIZES / 2], mean[0], again[SIZES / 2], mean[1]);
   pm__kernel_unload(&k);
   pm__cubin_free(&bin);
   pm_close(c);
