@@ -15,10 +15,19 @@ struct pm__db_known_row {
   char op[24], dtype[8], variant[40];
   int radius;
   int64_t rows, cols, n;
-  char *config, *params; /* heap */
+  char *config; /* heap: "bx=32 by=8" (the params JSON is made from it when asked) */
   double median_ms, min_ms, max_ms, gbps, seed_ms; /* seed_ms 0: the seed was not measured */
   int samples, same_gpu;
+  int64_t gpu_id, id;
 };
+
+/* A seed's median, to be found by its problem and GPU. */
+typedef struct seed {
+  int64_t gpu_id, rows, cols, n;
+  int radius;
+  char dtype[8], variant[40];
+  double median_ms;
+} seed;
 
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending. */
 typedef struct pm__db_known_group {
@@ -29,35 +38,112 @@ typedef struct pm__db_known_group {
   "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
   " AND g.mem_bytes = ?6))"
 
-/* Appends the verified measurements of op's template sha on d or its model to k. */
+/* The order of lookups: by problem (op, dtype, variant, radius, size), then the measurements
+ * of the GPU itself before those of others of its model, the fastest first. */
+static int row_cmp(const void *x, const void *y) {
+  const pm__db_known_row *a = x, *b = y;
+  int c;
+  if ((c = strcmp(a->op, b->op)) || (c = strcmp(a->dtype, b->dtype)) ||
+      (c = strcmp(a->variant, b->variant)))
+    return c;
+  if (a->radius != b->radius) return a->radius < b->radius ? -1 : 1;
+  if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
+  if (a->cols != b->cols) return a->cols < b->cols ? -1 : 1;
+  if (a->n != b->n) return a->n < b->n ? -1 : 1;
+  if (a->same_gpu != b->same_gpu) return a->same_gpu > b->same_gpu ? -1 : 1;
+  if (a->median_ms != b->median_ms) return a->median_ms < b->median_ms ? -1 : 1;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Seeds ordered by GPU and problem (op is one per load). */
+static int seed_cmp(const void *x, const void *y) {
+  const seed *a = x, *b = y;
+  int c;
+  if (a->gpu_id != b->gpu_id) return a->gpu_id < b->gpu_id ? -1 : 1;
+  if ((c = strcmp(a->dtype, b->dtype)) || (c = strcmp(a->variant, b->variant))) return c;
+  if (a->radius != b->radius) return a->radius < b->radius ? -1 : 1;
+  if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
+  if (a->cols != b->cols) return a->cols < b->cols ? -1 : 1;
+  return (a->n > b->n) - (a->n < b->n);
+}
+
+#define COLUMNS                                                                                \
+  "m.dtype, m.variant, ifnull(m.radius, 0), ifnull(m.rows, 0), ifnull(m.cols, 0),"             \
+  " ifnull(m.n, 0), m.median_ms, m.gpu_id"
+#define FROM_MODEL                                                                            \
+  " FROM measurement m JOIN gpu g ON g.id = m.gpu_id WHERE " SAME_MODEL " AND m.op = ?7"      \
+  " AND m.template_sha256 = ?8 AND m.status = 'ok'"
+
+static int bind(sqlite3_stmt *st, const pm__device_info *d, const char *op, const char *sha) {
+  return sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC) |
+         sqlite3_bind_int(st, 3, d->cc_major) | sqlite3_bind_int(st, 4, d->cc_minor) |
+         sqlite3_bind_int(st, 5, d->sm_count) |
+         sqlite3_bind_int64(st, 6, (sqlite3_int64)d->mem_bytes) |
+         sqlite3_bind_text(st, 7, op, -1, SQLITE_STATIC) |
+         sqlite3_bind_text(st, 8, sha, -1, SQLITE_STATIC);
+}
+
+/* Fills the problem columns (COLUMNS, from column `at`) of a row or seed. */
+#define READ_PROBLEM(st, at, w)                                                              \
+  do {                                                                                       \
+    snprintf((w)->dtype, sizeof (w)->dtype, "%s", (const char *)sqlite3_column_text(st, at)); \
+    snprintf((w)->variant, sizeof (w)->variant, "%s",                                        \
+             (const char *)sqlite3_column_text(st, (at) + 1));                               \
+    (w)->radius = sqlite3_column_int(st, (at) + 2);                                          \
+    (w)->rows = sqlite3_column_int64(st, (at) + 3);                                          \
+    (w)->cols = sqlite3_column_int64(st, (at) + 4);                                          \
+    (w)->n = sqlite3_column_int64(st, (at) + 5);                                             \
+    (w)->median_ms = sqlite3_column_double(st, (at) + 6);                                    \
+    (w)->gpu_id = sqlite3_column_int64(st, (at) + 7);                                        \
+  } while (0)
+
+/* The seeds' medians of op's template sha on d or its model, sorted (heap, *n of them). */
+static int load_seeds(pm__db *db, const pm__device_info *d, const char *op, const char *sha,
+                      seed **out, size_t *n) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *st = NULL;
+  size_t cap = 0;
+  *out = NULL, *n = 0;
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
+                                    "SELECT " COLUMNS FROM_MODEL " AND m.is_seed = 1", -1, &st,
+                                    NULL));
+  PM__SQLITE(db, bind(st, d, op, sha));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      seed *grown = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *grown);
+      if (grown == NULL) {
+        rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
+                        pm__db_filename(db));
+        goto fail;
+      }
+      *out = grown;
+    }
+    READ_PROBLEM(st, 0, &(*out)[*n]);
+    (*n)++;
+  }
+  PM__SQLITE_ST(db, st, r);
+  qsort(*out, *n, sizeof **out, seed_cmp);
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+/* Appends the verified measurements of op's template sha on d or its model to k, each with its
+ * problem's seed median where the seed was measured on the same GPU. */
 static int load_op(pm__db *db, const pm__device_info *d, const char *op, const char *sha,
                    pm__db_known *k) {
-  int rc = PM_OK;
+  int rc = PM_OK, r;
   sqlite3_stmt *st = NULL;
-  PM__SQLITE(
-      db,
-      sqlite3_prepare_v2(
-          pm__db_handle(db),
-          "SELECT m.op, m.dtype, m.variant, ifnull(m.radius, 0), ifnull(m.rows, 0),"
-          " ifnull(m.cols, 0), ifnull(m.n, 0), m.config, m.params, m.median_ms, m.min_ms,"
-          " m.max_ms, m.gbps, m.samples, g.uuid = ?1 AS same_gpu,"
-          " (SELECT s.median_ms FROM measurement s WHERE s.gpu_id = m.gpu_id AND s.op = m.op AND"
-          "  s.dtype = m.dtype AND s.problem = m.problem AND s.template_sha256 = m.template_sha256"
-          "  AND s.is_seed = 1 AND s.status = 'ok')"
-          " FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
-          " WHERE " SAME_MODEL " AND m.op = ?7 AND m.template_sha256 = ?8 AND m.status = 'ok'"
-          " AND m.verified = 1"
-          " ORDER BY m.dtype, m.variant, ifnull(m.radius, 0), ifnull(m.rows, 0), ifnull(m.cols, 0),"
-          " ifnull(m.n, 0), same_gpu DESC, m.median_ms, m.id",
-          -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC) |
-                     sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC) |
-                     sqlite3_bind_int(st, 3, d->cc_major) | sqlite3_bind_int(st, 4, d->cc_minor) |
-                     sqlite3_bind_int(st, 5, d->sm_count) |
-                     sqlite3_bind_int64(st, 6, (sqlite3_int64)d->mem_bytes) |
-                     sqlite3_bind_text(st, 7, op, -1, SQLITE_STATIC) |
-                     sqlite3_bind_text(st, 8, sha, -1, SQLITE_STATIC));
-  int r;
+  seed *seeds = NULL;
+  size_t nseeds = 0, first = k->n;
+  if ((rc = load_seeds(db, d, op, sha, &seeds, &nseeds)) != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
+                                    "SELECT " COLUMNS ", m.config, m.min_ms, m.max_ms,"
+                                    " m.gbps, m.samples, g.uuid = ?1, m.id" FROM_MODEL
+                                    " AND m.verified = 1",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, bind(st, d, op, sha));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     if (k->n == k->cap) {
       size_t cap = k->cap ? 2 * k->cap : 256;
@@ -67,35 +153,32 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
     }
     pm__db_known_row *w = &k->rows[k->n];
     memset(w, 0, sizeof *w);
-    snprintf(w->op, sizeof w->op, "%s", (const char *)sqlite3_column_text(st, 0));
-    snprintf(w->dtype, sizeof w->dtype, "%s", (const char *)sqlite3_column_text(st, 1));
-    snprintf(w->variant, sizeof w->variant, "%s", (const char *)sqlite3_column_text(st, 2));
-    w->radius = sqlite3_column_int(st, 3);
-    w->rows = sqlite3_column_int64(st, 4);
-    w->cols = sqlite3_column_int64(st, 5);
-    w->n = sqlite3_column_int64(st, 6);
-    w->config = strdup((const char *)sqlite3_column_text(st, 7));
-    w->params = strdup((const char *)sqlite3_column_text(st, 8));
-    if (w->config == NULL || w->params == NULL) {
-      free(w->config), free(w->params);
-      goto nomem;
-    }
-    w->median_ms = sqlite3_column_double(st, 9);
-    w->min_ms = sqlite3_column_double(st, 10);
-    w->max_ms = sqlite3_column_double(st, 11);
-    w->gbps = sqlite3_column_double(st, 12);
-    w->samples = sqlite3_column_int(st, 13);
-    w->same_gpu = sqlite3_column_int(st, 14);
-    w->seed_ms = sqlite3_column_type(st, 15) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 15);
+    snprintf(w->op, sizeof w->op, "%s", op);
+    READ_PROBLEM(st, 0, w);
+    if ((w->config = strdup((const char *)sqlite3_column_text(st, 8))) == NULL) goto nomem;
+    w->min_ms = sqlite3_column_double(st, 9);
+    w->max_ms = sqlite3_column_double(st, 10);
+    w->gbps = sqlite3_column_double(st, 11);
+    w->samples = sqlite3_column_int(st, 12);
+    w->same_gpu = sqlite3_column_int(st, 13);
+    w->id = sqlite3_column_int64(st, 14);
+    seed key = {.gpu_id = w->gpu_id, .rows = w->rows, .cols = w->cols, .n = w->n,
+                .radius = w->radius};
+    memcpy(key.dtype, w->dtype, sizeof key.dtype);
+    memcpy(key.variant, w->variant, sizeof key.variant);
+    const seed *s = nseeds ? bsearch(&key, seeds, nseeds, sizeof *seeds, seed_cmp) : NULL;
+    w->seed_ms = s != NULL ? s->median_ms : 0;
     k->n++;
   }
   PM__SQLITE_ST(db, st, r);
+  qsort(k->rows + first, k->n - first, sizeof *k->rows, row_cmp);
   goto fail; /* done: rc is PM_OK */
 nomem:
   rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
                   pm__db_filename(db));
 fail:
   pm__db_finalize(&st);
+  free(seeds);
   return rc;
 }
 
@@ -136,7 +219,7 @@ int pm__db_known_load(pm__db *db, const pm__device_info *d, const char *const *o
 
 void pm__db_known_free(pm__db_known *k) {
   if (k == NULL) return;
-  for (size_t i = 0; i < k->n; i++) free(k->rows[i].config), free(k->rows[i].params);
+  for (size_t i = 0; i < k->n; i++) free(k->rows[i].config);
   free(k->rows);
   free(k->groups);
   memset(k, 0, sizeof *k);
@@ -158,10 +241,27 @@ static int same_size(const pm__db_known_row *w, int64_t rows, int64_t cols, int6
   return w->rows == rows && w->cols == cols && w->n == n;
 }
 
+/* The params JSON of a configuration's text: "bx=32 by=8" -> {"bx":32,"by":8} (the database
+ * stores both, one made from the other). */
+static void params_of(const char *config, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (const char *p = config; *p != '\0' && len + 4 < cap;) {
+    size_t name = strcspn(p, "="), value;
+    if (p[name] != '=') break;
+    value = strcspn(p + name + 1, " ");
+    len += (size_t)snprintf(out + len, cap - len, "%s\"%.*s\":%.*s", len ? "," : "{", (int)name, p,
+                            (int)value, p + name + 1);
+    p += name + 1 + value;
+    p += strspn(p, " ");
+  }
+  if (len + 2 <= cap) snprintf(out + len, cap - len, len ? "}" : "{}");
+}
+
 static void winner_of(const pm__db_known_row *w, pm__db_winner *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->config, sizeof out->config, "%s", w->config);
-  snprintf(out->params, sizeof out->params, "%s", w->params);
+  params_of(w->config, out->params, sizeof out->params);
   out->median_ms = w->median_ms, out->min_ms = w->min_ms, out->max_ms = w->max_ms;
   out->gbps = w->gbps, out->samples = w->samples;
   out->speedup = w->seed_ms > 0 ? w->seed_ms / w->median_ms : 0;

@@ -104,8 +104,9 @@ typedef struct pm__serve {
                            below; never held while a tuning runs */
   pm__db *db;           /* read-only, opened on first need */
   int db_tried;
-  pm__db_known known;   /* what db knows for this GPU, read once (with db): calls decide from it */
-  int known_loaded;
+  pm__db_known known[PM__MAX_OPS]; /* what db knows of each op (pm__op_index) for this GPU,
+                                      read on the op's first decision: calls decide from it */
+  unsigned char known_loaded[PM__MAX_OPS];
   pm__db *rw;           /* read-write, for storing the cubins compiled here */
   int rw_tried;
   int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */

@@ -8,6 +8,14 @@
 
 #include "runtime.h"
 
+/* Drops what was read of the database: the next decision of each op reads it again. */
+static void forget_known(pm__serve *s) {
+  for (int i = 0; i < PM__MAX_OPS; i++) {
+    pm__db_known_free(&s->known[i]);
+    s->known_loaded[i] = 0;
+  }
+}
+
 int pm__serve_init(pm_ctx *c, const pm_options *o) {
   pm__serve *s = calloc(1, sizeof *s);
   if (s == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
@@ -25,7 +33,7 @@ void pm__serve_free(pm_ctx *c) {
   if (s == NULL) return;
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);
-  pm__db_known_free(&s->known);
+  forget_known(s);
   pm__db_close(s->db);
   pm__db_close(s->rw);
   pthread_mutex_destroy(&s->lock);
@@ -47,21 +55,18 @@ static pm__db *read_db(pm_ctx *c) {
   return s->db;
 }
 
-/* What the database knows for this GPU, read on first need (after a tuning on first use, again);
- * NULL where there is no database, or it could not be read (said once). */
-static const pm__db_known *known_of(pm_ctx *c) {
+/* What the database knows of op for this GPU, read on op's first decision (after a tuning on
+ * first use, again); NULL where there is no database, or it could not be read (said once). */
+static const pm__db_known *known_of(pm_ctx *c, const pm__op *op) {
   pm__serve *s = c->serve;
   pm__db *db = read_db(c);
-  if (db != NULL && !s->known_loaded) {
-    if (pm__ops_known_load(db, &c->dev, &s->known) != PM_OK) {
-      pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
-      pm__db_close(s->db);
-      s->db = NULL;
-      return NULL;
-    }
-    s->known_loaded = 1;
+  int i = pm__op_index(op);
+  if (db == NULL || i < 0) return NULL;
+  if (!s->known_loaded[i]) { /* 1: read; 2: could not be read, not tried again */
+    s->known_loaded[i] = pm__op_known_load(db, &c->dev, op, &s->known[i]) == PM_OK ? 1 : 2;
+    if (s->known_loaded[i] == 2) pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
   }
-  return db != NULL ? &s->known : NULL;
+  return s->known_loaded[i] == 1 ? &s->known[i] : NULL;
 }
 
 /* The read-write handle that cubins compiled here are stored with, opened on first need with
@@ -87,8 +92,7 @@ static pm__db *write_db(pm_ctx *c) {
 void pm__serve_forget(pm_ctx *c) {
   pm__serve *s = c->serve;
   pthread_mutex_lock(&s->lock);
-  pm__db_known_free(&s->known);
-  s->known_loaded = 0;
+  forget_known(s);
   pm__db_close(s->db); /* a file made since is opened then */
   s->db = NULL;
   s->db_tried = 0;
@@ -97,7 +101,7 @@ void pm__serve_forget(pm_ctx *c) {
 
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out) {
   pthread_mutex_lock(&c->serve->lock);
-  pm__decide(c, known_of(c), op, pr, out);
+  pm__decide(c, known_of(c, op), op, pr, out);
   pthread_mutex_unlock(&c->serve->lock);
   return PM_OK;
 }
@@ -117,8 +121,7 @@ static void tune_unlocked(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
   pthread_mutex_lock(&s->lock);
   s->tuning = 0;
   if (s->db == NULL) s->db_tried = 0; /* tuning may have created the database */
-  pm__db_known_free(&s->known);       /* and it stored what is to be read again */
-  s->known_loaded = 0;
+  forget_known(s);                    /* and it stored what is to be read again */
 }
 
 /* The decision for a call of op on pr: the chain; where it finds no exact winner and autotune is
@@ -132,13 +135,13 @@ static void decide_for_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, 
                             pm__decision *d, int *keep) {
   pm__serve *s = c->serve;
   *keep = 1;
-  if (pm__decide(c, known_of(c), op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
+  if (pm__decide(c, known_of(c, op), op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
   if (s->tuning || capturing) { /* tuning synchronises the device: never inside a capture */
     *keep = 0;
     return;
   }
   tune_unlocked(c, op, pr);
-  if (pm__decide(c, known_of(c), op, pr, d) == PM__FROM_EXACT) d->source = PM__FROM_TUNED;
+  if (pm__decide(c, known_of(c, op), op, pr, d) == PM__FROM_EXACT) d->source = PM__FROM_TUNED;
 }
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else

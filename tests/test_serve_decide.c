@@ -70,7 +70,7 @@ static pm__source decide_on(const pm__device_info *dev, const pm__op *op, pm__pr
   if (access(path, F_OK) == 0) {
     cr_assert_eq(pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
                  pm_errmsg(c));
-    cr_assert_eq(pm__ops_known_load(db, dev, &known), PM_OK, "%s", pm_errmsg(c));
+    cr_assert_eq(pm__op_known_load(db, dev, op, &known), PM_OK, "%s", pm_errmsg(c));
   }
   pm__source s = pm__decide(c, db != NULL ? &known : NULL, op, &pr, d);
   if (db != NULL) pm__db_known_free(&known);

@@ -123,7 +123,7 @@ typedef struct pm__op {
 } pm__op;
 
 extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter;
-extern const pm__op *const pm__ops[]; /* all of them, ended by NULL */
+extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS), ended by NULL */
 
 /* ---- Generic space code (space.c) ----------------------------------------------------------- */
 
@@ -135,9 +135,13 @@ const pm__op *pm__op_of(pm_op e);
 /* What the database must know of every op, made from the op entries (for pm__db_open). */
 const pm__db_op *const *pm__ops_db(void);
 
-/* Reads what db knows for device d into memory: every op's measurements of the template built
- * into this library (pm__db_known_load with pm__ops and their templates' hashes). */
-int pm__ops_known_load(pm__db *db, const pm__device_info *d, pm__db_known *out);
+/* Reads what db knows of op for device d into memory: its measurements of the template built
+ * into this library (pm__db_known_load of op and its template's hash). */
+int pm__op_known_load(pm__db *db, const pm__device_info *d, const pm__op *op, pm__db_known *out);
+
+/* op's place in pm__ops (0 .. PM__MAX_OPS - 1), or -1. */
+#define PM__MAX_OPS 16
+int pm__op_index(const pm__op *op);
 
 /* The database's view of a problem of op. */
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);

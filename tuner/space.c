@@ -22,7 +22,7 @@ const pm__op *pm__op_of(pm_op e) {
   return NULL;
 }
 
-#define MAX_OPS 16
+#define MAX_OPS PM__MAX_OPS
 static pm__db_op db_ops[MAX_OPS];
 static const pm__db_op *db_op_list[MAX_OPS + 1];
 static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
@@ -41,13 +41,15 @@ const pm__db_op *const *pm__ops_db(void) {
   return db_op_list;
 }
 
-int pm__ops_known_load(pm__db *db, const pm__device_info *d, pm__db_known *out) {
-  const char *names[MAX_OPS + 1] = {0}, *shas[MAX_OPS + 1] = {0};
-  for (int i = 0; pm__ops[i] != NULL && i < MAX_OPS; i++) {
-    names[i] = pm__ops[i]->name;
-    shas[i] = pm__template_find(pm__ops[i]->name)->sha256;
-  }
+int pm__op_known_load(pm__db *db, const pm__device_info *d, const pm__op *op, pm__db_known *out) {
+  const char *names[] = {op->name, NULL}, *shas[] = {pm__template_find(op->name)->sha256, NULL};
   return pm__db_known_load(db, d, names, shas, out);
+}
+
+int pm__op_index(const pm__op *op) {
+  for (int i = 0; pm__ops[i] != NULL; i++)
+    if (pm__ops[i] == op) return i;
+  return -1;
 }
 
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
