@@ -82,7 +82,6 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
    */
   fprintf(out, "%.*s,\n\"gpus\": [", (int)strlen(head) - 1, head);
   pm__db_finalize(&st);
-  st = NULL;
   if ((rc = write_rows(db, out, gpus_sql, all, NULL)) != PM_OK) goto fail;
   fputs("],\n\"measurements\": [", out);
   if ((rc = write_rows(db, out, measurements_sql, all, &n)) != PM_OK) goto fail;
@@ -568,7 +567,6 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
     goto fail;
   }
   pm__db_finalize(&st);
-  st = NULL;
   /* json may lack a NUL at len: the fields are read from a copy that has one. */
   char *doc = malloc(len + 1);
   if (doc == NULL) return pm__seterr(c, PM_ENOMEM, "import: out of memory");

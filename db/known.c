@@ -15,7 +15,7 @@ struct pm__db_known_row {
   char op[24], dtype[8], variant[40];
   int radius;
   int64_t rows, cols, n;
-  char *config; /* heap: "bx=32 by=8" (the params JSON is made from it when asked) */
+  char *config, *params; /* heap: "bx=32 by=8", {"bx":32,"by":8} */
   double median_ms, min_ms, max_ms, gbps, seed_ms; /* seed_ms 0: the seed was not measured */
   int samples, same_gpu;
   int64_t gpu_id, id;
@@ -139,7 +139,7 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
   size_t nseeds = 0, first = k->n;
   if ((rc = load_seeds(db, d, op, sha, &seeds, &nseeds)) != PM_OK) return rc;
   PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
-                                    "SELECT " COLUMNS ", m.config, m.min_ms, m.max_ms,"
+                                    "SELECT " COLUMNS ", m.config, m.params, m.min_ms, m.max_ms,"
                                     " m.gbps, m.samples, g.uuid = ?1, m.id" FROM_MODEL
                                     " AND m.verified = 1",
                                     -1, &st, NULL));
@@ -155,13 +155,18 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
     memset(w, 0, sizeof *w);
     snprintf(w->op, sizeof w->op, "%s", op);
     READ_PROBLEM(st, 0, w);
-    if ((w->config = strdup((const char *)sqlite3_column_text(st, 8))) == NULL) goto nomem;
-    w->min_ms = sqlite3_column_double(st, 9);
-    w->max_ms = sqlite3_column_double(st, 10);
-    w->gbps = sqlite3_column_double(st, 11);
-    w->samples = sqlite3_column_int(st, 12);
-    w->same_gpu = sqlite3_column_int(st, 13);
-    w->id = sqlite3_column_int64(st, 14);
+    w->config = strdup((const char *)sqlite3_column_text(st, 8));
+    w->params = strdup((const char *)sqlite3_column_text(st, 9));
+    if (w->config == NULL || w->params == NULL) {
+      free(w->config), free(w->params);
+      goto nomem;
+    }
+    w->min_ms = sqlite3_column_double(st, 10);
+    w->max_ms = sqlite3_column_double(st, 11);
+    w->gbps = sqlite3_column_double(st, 12);
+    w->samples = sqlite3_column_int(st, 13);
+    w->same_gpu = sqlite3_column_int(st, 14);
+    w->id = sqlite3_column_int64(st, 15);
     seed key = {.gpu_id = w->gpu_id, .rows = w->rows, .cols = w->cols, .n = w->n,
                 .radius = w->radius};
     memcpy(key.dtype, w->dtype, sizeof key.dtype);
@@ -219,7 +224,7 @@ int pm__db_known_load(pm__db *db, const pm__device_info *d, const char *const *o
 
 void pm__db_known_free(pm__db_known *k) {
   if (k == NULL) return;
-  for (size_t i = 0; i < k->n; i++) free(k->rows[i].config);
+  for (size_t i = 0; i < k->n; i++) free(k->rows[i].config), free(k->rows[i].params);
   free(k->rows);
   free(k->groups);
   memset(k, 0, sizeof *k);
@@ -241,27 +246,10 @@ static int same_size(const pm__db_known_row *w, int64_t rows, int64_t cols, int6
   return w->rows == rows && w->cols == cols && w->n == n;
 }
 
-/* The params JSON of a configuration's text: "bx=32 by=8" -> {"bx":32,"by":8} (the database
- * stores both, one made from the other). */
-static void params_of(const char *config, char *out, size_t cap) {
-  size_t len = 0;
-  out[0] = '\0';
-  for (const char *p = config; *p != '\0' && len + 4 < cap;) {
-    size_t name = strcspn(p, "="), value;
-    if (p[name] != '=') break;
-    value = strcspn(p + name + 1, " ");
-    len += (size_t)snprintf(out + len, cap - len, "%s\"%.*s\":%.*s", len ? "," : "{", (int)name, p,
-                            (int)value, p + name + 1);
-    p += name + 1 + value;
-    p += strspn(p, " ");
-  }
-  if (len + 2 <= cap) snprintf(out + len, cap - len, len ? "}" : "{}");
-}
-
 static void winner_of(const pm__db_known_row *w, pm__db_winner *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->config, sizeof out->config, "%s", w->config);
-  params_of(w->config, out->params, sizeof out->params);
+  snprintf(out->params, sizeof out->params, "%s", w->params);
   out->median_ms = w->median_ms, out->min_ms = w->min_ms, out->max_ms = w->max_ms;
   out->gbps = w->gbps, out->samples = w->samples;
   out->speedup = w->seed_ms > 0 ? w->seed_ms / w->median_ms : 0;

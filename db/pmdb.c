@@ -241,7 +241,6 @@ static int register_templates(pm__db *db) {
     stale = r != SQLITE_ROW || sqlite3_column_int(st, 0) != 1;
   }
   pm__db_finalize(&st);
-  st = NULL;
   if (!stale) return PM_OK;
   for (const pm__template *t = pm__templates; t->name != NULL; t++)
     if ((rc = pm__db_template_current(db, t->name, t->sha256)) != PM_OK) return rc;
@@ -507,7 +506,6 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     PM__SQLITE_ST(db, st, step);
   if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
   pm__db_finalize(&st);
-  st = NULL;
   if (!ok) {
     add(&r, 0, "(the other checks need a sound file: skipped)");
     goto done;
@@ -528,7 +526,6 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   if (orphans > 20) add(&r, 0, "orphan row    ... %d in all", orphans);
   if (orphans == 0) add(&r, 0, "orphan rows   none (PRAGMA foreign_key_check)");
   pm__db_finalize(&st);
-  st = NULL;
 
   /* pmtune's own. */
   if ((rc = query_int(db, "PRAGMA application_id", &v)) != PM_OK) goto fail;
@@ -550,7 +547,6 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     }
   }
   pm__db_finalize(&st);
-  st = NULL;
   if (missing) goto done;
   add(&r, 0, "schema        all tables, views and indices present");
 
@@ -626,7 +622,6 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
   PM__SQLITE_ST(db, st, r);
   if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
   pm__db_finalize(&st);
-  st = NULL;
   if (*id != 0 && keep_known) return PM_OK;
   PM__SQLITE(db, sqlite3_prepare_v2(
                      db->sql,
@@ -700,7 +695,6 @@ int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64
   }
   PM__SQLITE_ST(db, st, r);
   pm__db_finalize(&st);
-  st = NULL;
   PM__SQLITE(db, sqlite3_prepare_v2(
                      db->sql,
                      "INSERT INTO run (started_at, pmtune_version, nvrtc_version, command_line,"
@@ -875,7 +869,6 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   }
   snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
   pm__db_finalize(&st);
-  st = NULL;
   PM__SQLITE(
       db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));

@@ -78,7 +78,7 @@ void pm__scratch_init(pm__scratch *s);
  * (with the reason on c) where it cannot be had. It stays valid until pm__scratch_free: a grown
  * one keeps the smaller one it replaces alive, since work queued earlier on the stream, or a
  * graph captured from it, may still use it. Call with the thread's capture mode relaxed
- * (pm__capture_relax): it allocates. */
+ * (serve.c does): it allocates. */
 void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, size_t bytes);
 
 /* The published scratch of stream with at least `bytes`, or NULL: the hot path's look, which
@@ -87,13 +87,6 @@ void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes)
 
 /* Frees every stream's scratch (pm_close: no call may be running). */
 void pm__scratch_free(pm__scratch *s);
-
-/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
- * the two, the thread may allocate and load modules while a graph is being captured, on its
- * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
- * libraries). */
-void pm__capture_relax(int *saved);
-void pm__capture_restore(int saved);
 
 /* ---- Serving's state (serve.c) -------------------------------------------------------------- */
 

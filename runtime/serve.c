@@ -217,6 +217,21 @@ done:
   return rc;
 }
 
+/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
+ * the two, the thread may allocate and load modules while a graph is being captured, on its
+ * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
+ * libraries). */
+static void capture_relax(int *saved) {
+  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+  *saved = (int)m;
+}
+
+static void capture_restore(int saved) {
+  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+}
+
 /* ---- The hot path --------------------------------------------------------------------------- */
 
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
@@ -230,24 +245,13 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) cudaGetLastError();
-    pm__capture_relax(&mode);
+    capture_relax(&mode);
     if (e == NULL) rc = slow_path(c, op, pr, &k, status != cudaStreamCaptureStatusNone, &spare, &e);
     if (rc == PM_OK && e->work > 0 &&
         (d->work = pm__scratch_get(c, &c->serve->scratch, stream, e->work)) == NULL)
       rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name, pm_errmsg(c));
-    pm__capture_restore(mode);
+    capture_restore(mode);
     if (rc != PM_OK) return rc;
   }
   return op->launch(c, e->kernel, e->v, d, stream);
-}
-
-void pm__capture_relax(int *saved) {
-  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
-  *saved = (int)m;
-}
-
-void pm__capture_restore(int saved) {
-  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
 }

@@ -19,17 +19,6 @@ static void setup(void) {
 static void teardown(void) { unlink(path); }
 TestSuite(gpu_graphs, .init = setup, .fini = teardown, .timeout = 600);
 
-/* Calls op through the library on d's buffers and d's problem, on stream s. */
-static int call_op(pm_ctx *c, const pm__op *op, const pm__data *d, cudaStream_t s) {
-  const pm__problem *pr = &d->pr;
-  if (op->api == PM_OP_MATADD)
-    return pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
-                     d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], s);
-  if (op->api == PM_OP_REDUCE) return pm_reduce_sum(c, pr->n, d->in[0], d->out, s);
-  return pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
-                   d->consts, pr->radius, (pm_border)pr->variant, s);
-}
-
 /* d's output on the host, packed (reduce: one float). */
 static float *output_of(const pm__data *d) {
   size_t n = d->scalar_out ? 1 : (size_t)d->lines * d->inner;
@@ -63,7 +52,7 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   cr_assert_eq(pm__data_place(c, &a, 0), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &b, 0), PM_OK, "%s", pm_errmsg(c));
   if (warm) { /* the choice is cached and the stream has its scratch before the capture */
-    cr_assert_eq(call_op(c, op, &a, s), PM_OK, "%s", pm_errmsg(c));
+    cr_assert_eq(pm_test_call_op(c, op, &a, s), PM_OK, "%s", pm_errmsg(c));
     CUDA_OK(cudaStreamSynchronize(s));
     cr_assert_eq(pm__data_poison(c, &a, s), PM_OK, "%s", pm_errmsg(c));
     CUDA_OK(cudaStreamSynchronize(s));
@@ -72,7 +61,7 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   cudaGraph_t g = NULL;
   cudaGraphExec_t ge = NULL;
   CUDA_OK(cudaStreamBeginCapture(s, mode));
-  int rc = call_op(c, op, &a, s);
+  int rc = pm_test_call_op(c, op, &a, s);
   cudaError_t end = cudaStreamEndCapture(s, &g);
   cr_assert_eq(rc, PM_OK, "%s %s capture (%s): %s", warm ? "warm" : "cold", mode_name(mode),
                op->name, pm_errmsg(c));
@@ -98,7 +87,7 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   CUDA_OK(cudaStreamSynchronize(s));
   pm__data direct = b;
   memcpy(direct.consts, a.consts, sizeof direct.consts);
-  cr_assert_eq(call_op(c, op, &direct, s), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm_test_call_op(c, op, &direct, s), PM_OK, "%s", pm_errmsg(c));
   CUDA_OK(cudaStreamSynchronize(s));
   float *replayed = output_of(&a), *called = output_of(&b);
   size_t n = a.scalar_out ? 1 : (size_t)a.lines * a.inner;

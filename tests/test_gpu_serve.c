@@ -59,20 +59,10 @@ static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colm
   return d.source;
 }
 
-/* Calls op through the library on d's buffers (served as for d's problem: its size, storage
- * order, radius and border), on the default stream. */
+/* Calls op through the library on d's buffers (served as for d's problem), on the default
+ * stream, and asserts that the call was taken. */
 static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
-  const pm__problem *pr = &d->pr;
-  int rc;
-  if (op == &pm__op_matadd)
-    rc = pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out,
-                   d->out_pitch, d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], NULL);
-  else if (op == &pm__op_reduce)
-    rc = pm_reduce_sum(c, pr->n, d->in[0], d->out, NULL);
-  else
-    rc = pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0], d->consts,
-                   pr->radius, (pm_border)pr->variant, NULL);
-  cr_assert_eq(rc, PM_OK, "%s: %s", op->name, pm_errmsg(c));
+  cr_assert_eq(pm_test_call_op(c, op, d, NULL), PM_OK, "%s: %s", op->name, pm_errmsg(c));
 }
 
 static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, int zero) {

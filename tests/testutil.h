@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "op.h"
 
 /* Skips the calling test, with the reason, where this machine has no usable CUDA device. */
 static inline void pm_test_require_gpu(void) {
@@ -46,6 +46,19 @@ static inline uint64_t pm_test_seed(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ 0x9E3779B97F4A7C15ULL;
+}
+
+/* Calls op through the library on d's buffers, served as for d's problem (its size, variant and
+ * radius), on stream; returns the call's status. */
+static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d,
+                                  cudaStream_t stream) {
+  const pm__problem *pr = &d->pr;
+  if (op->api == PM_OP_MATADD)
+    return pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
+                     d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], stream);
+  if (op->api == PM_OP_REDUCE) return pm_reduce_sum(c, pr->n, d->in[0], d->out, stream);
+  return pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
+                   d->consts, pr->radius, (pm_border)pr->variant, stream);
 }
 
 #endif /* PM_TESTUTIL_H */

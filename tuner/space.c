@@ -22,13 +22,12 @@ const pm__op *pm__op_of(pm_op e) {
   return NULL;
 }
 
-#define MAX_OPS PM__MAX_OPS
-static pm__db_op db_ops[MAX_OPS];
-static const pm__db_op *db_op_list[MAX_OPS + 1];
+static pm__db_op db_ops[PM__MAX_OPS];
+static const pm__db_op *db_op_list[PM__MAX_OPS + 1];
 static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
 
 static void db_ops_make(void) {
-  for (int i = 0; pm__ops[i] != NULL && i < MAX_OPS; i++) {
+  for (int i = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++) {
     const pm__op *op = pm__ops[i];
     db_ops[i] = (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
                             {op->variants[0], op->variants[1], op->variants[2]}};
