@@ -42,14 +42,21 @@ typedef struct pm_ctx pm_ctx;
 #define PM_DEVICE_NONE (-1) /* pm_options.device: open without a device (compiling only) */
 
 /* Options for pm_open. A zeroed struct (or NULL) means: device 0, the default database, no
- * tuning on first use. */
+ * tuning on first use, no recording. */
 typedef struct pm_options {
   int device;          /* CUDA device ordinal, or PM_DEVICE_NONE */
   const char *db_path; /* the tuning database; NULL: $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/
                           pmtune.db, else ~/.cache/pmtune/pmtune.db */
-  int autotune;        /* 1: tune a size seen for the first time before serving it (a short
-                          random search, stored for later processes); also PMTUNE_AUTOTUNE=1 */
+  int autotune;        /* 1: tune sizes on first use, in a background thread of the context: a
+                          call is never kept waiting (it is served at once, by the nearest tuned
+                          size or the default) and later calls run the result. A size is tuned
+                          only where no size within a factor of 2 in elements is tuned for its
+                          op and variant, one tuning at a time (a short random search, stored
+                          for later processes); also PMTUNE_AUTOTUNE=1 */
   int autotune_budget; /* points tried per size when autotuning; 0: 40 */
+  int record;          /* 1: count the calls of each size served without an exact winner (in
+                          memory, off the calls' path) and add the counts to the database at
+                          pm_close, for `pmtune tune --seen`; also PMTUNE_RECORD=1 */
 } pm_options;
 
 /* Opens a context. On success *out is the context and PM_OK is returned. On failure the
@@ -57,8 +64,16 @@ typedef struct pm_options {
  * gives the detail; it must be closed with pm_close like any other. */
 int pm_open(pm_ctx **out, const pm_options *opts);
 
-/* Closes a context and frees everything it holds. pm_close(NULL) does nothing. */
+/* Closes a context and frees everything it holds (a background tuning under way is waited for;
+ * recorded sizes are written). CUDA graphs that captured calls on c must not be launched after
+ * it: the kernels they hold are unloaded. pm_close(NULL) does nothing. */
 void pm_close(pm_ctx *c);
+
+/* Makes c read its database again: calls after this one decide from what it holds now (a
+ * database tuned again while the program runs is picked up here, or by a new context; never in
+ * the middle of a call). Each size is decided again at its next call. PM_EINVAL for NULL,
+ * PM_ENODEV for a context without a device. */
+int pm_reload(pm_ctx *c);
 
 /* What the last failed call on this context said, in full (for a failed compilation, the
  * whole NVRTC log). Never NULL; valid until the next call on the context. */

@@ -24,3 +24,10 @@ void pm_close(pm_ctx *c) {
 }
 
 const char *pm_notice(const pm_ctx *c) { return c ? c->notice : NULL; }
+
+int pm_reload(pm_ctx *c) {
+  if (c == NULL) return PM_EINVAL;
+  if (c->serve == NULL) return pm__seterr(c, PM_ENODEV, "pm_reload: this context has no device");
+  pm__serve_refresh(c);
+  return PM_OK;
+}

@@ -12,29 +12,49 @@
 
 /* ---- The cache of chosen kernels (cache.c) -------------------------------------------------- */
 
-#define PM__CACHE_SLOTS 4096 /* cached choices; beyond, calls take the slow path every time */
-
 /* What a cached choice is for: compared bytewise, so pm__cache_key_of zeroes it before filling. */
 typedef struct pm__cache_key {
   uint32_t rows, cols, n;
   uint8_t op, variant, align, radius;
 } pm__cache_key;
 
-/* A choice: the point that serves a key, its loaded kernel and the scratch a run needs. Never
- * changed once it is in the table, so the hot path reads it without a lock. */
-typedef struct pm__entry {
-  pm__cache_key k;
+/* What serves a key: op's point v, built for one variant and radius (the only parts of a problem
+ * a point's defines may depend on), and its loaded kernel. Shared by every size it serves, so a
+ * process that meets 100,000 sizes holds as many choices as distinct points (a few hundred).
+ * Never changed once made; freed by pm__cache_free. */
+typedef struct pm__choice {
   const pm__op *op;
   int v[PM__MAX_PARAMS];
+  int variant, radius;
   const pm__kernel *kernel;
-  size_t work; /* scratch bytes a run needs (reduce) */
+  struct pm__choice *next; /* the choice list (under the serve lock) */
+} pm__choice;
+
+/* A size's entry: its choice and the scratch a run needs. Never changed once published (the hot
+ * path reads it without a lock) but for `calls`; a newer decision for the same key replaces it in
+ * the table, and the old one stays allocated until pm_close (a call may still be reading it). */
+typedef struct pm__entry {
+  pm__cache_key k;
+  const pm__choice *choice;
+  size_t work;               /* scratch bytes a run needs (reduce) */
+  uint32_t epoch;            /* pm__serve.epoch when decided: a call seeing another decides again */
+  uint8_t source;            /* pm__source of the decision */
+  _Atomic uint64_t calls;    /* calls served; counted only where sizes are recorded */
+  struct pm__entry *next;    /* every entry made, newest first (under the serve lock) */
 } pm__entry;
 
-struct pm__loaded; /* a loaded cubin, shared by the entries whose defines are the same */
+struct pm__loaded; /* a loaded cubin, shared by the choices whose defines are the same */
+struct pm__table;  /* the open-addressing table the hot path reads */
 
+/* Grows without bound: the cost of a lookup does not depend on how many sizes are cached (a table
+ * at most half full, replaced by one twice as large when it would be more; the tables it replaces
+ * stay allocated until pm_close, so a reader never holds freed memory). */
 typedef struct pm__cache {
-  _Atomic(pm__entry *) slots[PM__CACHE_SLOTS]; /* open addressing; an entry is never removed */
-  struct pm__loaded *kernels;                  /* every cubin loaded; changed under the serve lock */
+  _Atomic(struct pm__table *) table; /* NULL until the first insert */
+  size_t used;                       /* keys in the table; under the serve lock, as below */
+  pm__entry *entries;                /* every entry made */
+  pm__choice *choices[256];          /* every choice, hashed by point */
+  struct pm__loaded *kernels;        /* every cubin loaded */
 } pm__cache;
 
 /* The key of a call of op on pr. */
@@ -43,9 +63,19 @@ void pm__cache_key_of(const pm__op *op, const pm__problem *pr, pm__cache_key *k)
 /* The entry for k, or NULL. Takes no lock: any thread, at any time. */
 pm__entry *pm__cache_lookup(pm__cache *t, const pm__cache_key *k);
 
-/* Publishes e (heap; the table owns it from then on) under its key. Returns 0 where the key's
- * probe sequence is full: e is then not taken. Under the serve lock (one writer at a time). */
-int pm__cache_insert(pm__cache *t, pm__entry *e);
+/* Publishes e (heap; the cache owns it from then on, whatever this returns) under its key,
+ * replacing the entry there, if any. PM_ENOMEM where the table could not grow: e is then kept
+ * (freed at pm_close) but not published. Under the serve lock (one writer at a time). */
+int pm__cache_put(pm__cache *t, pm__entry *e);
+
+/* The choice of op's point v for pr's variant and radius, or NULL. Under the lock. */
+const pm__choice *pm__cache_choice_find(const pm__cache *t, const pm__op *op, const int *v,
+                                        const pm__problem *pr);
+
+/* Makes the choice of op's point v for pr with kernel (loaded by pm__cache_kernel_load); NULL
+ * where memory ran out. Under the lock. */
+const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int *v,
+                                       const pm__problem *pr, const pm__kernel *kernel);
 
 /* The kernel of op loaded with the canonical defines text `defines`, or NULL. Under the lock. */
 const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, const char *defines);
@@ -55,7 +85,8 @@ const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, co
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
                           const pm__cubin *cubin, const pm__kernel **out);
 
-/* Frees every entry and unloads every kernel (pm_close: no call may be running). */
+/* Frees every entry, choice and table and unloads every kernel (pm_close: no call may be
+ * running). */
 void pm__cache_free(pm__cache *t);
 
 /* ---- Per-stream scratch (scratch.c) --------------------------------------------------------- */
@@ -93,35 +124,52 @@ void pm__scratch_free(pm__scratch *s);
 typedef struct pm__serve {
   pm__cache cache;
   pm__scratch scratch;
-  pthread_mutex_t lock; /* the slow path: deciding, loading kernels, inserting, and every field
-                           below; never held while a tuning runs */
-  pm__db *db;           /* read-only, opened on first need */
+  _Atomic uint32_t epoch; /* what is known changed (pm_reload, a tuning done): cached entries of
+                             an older epoch are decided again at their next call */
+  pthread_mutex_t lock;   /* the slow path: deciding, loading kernels, inserting, and every field
+                             below; never held while a tuning runs */
+  pm__db *db;             /* read-only, opened on first need */
   int db_tried;
   pm__db_known known[PM__MAX_OPS]; /* what db knows of each op (pm__op_index) for this GPU,
                                       read on the op's first decision: calls decide from it */
   unsigned char known_loaded[PM__MAX_OPS];
-  pm__db *rw;           /* read-write, for storing the cubins compiled here */
+  pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
+  int said_default;       /* the notice that a default serves has been given */
+  int record;             /* count the calls of sizes without an exact winner (pm_options.record,
+                             PMTUNE_RECORD=1); written to the database by pm_close */
   int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
-  int tuning;           /* 1 while a thread tunes on first use: at most one tuning per context */
+  struct pm__tuner *tuner;       /* the background tuning thread, made on first need */
 } pm__serve;
 
 /* Runs op on pr with the buffers of d on stream: the cached choice, else one decided now (the
  * slow path). d->pr is set here; d->work too, where the choice needs scratch. Any call may be
  * captured into a CUDA graph, in any capture mode: what the slow path does besides launching
- * (loading a cubin, allocating scratch) it does with the thread's capture mode relaxed, and it
- * never tunes on first use for a stream that is capturing. */
+ * (loading a cubin, allocating scratch) it does with the thread's capture mode relaxed. */
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
                    struct CUstream_st *stream);
 
-/* ---- Tuning on first use (autotune.c) ------------------------------------------------------- */
+/* ---- Tuning on first use, in the background (autotune.c) ------------------------------------ */
 
-/* Tunes pr on c's device now with a random search of `budget` points and stores what it
- * measures, for this process and later ones; the caller then looks the winner up as for any
- * tuned size. Opens a read-write database handle of its own (closed before it returns), so it
- * needs no serving lock; one tuning at a time per context (pm__serve.tuning sees to that).
- * A failure is not an error of the call: it is said with pm__notice, and the call is served
- * as if nothing had been tuned. Takes seconds. */
-void pm__autotune(pm_ctx *c, const pm__op *op, const pm__problem *pr, int budget);
+/* The rule of tuning on first use: a size is tuned where nothing is tuned for its op and variant,
+ * or the nearest tuned size is more than this factor away in elements (|ln(size / tuned)| above
+ * ln 2). So a program meeting 10,000 sizes tunes a few per octave, not 10,000. */
+#define PM__AUTOTUNE_FACTOR 2.0
+
+/* Whether decision d (not exact) calls for tuning its size, by the rule above. */
+int pm__autotune_wanted(const pm__decision *d);
+
+/* Asks c's background thread (started on first need) to tune op on pr: returns at once. Taken
+ * only where no tuning is running or waiting (one at a time per context); returns 1 where taken.
+ * When the tuning is over its result is stored in the database and pm__serve_refresh makes calls
+ * use it. Under the serving lock. */
+int pm__autotune_request(pm_ctx *c, const pm__op *op, const pm__problem *pr);
+
+/* Whether a tuning is running or waiting; tunings started so far (*started, may be NULL). Takes
+ * the tuner's own lock: any thread. */
+int pm__autotune_busy(pm_ctx *c, int *started);
+
+/* Stops the background thread (waiting for a tuning under way to end) and frees it (pm_close). */
+void pm__autotune_stop(pm_ctx *c);
 
 #endif /* PM_RUNTIME_H */

@@ -1,7 +1,8 @@
 /* serve.c: what ties serving together: a call's hot path (the cache, read without a lock) and
- * its slow path (decide with the chain, tune on first use without holding the lock, load the
- * kernel from the database's cubin or NVRTC, publish the choice), serving's state on a context,
- * and the decision as `pmtune explain` asks for it. */
+ * its slow path (decide with the chain, ask for a background tuning where the rule says so, load
+ * the kernel from the database's cubin or NVRTC, publish the choice), serving's state on a
+ * context, the sizes recorded for `pmtune tune --seen`, and the decision as `pmtune explain` asks
+ * for it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +15,6 @@ static void forget_known(pm__serve *s) {
     pm__db_known_free(&s->known[i]);
     s->known_loaded[i] = 0;
   }
-}
-
-int pm__serve_init(pm_ctx *c, const pm_options *o) {
-  pm__serve *s = calloc(1, sizeof *s);
-  if (s == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
-  pthread_mutex_init(&s->lock, NULL);
-  pm__scratch_init(&s->scratch);
-  const char *env = getenv("PMTUNE_AUTOTUNE");
-  s->autotune = o->autotune || (env != NULL && strcmp(env, "1") == 0);
-  s->autotune_budget = o->autotune_budget > 0 ? o->autotune_budget : 40;
-  c->serve = s;
-  return PM_OK;
-}
-
-void pm__serve_free(pm_ctx *c) {
-  pm__serve *s = c->serve;
-  if (s == NULL) return;
-  pm__cache_free(&s->cache);
-  pm__scratch_free(&s->scratch);
-  forget_known(s);
-  pm__db_close(s->db);
-  pm__db_close(s->rw);
-  pthread_mutex_destroy(&s->lock);
-  free(s);
-  c->serve = NULL;
 }
 
 /* ---- The databases (under the lock) --------------------------------------------------------- */
@@ -89,13 +65,14 @@ static pm__db *write_db(pm_ctx *c) {
   return s->rw;
 }
 
-void pm__serve_forget(pm_ctx *c) {
+void pm__serve_refresh(pm_ctx *c) {
   pm__serve *s = c->serve;
   pthread_mutex_lock(&s->lock);
   forget_known(s);
   pm__db_close(s->db); /* a file made since is opened then */
   s->db = NULL;
   s->db_tried = 0;
+  atomic_fetch_add_explicit(&s->epoch, 1, memory_order_release);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -106,43 +83,47 @@ int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__dec
   return PM_OK;
 }
 
-/* ---- The slow path (under the lock) --------------------------------------------------------- */
+/* ---- The sizes served without an exact winner (pm_options.record) -------------------------- */
 
-/* Tunes pr now, with the lock released meanwhile: the tuning takes seconds and synchronises the
- * device, and other threads' slow paths (other sizes, kernels to load) must not wait for it.
- * s->tuning, set and cleared under the lock, keeps it to one tuning per context. Returns with
- * the lock held again, the read-only handle reopened where tuning has just made the file. */
-static void tune_unlocked(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
+/* Writes the calls counted in every entry not decided exact to the database (pm_close), in one
+ * transaction; a database that cannot be written is said with pm__notice, and nothing else is
+ * lost. Entries replaced by a newer decision of the same size are summed by the database. */
+static void write_seen(pm_ctx *c) {
   pm__serve *s = c->serve;
-  int budget = s->autotune_budget;
-  s->tuning = 1;
-  pthread_mutex_unlock(&s->lock);
-  pm__autotune(c, op, pr, budget);
-  pthread_mutex_lock(&s->lock);
-  s->tuning = 0;
-  if (s->db == NULL) s->db_tried = 0; /* tuning may have created the database */
-  forget_known(s);                    /* and it stored what is to be read again */
-}
-
-/* The decision for a call of op on pr: the chain; where it finds no exact winner and autotune is
- * on, pr is tuned and the chain runs again (an exact winner then is PM__FROM_TUNED). *keep is 0
- * where the decision is for this call alone and must not be cached: the call's stream is being
- * captured into a graph (tuning would synchronise the device), or another thread was tuning,
- * so this one serves the chain's nearest or default meanwhile rather than wait seconds for it
- * (or start a second tuning beside it); a later call, once the tuning is over, decides again and
- * tunes its size if the tuning that was running was of another one. */
-static void decide_for_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, int capturing,
-                            pm__decision *d, int *keep) {
-  pm__serve *s = c->serve;
-  *keep = 1;
-  if (pm__decide(c, known_of(c, op), op, pr, d) == PM__FROM_EXACT || !s->autotune) return;
-  if (s->tuning || capturing) { /* tuning synchronises the device: never inside a capture */
-    *keep = 0;
-    return;
+  size_t n = 0, cap = 0;
+  pm__db_problem *ps = NULL;
+  int64_t *calls = NULL, gpu_id = 0;
+  int driver, runtime;
+  for (pm__entry *e = s->cache.entries; e != NULL; e = e->next) {
+    uint64_t k = atomic_load_explicit(&e->calls, memory_order_relaxed);
+    if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 256;
+      pm__db_problem *p2 = realloc(ps, cap * sizeof *ps);
+      int64_t *c2 = p2 != NULL ? realloc(calls, cap * sizeof *calls) : NULL;
+      if (p2 != NULL) ps = p2;
+      if (c2 == NULL) {
+        pm__notice(c, "out of memory: the sizes served are not recorded");
+        goto done;
+      }
+      calls = c2;
+    }
+    pm__problem pr = {.rows = e->k.rows, .cols = e->k.cols, .n = e->k.n,
+                      .variant = e->k.variant, .radius = e->k.radius};
+    pm__op_db_problem(e->choice->op, &pr, &ps[n]);
+    calls[n++] = (int64_t)k;
   }
-  tune_unlocked(c, op, pr);
-  if (pm__decide(c, known_of(c, op), op, pr, d) == PM__FROM_EXACT) d->source = PM__FROM_TUNED;
+  pm__db *db = n > 0 ? write_db(c) : NULL;
+  pm__cuda_versions(&driver, &runtime);
+  if (db != NULL && (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK ||
+                     pm__db_seen_add(db, gpu_id, ps, calls, n) != PM_OK))
+    pm__notice(c, "%s: the sizes served are not recorded", pm_errmsg(c));
+done:
+  free(ps);
+  free(calls);
 }
+
+/* ---- The slow path (under the lock) --------------------------------------------------------- */
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else
  * compiled now (and stored for the next process). */
@@ -172,45 +153,58 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   return rc;
 }
 
-/* Fills e, the entry of key k: decision d's point, the scratch it needs, its loaded kernel. */
-static int entry_make(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__cache_key *k,
-                      const pm__decision *d, pm__entry *e) {
-  memset(e, 0, sizeof *e);
-  e->k = *k;
-  e->op = op;
-  memcpy(e->v, d->v, sizeof e->v);
-  e->work = op->work_bytes ? op->work_bytes(e->v, pr, c->dev.sm_count) : 0;
-  return kernel_for(c, op, e->v, pr, &e->kernel);
+/* The choice of point v for pr: made already (no defines, hash or database: the first call of a
+ * size whose point some other size has is cheap), else made now with its kernel. */
+static int choice_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
+                      const pm__choice **out) {
+  pm__cache *t = &c->serve->cache;
+  const pm__kernel *k;
+  int rc;
+  if ((*out = pm__cache_choice_find(t, op, v, pr)) != NULL) return PM_OK;
+  if ((rc = kernel_for(c, op, v, pr, &k)) != PM_OK) return rc;
+  if ((*out = pm__cache_choice_add(t, op, v, pr, k)) == NULL)
+    return pm__seterr(c, PM_ENOMEM, "out of memory");
+  return PM_OK;
 }
 
 /* Says (once per context) that nothing tuned serves op on pr. */
 static void say_default(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__decision *d) {
   char ptext[96];
+  if (c->serve->said_default) return;
+  c->serve->said_default = 1;
   pm__problem_text(op, pr, ptext, sizeof ptext);
   pm__notice(c, "%s %s: nothing tuned for it on %s; the default %s serves it", op->name, ptext,
              c->dev.name, d->config);
 }
 
-/* Decides, loads and caches the choice for k; *out is the cached entry, or `spare` filled for
- * this call alone where the choice is not to be kept (another thread is tuning) or cannot be
- * (the table has no room for it, or no memory): the next call then decides again. */
+/* Decides, loads and caches the choice for k; *out is the entry. Where the rule says so (and
+ * autotune is on), the size is handed to the background tuner and served meanwhile by this
+ * decision, which a later epoch replaces. Where the entry cannot be kept (no memory), `spare` is
+ * filled for this call alone and the next call decides again. */
 static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__cache_key *k,
-                     int capturing, pm__entry *spare, pm__entry **out) {
+                     pm__entry *spare, pm__entry **out) {
   pm__serve *s = c->serve;
   pm__decision d;
   pm__entry *e;
-  int keep, rc = PM_OK;
+  int rc = PM_OK;
   pthread_mutex_lock(&s->lock);
-  if ((*out = pm__cache_lookup(&s->cache, k)) != NULL) goto done; /* another thread was first */
-  decide_for_call(c, op, pr, capturing, &d, &keep);
-  if ((*out = pm__cache_lookup(&s->cache, k)) != NULL) goto done; /* ... while this one tuned */
+  uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+  if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
+    goto done; /* another thread was first */
+  if (pm__decide(c, known_of(c, op), op, pr, &d) != PM__FROM_EXACT && s->autotune &&
+      pm__autotune_wanted(&d))
+    pm__autotune_request(c, op, pr);
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
-  if ((rc = entry_make(c, op, pr, k, &d, spare)) != PM_OK) goto done;
+  memset(spare, 0, sizeof *spare);
+  spare->k = *k;
+  spare->epoch = epoch;
+  spare->source = (uint8_t)d.source;
+  spare->work = op->work_bytes ? op->work_bytes(d.v, pr, c->dev.sm_count) : 0;
+  if ((rc = choice_for(c, op, d.v, pr, &spare->choice)) != PM_OK) goto done;
   *out = spare;
-  if (keep && (e = malloc(sizeof *e)) != NULL) {
-    *e = *spare;
-    if (pm__cache_insert(&s->cache, e)) *out = e;
-    else free(e);
+  if ((e = malloc(sizeof *e)) != NULL) {
+    memcpy(e, spare, sizeof *e);
+    if (pm__cache_put(&s->cache, e) == PM_OK) *out = e;
   }
 done:
   pthread_mutex_unlock(&s->lock);
@@ -236,22 +230,55 @@ static void capture_restore(int saved) {
 
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
                    struct CUstream_st *stream) {
+  pm__serve *s = c->serve;
   pm__cache_key k;
   pm__cache_key_of(op, pr, &k);
-  pm__entry spare, *e = pm__cache_lookup(&c->serve->cache, &k);
+  pm__entry spare, *e = pm__cache_lookup(&s->cache, &k);
   int rc = PM_OK, mode;
   d->pr = *pr;
-  d->work = e != NULL && e->work > 0 ? pm__scratch_find(&c->serve->scratch, stream, e->work) : NULL;
+  if (e != NULL && e->epoch != atomic_load_explicit(&s->epoch, memory_order_relaxed)) e = NULL;
+  d->work = e != NULL && e->work > 0 ? pm__scratch_find(&s->scratch, stream, e->work) : NULL;
   if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) cudaGetLastError();
     capture_relax(&mode);
-    if (e == NULL) rc = slow_path(c, op, pr, &k, status != cudaStreamCaptureStatusNone, &spare, &e);
+    if (e == NULL) rc = slow_path(c, op, pr, &k, &spare, &e);
     if (rc == PM_OK && e->work > 0 &&
-        (d->work = pm__scratch_get(c, &c->serve->scratch, stream, e->work)) == NULL)
+        (d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL)
       rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name, pm_errmsg(c));
     capture_restore(mode);
     if (rc != PM_OK) return rc;
   }
-  return op->launch(c, e->kernel, e->v, d, stream);
+  if (s->record && e->source != PM__FROM_EXACT)
+    atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
+  return op->launch(c, e->choice->kernel, e->choice->v, d, stream);
 }
+
+/* ---- Serving's life on a context ------------------------------------------------------------ */
+
+int pm__serve_init(pm_ctx *c, const pm_options *o) {
+  pm__serve *s = calloc(1, sizeof *s);
+  if (s == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
+  pthread_mutex_init(&s->lock, NULL);
+  pm__scratch_init(&s->scratch);
+  const char *env = getenv("PMTUNE_AUTOTUNE"), *rec = getenv("PMTUNE_RECORD");
+  s->autotune = o->autotune || (env != NULL && strcmp(env, "1") == 0);
+  s->record = o->record || (rec != NULL && strcmp(rec, "1") == 0);
+  s->autotune_budget = o->autotune_budget > 0 ? o->autotune_budget : 40;
+  c->serve = s;
+  return PM_OK;
+}
+
+void pm__serve_free(pm_ctx *c) {
+  pm__serve *s = c->serve;
+  if (s == NULL) return;
+  pm__autotune_stop(c);
+  if (s->record) write_seen(c);
+  pm__cache_free(&s->cache);
+  pm__scratch_free(&s->scratch);
+  forget_known(s);
+  pm__db_close(s->db);
+  pm__db_close(s->rw);
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+  c->serve = NULL;
+}
+

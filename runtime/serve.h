@@ -43,10 +43,12 @@ void pm__serve_free(pm_ctx *c);
 pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, pm__decision *out);
 
-/* Makes c read its database again at its next decision: until then, and from its first decision
- * on, c decides from what the database held then (a database tuned meanwhile by another process
- * is picked up by a new context, or after this). Choices already cached stay. */
-void pm__serve_forget(pm_ctx *c);
+/* Makes every later decision read the database again and decide anew (pm_reload, and after a
+ * background tuning): until then, and from its first decision on, c decides from what the
+ * database held then. Drops the snapshots, reopens the read-only handle at the next decision and
+ * moves serving to a new epoch, so that each cached size is decided again at its next call (a
+ * call under way finishes with what it had). Takes the serving lock. */
+void pm__serve_refresh(pm_ctx *c);
 
 /* Decides for op on pr on c's device with c's database, as a call would but without tuning on
  * first use (pm__decide under the serving lock). c must have serving state (pm_open with a

@@ -1,9 +1,11 @@
 /* test_gpu_serve.c: the library calls on a GPU: results equal to the reference (matadd, filter:
  * bit for bit; reduce: within its bound) at every level of the chain (built-in default, tuned
  * for exactly the size, nearest tuned size), at awkward sizes and pitches, from several threads
- * at once (and while one of them tunes on first use), with a corrupt database, and bad arguments
+ * at once (and while the background tuner works), with a corrupt database, and bad arguments
  * refused. Skips without a GPU. */
+#include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -199,25 +201,29 @@ Test(gpu_serve, exact_then_nearest_tuned_sizes) {
   pm_close(c);
 }
 
-Test(gpu_serve, autotune_on_first_use_stores_for_the_next_process) {
+/* Waits (at most two minutes) until c's background tuner has nothing running or waiting. */
+static void wait_tuner(pm_ctx *c) {
+  struct timespec nap = {0, 2000000};
+  for (double t0 = pm__now_ms(); pm__autotune_busy(c, NULL); nanosleep(&nap, NULL))
+    cr_assert_lt(pm__now_ms() - t0, 120000, "the background tuning did not end in 2 minutes");
+}
+
+Test(gpu_serve, autotune_in_the_background_stores_for_the_next_process) {
   pm_ctx *c = NULL;
   pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 12};
   cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT, "tuned now, then exact for decide");
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_DEFAULT, "served at once, by the default");
+  cr_assert(pm__autotune_busy(c, NULL), "the call returned while its size waits to be tuned");
+  wait_tuner(c);
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT, "tuned in the background");
+  cr_assert_eq(check_reduce(c, 54321), PM__FROM_DEFAULT);
+  wait_tuner(c);
   cr_assert_eq(check_reduce(c, 54321), PM__FROM_EXACT);
   pm_close(c);
   c = open_ctx(path); /* another process: finds them tuned */
   cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT);
   cr_assert_null(pm_notice(c), "nothing fell back: %s", pm_notice(c));
   pm_close(c);
-}
-
-/* Whether a thread of c is tuning on first use now. */
-static int tuning_now(pm_ctx *c) {
-  pthread_mutex_lock(&c->serve->lock);
-  int t = c->serve->tuning;
-  pthread_mutex_unlock(&c->serve->lock);
-  return t;
 }
 
 /* One pm_matadd of rows x cols (packed rows, at most 1 << 20 floats) on stream s into the
@@ -237,55 +243,73 @@ static int matadd_right(pm_ctx *c, unsigned rows, unsigned cols, float *d[3], cu
   return ok;
 }
 
-typedef struct tuning_arg {
-  pm_ctx *c;
-  unsigned rows, cols; /* the size the main thread tunes */
-  int served_meanwhile, failures;
-} tuning_arg;
-
-/* Waits for the tuning to start, then calls matadd on the size being tuned and on another until
- * it ends, counting the calls served (and right) while it ran. */
-static void *call_while_tuning(void *p) {
-  tuning_arg *t = p;
-  cudaStream_t s;
-  float *d[3] = {0};
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return t->failures++, NULL;
-  for (int i = 0; i < 3; i++)
-    if (cudaMalloc((void **)&d[i], (size_t)4 << 20) != cudaSuccess) return t->failures++, NULL;
-  struct timespec nap = {0, 200000};
-  for (double t0 = pm__now_ms(); !tuning_now(t->c); nanosleep(&nap, NULL))
-    if (pm__now_ms() - t0 > 60000) return t->failures++, NULL;
-  while (tuning_now(t->c)) {
-    int ok = matadd_right(t->c, t->rows, t->cols, d, s) && matadd_right(t->c, 64, 96, d, s);
-    if (!ok) t->failures++;
-    else if (tuning_now(t->c)) t->served_meanwhile++;
-  }
-  for (int i = 0; i < 3; i++) cudaFree(d[i]);
-  cudaStreamDestroy(s);
-  return NULL;
-}
-
-/* The tuning on first use runs without the serving lock: another thread is served meanwhile,
- * on the very size being tuned too (the default, not cached); the tuned choice is cached after. */
-Test(gpu_serve, other_threads_are_served_while_one_tunes) {
+/* While the background tuner works, calls (of the size being tuned and of others) are served at
+ * once, right, and in milliseconds; afterwards the size's cached choice is the tuned winner. */
+Test(gpu_serve, calls_never_wait_for_the_background_tuning) {
   pm_ctx *c = NULL;
   pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 24};
   cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
-  tuning_arg t = {c, 777, 336, 0, 0};
-  pthread_t th;
-  cr_assert_eq(pthread_create(&th, NULL, call_while_tuning, &t), 0);
-  cr_assert_eq(check_matadd(c, t.rows, t.cols, 0, 0), PM__FROM_EXACT, "tuned on its first call");
-  pthread_join(th, NULL);
-  cr_assert_eq(t.failures, 0);
-  cr_assert_gt(t.served_meanwhile, 0, "no call was served while the tuning ran");
-  pm__problem pr = {.rows = t.rows, .cols = t.cols, .caller_align = 16};
+  float *d[3];
+  for (int i = 0; i < 3; i++) CUDA_OK(cudaMalloc((void **)&d[i], (1 << 20) * 4));
+  cr_assert(matadd_right(c, 64, 96, d, NULL)); /* the default's kernel loaded, 64 x 96 asked for */
+  wait_tuner(c);
+  cr_assert(matadd_right(c, 777, 336, d, NULL)); /* near 64 x 96? no: a factor of 42 away */
+  int served = 0;
+  double worst = 0;
+  while (pm__autotune_busy(c, NULL)) {
+    double t0 = pm__now_ms();
+    int ok = matadd_right(c, 777, 336, d, NULL) && matadd_right(c, 64, 96, d, NULL);
+    double ms = pm__now_ms() - t0;
+    cr_assert(ok, "a call served while the tuning runs is wrong");
+    if (pm__autotune_busy(c, NULL)) served++, worst = ms > worst ? ms : worst;
+  }
+  cr_assert_gt(served, 0, "no call was served while the tuning ran");
+  cr_assert_lt(worst, 500, "two calls took %.1f ms while the tuning ran: they waited for it", worst);
+  cr_assert(matadd_right(c, 777, 336, d, NULL));
+  pm__problem pr = {.rows = 777, .cols = 336, .caller_align = 16};
   pm__cache_key k;
   pm__cache_key_of(&pm__op_matadd, &pr, &k);
   pm__entry *e = pm__cache_lookup(&c->serve->cache, &k);
-  cr_assert_not_null(e, "the tuned choice is cached");
-  pm__decision d;
-  pm__serve_decide(c, &pm__op_matadd, &pr, &d);
-  cr_assert_eq(memcmp(e->v, d.v, sizeof d.v), 0, "the cached choice is the tuned winner %s", d.config);
+  cr_assert_not_null(e, "the size's choice is cached");
+  pm__decision dec;
+  pm__serve_decide(c, &pm__op_matadd, &pr, &dec);
+  cr_assert_eq(dec.source, PM__FROM_EXACT, "the tuning stored a winner for 777 x 336");
+  cr_assert_eq(memcmp(e->choice->v, dec.v, sizeof dec.v), 0,
+               "the cached choice is the tuned winner %s", dec.config);
+  for (int i = 0; i < 3; i++) cudaFree(d[i]);
+  pm_close(c);
+}
+
+/* The rule: a size is tuned only where no tuned size is within a factor of 2, one at a time, so
+ * 400 distinct sizes (n from 1000 to 10^6), called over and over until no call asks for more,
+ * start a few tunings (about one per two octaves), not 400. */
+Test(gpu_serve, many_sizes_start_few_tunings) {
+  pm_ctx *c = NULL;
+  pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 4};
+  cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+  float *x, *sum;
+  CUDA_OK(cudaMalloc((void **)&x, 1000000 * 4));
+  CUDA_OK(cudaMemset(x, 0, 1000000 * 4));
+  CUDA_OK(cudaMalloc((void **)&sum, 4));
+  uint64_t seed = pm_test_seed() | 1;
+  size_t n[400];
+  for (int i = 0; i < 400; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    n[i] = (size_t)(1000 * pow(1000, (double)(seed % 100000) / 100000));
+  }
+  int started = 0, before = -1, pass = 0;
+  for (; pass < 40 && started != before; pass++) {
+    before = started;
+    for (int i = 0; i < 400; i++)
+      cr_assert_eq(pm_reduce_sum(c, n[i], x, sum, NULL), PM_OK, "%s", pm_errmsg(c));
+    CUDA_OK(cudaDeviceSynchronize());
+    wait_tuner(c);
+    pm__autotune_busy(c, &started);
+  }
+  cr_assert_lt(pass, 40, "tunings did not stop: %d started", started);
+  cr_assert_geq(started, 2, "sizes over three decades were tuned in %d tunings", started);
+  cr_assert_leq(started, 12, "%d tunings for 400 sizes over three decades", started);
+  cudaFree(x), cudaFree(sum);
   pm_close(c);
 }
 

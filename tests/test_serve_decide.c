@@ -83,7 +83,7 @@ static pm__source decide_on(const pm__device_info *dev, const pm__op *op, pm__pr
 static pm__source decide(const pm__op *op, pm__problem pr, pm__decision *d) {
   pm__source s = decide_on(&c->dev, op, pr, d);
   pm__decision e;
-  pm__serve_forget(c); /* what was stored since the context last read the database */
+  pm__serve_refresh(c); /* what was stored since the context last read the database */
   cr_assert_eq(pm__serve_decide(c, op, &pr, &e), PM_OK);
   cr_assert_eq(e.source, d->source, "explain: %s, the chain: %s", pm__source_name(e.source),
                pm__source_name(d->source));

@@ -106,11 +106,11 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   for (int i = 0; i < 2 && d->host_in[i] != NULL; i++) {
     d->in_pitch[i] = pitch;
     PM__CUDA(c, cudaMalloc((void **)&d->in[i], d->in_stride * k));
-    PM__CUDA(c, cudaMemcpy2D(d->in[i], pitch, d->host_in[i], w, w, d->lines,
-                             cudaMemcpyHostToDevice));
+    PM__CUDA(c, cudaMemcpy2DAsync(d->in[i], pitch, d->host_in[i], w, w, d->lines,
+                                  cudaMemcpyHostToDevice, pm__tune_stream()));
     for (size_t j = 1; j < k; j++)
-      PM__CUDA(c, cudaMemcpy((char *)d->in[i] + j * d->in_stride, d->in[i], pitch * d->lines,
-                             cudaMemcpyDeviceToDevice));
+      PM__CUDA(c, cudaMemcpyAsync((char *)d->in[i] + j * d->in_stride, d->in[i], pitch * d->lines,
+                                  cudaMemcpyDeviceToDevice, pm__tune_stream()));
   }
   if (!d->scalar_out) { /* a 2D output shaped like the inputs */
     d->out_pitch = pitch;
@@ -120,13 +120,18 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_stride * k));
   if (d->work_bytes > 0) { /* one scratch for all copies: a run leaves it as it found it */
     PM__CUDA(c, cudaMalloc(&d->work, d->work_bytes));
-    PM__CUDA(c, cudaMemset(d->work, 0, d->work_bytes));
+    PM__CUDA(c, cudaMemsetAsync(d->work, 0, d->work_bytes, pm__tune_stream()));
   }
-  rc = pm__data_poison(c, d, 0);
-  if (rc == PM_OK) PM__CUDA(c, cudaDeviceSynchronize());
+  rc = pm__data_poison(c, d, pm__tune_stream());
+  if (rc == PM_OK) PM__CUDA(c, cudaStreamSynchronize(pm__tune_stream()));
 fail:
   pm__device_leave(prev);
   return rc;
+}
+
+cudaError_t pm__tune_copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind) {
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, pm__tune_stream());
+  return e != cudaSuccess ? e : cudaStreamSynchronize(pm__tune_stream());
 }
 
 int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream) {
@@ -222,11 +227,13 @@ int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, 
   if (rc != PM_OK) return rc;
   unsigned long long *res = c->util->result, host[2] = {0, ~0ull};
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
-  PM__CUDA(c, cudaMemcpy(res, host, sizeof host, cudaMemcpyHostToDevice));
+  PM__CUDA(c, pm__tune_copy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0, 0, args)) != PM_OK) goto fail;
-  PM__CUDA(c, cudaMemcpy(host, res, sizeof host, cudaMemcpyDeviceToHost));
+  if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
+                              pm__tune_stream(), args)) != PM_OK)
+    goto fail;
+  PM__CUDA(c, pm__tune_copy(host, res, sizeof host, cudaMemcpyDeviceToHost));
   *bad = host[0];
   *first = host[1];
 fail:
@@ -243,8 +250,8 @@ int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int tr
   if (bad == 0) return PM_OK;
   unsigned line = (unsigned)(first / inner), i = (unsigned)(first % inner);
   float got = NAN;
-  cudaMemcpy(&got, (const char *)d->out + (size_t)line * d->out_pitch + (size_t)i * sizeof(float),
-             sizeof got, cudaMemcpyDeviceToHost);
+  pm__tune_copy(&got, (const char *)d->out + (size_t)line * d->out_pitch + (size_t)i * sizeof(float),
+                sizeof got, cudaMemcpyDeviceToHost);
   return pm__seterr(c, PM_EVERIFY, "%llu of %llu elements differ; the first at (%u, %u): %a, want %a",
                     bad, (unsigned long long)lines * inner, transposed ? i : line,
                     transposed ? line : i, got, d->host_ref[first]);

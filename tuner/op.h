@@ -201,6 +201,9 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align);
 void pm__data_view(const pm__data *d, int j, pm__data *view);
 
 /* Fills d's output with NaN, so that an element the kernel does not write cannot pass. */
+/* A copy on the thread's tuning stream (timer.h, pm__tune_stream), waited for: what the tuner
+ * uses in place of cudaMemcpy, whose legacy stream would wait for the program's streams. */
+cudaError_t pm__tune_copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind);
 int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream);
 
 /* A second placement of d's data: *copy shares d's host data and reference (d keeps owning

@@ -125,7 +125,7 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   ref_args ra = {d->host_in[0], d->consts, d->host_ref, pr->rows, pr->cols, pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
   PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
-  PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
+  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
 fail:
   return rc;
 }

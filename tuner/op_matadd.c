@@ -90,7 +90,7 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   pm__random_fill(d->host_in[1], n, seed * 31 + 7);
   for (size_t i = 0; i < n; i++) d->host_ref[i] = d->host_in[0][i] + d->host_in[1][i];
   PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
-  PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
+  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
 fail:
   return rc;
 }

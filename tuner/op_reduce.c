@@ -129,7 +129,7 @@ static double error_bound(const int *v, unsigned n, int sm_count, double sum, do
 static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
   float got;
   int rc = PM_OK;
-  PM__CUDA(c, cudaMemcpy(&got, d->out, sizeof got, cudaMemcpyDeviceToHost));
+  PM__CUDA(c, pm__tune_copy(&got, d->out, sizeof got, cudaMemcpyDeviceToHost));
   double diff = fabs((double)got - d->ref_exact);
   *err = d->ref_scale > 0 ? diff / d->ref_scale : diff;
   double bound = error_bound(v, d->pr.n, c->dev.sm_count, d->ref_exact, d->ref_scale);

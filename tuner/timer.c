@@ -15,6 +15,11 @@ struct pm__timer {
   atomic_int gate[64];
 };
 
+static _Thread_local cudaStream_t tune_stream; /* 0 unless the thread set one */
+
+cudaStream_t pm__tune_stream(void) { return tune_stream; }
+void pm__tune_stream_set(cudaStream_t s) { tune_stream = s; }
+
 /* Lets the GPU go past every gate. */
 static void timer_open(pm__timer *t) {
   for (int i = 0; i < 64; i++) atomic_store(&t->gate[i], 1);
@@ -28,7 +33,8 @@ int pm__timer_new(pm_ctx *c, pm__timer **out) {
   timer_open(t);
   if ((rc = pm__util_kernels(c)) != PM_OK) return rc;
   PM__CUDA(c, cudaMalloc(&t->flush, t->flush_bytes));
-  PM__CUDA(c, cudaMemset(t->flush, 0, t->flush_bytes)); /* zeros: pm_flush then writes nothing */
+  PM__CUDA(c, cudaMemsetAsync(t->flush, 0, t->flush_bytes, tune_stream)); /* zeros: pm_flush */
+  PM__CUDA(c, cudaStreamSynchronize(tune_stream));                          /* then writes nothing */
   for (; t->nevents < 64; t->nevents++) {
     PM__CUDA(c, cudaEventCreate(&t->start[t->nevents]));
     if (cudaEventCreate(&t->stop[t->nevents]) != cudaSuccess) {
@@ -47,7 +53,7 @@ fail:
 void pm__timer_free(pm__timer *t) {
   if (t == NULL) return;
   timer_open(t);
-  cudaStreamSynchronize(0); /* no host function is left waiting on a gate */
+  cudaStreamSynchronize(tune_stream); /* no host function is left waiting on a gate */
   for (int i = 0; i < t->nevents; i++) {
     cudaEventDestroy(t->start[i]);
     cudaEventDestroy(t->stop[i]);
@@ -60,9 +66,10 @@ int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms) {
   int rc = PM_OK;
   float elapsed = 0;
   for (int round = 0; round < 1000 && elapsed < ms; round++) {
-    PM__CUDA(c, cudaEventRecord(t->start[0], 0));
-    for (int i = 0; i < 8; i++) PM__CUDA(c, cudaMemsetAsync(t->flush, 0, t->flush_bytes, 0));
-    PM__CUDA(c, cudaEventRecord(t->stop[0], 0));
+    PM__CUDA(c, cudaEventRecord(t->start[0], tune_stream));
+    for (int i = 0; i < 8; i++)
+      PM__CUDA(c, cudaMemsetAsync(t->flush, 0, t->flush_bytes, tune_stream));
+    PM__CUDA(c, cudaEventRecord(t->stop[0], tune_stream));
     PM__CUDA(c, cudaEventSynchronize(t->stop[0]));
     float f;
     PM__CUDA(c, cudaEventElapsedTime(&f, t->start[0], t->stop[0]));
@@ -79,7 +86,7 @@ static void CUDART_CB wait_gate(void *arg) {
   }
 }
 
-/* Starts sample i on stream 0: flushes L2 (reading), then holds the GPU until timer_end(t, i),
+/* Starts sample i on the thread's tuning stream: flushes L2 (reading), then holds the GPU until timer_end(t, i),
  * so that the host queues the whole sample before the GPU starts on it (short runs would
  * otherwise time the host's launches), then records start[i]. */
 static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
@@ -91,10 +98,11 @@ static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
   float *sink = t->flush;
   void *args[] = {&t->flush, &words, &sink};
   dim3 grid = {(unsigned)(c->dev.sm_count * 4), 1, 1}, block = {512, 1, 1};
-  if ((rc = pm__kernel_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, 0, args)) != PM_OK)
+  if ((rc = pm__kernel_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, tune_stream,
+                              args)) != PM_OK)
     goto fail;
-  PM__CUDA(c, cudaLaunchHostFunc(0, wait_gate, &t->gate[i]));
-  PM__CUDA(c, cudaEventRecord(t->start[i], 0));
+  PM__CUDA(c, cudaLaunchHostFunc(tune_stream, wait_gate, &t->gate[i]));
+  PM__CUDA(c, cudaEventRecord(t->start[i], tune_stream));
   return PM_OK;
 fail:
   atomic_store(&t->gate[i], 1);
@@ -103,7 +111,7 @@ fail:
 
 /* Records stop[i] and lets the GPU go on with sample i. */
 static int timer_end(pm_ctx *c, pm__timer *t, int i) {
-  cudaError_t e = cudaEventRecord(t->stop[i], 0);
+  cudaError_t e = cudaEventRecord(t->stop[i], tune_stream);
   atomic_store_explicit(&t->gate[i], 1, memory_order_release);
   return e == cudaSuccess ? PM_OK : pm__cuda_error(c, PM_ECUDA, e, "cudaEventRecord", __FILE__, __LINE__);
 }

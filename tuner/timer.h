@@ -35,14 +35,21 @@ void pm__timer_free(pm__timer *t); /* NULL: nothing */
  * clocks are up before anything is timed: a GPU just out of idle runs short kernels slower. */
 int pm__timer_warm(pm_ctx *c, pm__timer *t, double ms);
 
-/* Takes `samples` samples (<= 64) on stream 0, each timed with CUDA events: it flushes L2 by
+/* Takes `samples` samples (<= 64) on pm__tune_stream(), each timed with CUDA events: it flushes L2 by
  * reading a buffer twice its size (no dirty line is left for the runs to write back), holds
  * the GPU until the host has queued the whole sample (short runs would otherwise time the
  * host's launches), then calls run(c, arg, j) for j = 0 .. copies - 1 between two events. A
- * run queues its work on stream 0 and returns PM_OK or an error, which ends the timing. ms[i]
+ * run queues its work on pm__tune_stream() and returns PM_OK or an error, which ends the timing. ms[i]
  * gets sample i's time per run (its time / copies); the caller sorts. */
 int pm__time_batches(pm_ctx *c, pm__timer *t, int samples, int copies,
                      int (*run)(pm_ctx *c, void *arg, int j), void *arg, double *ms);
+
+/* The stream the tuner, the timer and the problem data work on in the calling thread: 0, the
+ * legacy default stream (`pmtune tune`'s and the benchmarks'), unless this thread set another.
+ * The background tuner of a context sets a non-blocking stream of its own, so that its work
+ * neither waits for the program's streams nor holds them back, and never meets a capture. */
+struct CUstream_st *pm__tune_stream(void);
+void pm__tune_stream_set(struct CUstream_st *s);
 
 /* The median, and the spread between the quartiles, of ms[0..n) (sorts it). */
 double pm__median(double *ms, int n, double *q1, double *q3);

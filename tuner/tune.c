@@ -27,7 +27,7 @@ static int run_op(pm_ctx *c, void *arg, int j) {
   const op_run *r = arg;
   pm__data view;
   pm__data_view(r->d, j, &view);
-  return r->op->launch(c, r->k, r->v, &view, 0);
+  return r->op->launch(c, r->k, r->v, &view, pm__tune_stream());
 }
 
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
@@ -248,10 +248,10 @@ static int measure_one(tuning *t, cand *x) {
     t->placed = 1;
   }
   double t1 = pm__now_ms(), err = 0;
-  rc = pm__data_poison(c, &t->d, 0);
-  if (rc == PM_OK) rc = op->launch(c, &t->ks[x->job], x->v, &t->d, 0);
+  rc = pm__data_poison(c, &t->d, pm__tune_stream());
+  if (rc == PM_OK) rc = op->launch(c, &t->ks[x->job], x->v, &t->d, pm__tune_stream());
   if (rc == PM_OK) {
-    cudaError_t e = cudaDeviceSynchronize();
+    cudaError_t e = cudaStreamSynchronize(pm__tune_stream());
     if (e != cudaSuccess) /* a fault in the kernel: the context is lost, tuning cannot go on */
       rc = pm__cuda_error(c, PM_ELAUNCH, e, x->config, __FILE__, __LINE__);
     else
@@ -260,7 +260,7 @@ static int measure_one(tuning *t, cand *x) {
   res->verify_ms += pm__now_ms() - t1;
   if (rc == PM_EVERIFY || rc == PM_ELAUNCH) {
     int fatal = rc == PM_ELAUNCH && cudaGetLastError() != cudaSuccess &&
-                cudaDeviceSynchronize() != cudaSuccess;
+                cudaStreamSynchronize(pm__tune_stream()) != cudaSuccess;
     int failed = rc;
     rc == PM_EVERIFY ? res->wrong++ : res->failed++;
     rc = store(t, x, rc == PM_EVERIFY ? PM__DB_WRONG_RESULT : PM__DB_LAUNCH_ERROR, pm_errmsg(c), err);
