@@ -29,9 +29,19 @@ typedef struct seed {
   double median_ms;
 } seed;
 
-/* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending. */
+/* The rows of one size of a group: rows[begin, end), with the logarithms nearest compares. */
+typedef struct size_ix {
+  int64_t rows, cols, n;
+  size_t begin, end;
+  double log_size, log_aspect; /* ln(elements), ln(rows / cols); 0 for a vector */
+} size_ix;
+
+/* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
+ * distinct sizes in the same order (lookups search those, not the rows). */
 typedef struct pm__db_known_group {
   size_t begin, end;
+  size_ix *sizes;
+  size_t nsizes;
 } group;
 
 #define SAME_MODEL                                                                           \
@@ -192,6 +202,33 @@ static int same_group(const pm__db_known_row *a, const pm__db_known_row *b) {
          strcmp(a->variant, b->variant) == 0 && a->radius == b->radius;
 }
 
+static int same_size(const pm__db_known_row *w, int64_t rows, int64_t cols, int64_t n) {
+  return w->rows == rows && w->cols == cols && w->n == n;
+}
+
+/* The distinct sizes of g's rows. */
+static int index_sizes(pm__db_known *k, group *g) {
+  size_t count = 0;
+  for (size_t i = g->begin; i < g->end; i++)
+    count += i == g->begin || !same_size(&k->rows[i], k->rows[i - 1].rows, k->rows[i - 1].cols,
+                                         k->rows[i - 1].n);
+  if (count > 0 && (g->sizes = calloc(count, sizeof *g->sizes)) == NULL) return PM_ENOMEM;
+  for (size_t i = g->begin; i < g->end; i++) {
+    const pm__db_known_row *w = &k->rows[i];
+    if (g->nsizes > 0 && same_size(w, g->sizes[g->nsizes - 1].rows, g->sizes[g->nsizes - 1].cols,
+                                   g->sizes[g->nsizes - 1].n)) {
+      g->sizes[g->nsizes - 1].end = i + 1;
+      continue;
+    }
+    int matrix = w->n == 0 && w->rows > 0 && w->cols > 0;
+    size_ix z = {w->rows, w->cols, w->n, i, i + 1, 0, 0};
+    z.log_size = matrix ? log((double)w->rows * (double)w->cols) : w->n > 0 ? log((double)w->n) : 0;
+    z.log_aspect = matrix ? log((double)w->rows / (double)w->cols) : 0;
+    g->sizes[g->nsizes++] = z;
+  }
+  return PM_OK;
+}
+
 /* Splits the rows (ordered by group, then size) into groups. */
 static int index_groups(pm__db_known *k) {
   for (size_t i = 0; i < k->n; i++) {
@@ -201,10 +238,12 @@ static int index_groups(pm__db_known *k) {
       if (grown == NULL) return PM_ENOMEM;
       k->groups = grown;
     }
-    k->groups[k->ngroups++] = (group){i, i};
+    k->groups[k->ngroups++] = (group){.begin = i, .end = i};
   }
-  for (size_t g = 0; g < k->ngroups; g++)
+  for (size_t g = 0; g < k->ngroups; g++) {
     k->groups[g].end = g + 1 < k->ngroups ? k->groups[g + 1].begin : k->n;
+    if (index_sizes(k, &k->groups[g]) != PM_OK) return PM_ENOMEM;
+  }
   return PM_OK;
 }
 
@@ -226,6 +265,7 @@ void pm__db_known_free(pm__db_known *k) {
   if (k == NULL) return;
   for (size_t i = 0; i < k->n; i++) free(k->rows[i].config), free(k->rows[i].params);
   free(k->rows);
+  for (size_t g = 0; g < k->ngroups; g++) free(k->groups[g].sizes);
   free(k->groups);
   memset(k, 0, sizeof *k);
 }
@@ -240,10 +280,6 @@ static const group *group_of(const pm__db_known *k, const pm__db_problem *p) {
       return &k->groups[g];
   }
   return NULL;
-}
-
-static int same_size(const pm__db_known_row *w, int64_t rows, int64_t cols, int64_t n) {
-  return w->rows == rows && w->cols == cols && w->n == n;
 }
 
 static void winner_of(const pm__db_known_row *w, pm__db_winner *out) {
@@ -265,59 +301,100 @@ static void problem_text(const pm__db_known *k, const pm__db_problem *p, char *o
              (long long)p->cols, (long long)p->n);
 }
 
-int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
-                        int (*accept)(void *arg, const char *config), void *arg,
-                        pm__db_winner *out) {
-  const group *g = group_of(k, p);
-  memset(out, 0, sizeof *out);
-  for (size_t i = g ? g->begin : 0; g != NULL && i < g->end; i++) {
-    const pm__db_known_row *w = &k->rows[i];
-    if (!same_size(w, p->rows, p->cols, p->n)) continue;
-    if (accept != NULL && !accept(arg, w->config)) continue;
-    winner_of(w, out);
-    return PM_OK;
+/* The size of g that is (rows, cols, n), by bisection; NULL where g has none. */
+static const size_ix *size_of(const group *g, int64_t rows, int64_t cols, int64_t n) {
+  size_t lo = 0, hi = g->nsizes;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const size_ix *z = &g->sizes[mid];
+    int before = z->rows != rows ? z->rows < rows : z->cols != cols ? z->cols < cols : z->n < n;
+    if (z->rows == rows && z->cols == cols && z->n == n) return z;
+    if (before) lo = mid + 1;
+    else hi = mid;
   }
+  return NULL;
+}
+
+/* The first row (the GPU's own before its model's, fastest first) of p's exact size that accept
+ * takes; NULL where there is none. Says nothing: the callers word the miss. */
+static const pm__db_known_row *find_exact(const pm__db_known *k, const group *g,
+                                          const pm__db_problem *p,
+                                          int (*accept)(void *arg, const char *config),
+                                          void *arg) {
+  const size_ix *z = g != NULL ? size_of(g, p->rows, p->cols, p->n) : NULL;
+  for (size_t i = z ? z->begin : 0; z != NULL && i < z->end; i++)
+    if (accept == NULL || accept(arg, k->rows[i].config)) return &k->rows[i];
+  return NULL;
+}
+
+static int not_tuned(const pm__db_known *k, const pm__db_problem *p, int fits) {
   char problem[PM__DB_PROBLEM_MAX];
   problem_text(k, p, problem);
   return pm__seterr(pm__db_ctx(k->db), PM_ENOTFOUND,
                     "tuning database %s: nothing tuned%s for %s %s %s on %s (%s) or its model",
-                    pm__db_filename(k->db), accept ? " that fits" : "", p->op, p->dtype, problem,
+                    pm__db_filename(k->db), fits ? " that fits" : "", p->op, p->dtype, problem,
                     k->dev.name, k->dev.uuid);
+}
+
+int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
+                        int (*accept)(void *arg, const char *config), void *arg,
+                        pm__db_winner *out) {
+  const pm__db_known_row *w = find_exact(k, group_of(k, p), p, accept, arg);
+  memset(out, 0, sizeof *out);
+  if (w == NULL) return not_tuned(k, p, accept != NULL);
+  winner_of(w, out);
+  return PM_OK;
+}
+
+/* The size of g nearest to p: the least |ln(size / tuned size)| in elements, then (matrices) the
+ * least |ln(aspect / tuned aspect)|, then the smaller size; NULL where g has none. *dist and
+ * *adist receive its distances. */
+static const size_ix *nearest_size(const group *g, const pm__db_problem *p, double *dist,
+                                   double *adist) {
+  int matrix = p->n == 0;
+  double size = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
+  double aspect = matrix ? log((double)p->rows / (double)p->cols) : 0;
+  const size_ix *best = NULL;
+  for (size_t i = 0; g != NULL && i < g->nsizes; i++) {
+    const size_ix *z = &g->sizes[i];
+    if (matrix ? z->rows < 1 || z->cols < 1 : z->n < 1) continue;
+    double d = fabs(size - z->log_size), a = matrix ? fabs(aspect - z->log_aspect) : 0;
+    int better = best == NULL || d < *dist - 1e-12 ||
+                 (d <= *dist + 1e-12 &&
+                  (a < *adist - 1e-12 || (a <= *adist + 1e-12 && z->log_size < best->log_size)));
+    if (better) best = z, *dist = d, *adist = a;
+  }
+  return best;
 }
 
 int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
                             int (*accept)(void *arg, const char *config), void *arg,
                             pm__db_winner *out) {
-  const group *g = group_of(k, p);
-  int matrix = p->n == 0, found = 0;
-  double size = matrix ? (double)p->rows * (double)p->cols : (double)p->n;
-  double aspect = matrix ? (double)p->rows / (double)p->cols : 1.0;
-  double best_d = 0, best_a = 0, best_size = 0;
-  pm__db_problem best = *p;
+  double dist = 0, adist = 0;
+  const size_ix *z = nearest_size(group_of(k, p), p, &dist, &adist);
   memset(out, 0, sizeof *out);
-  for (size_t i = g ? g->begin : 0; g != NULL && i < g->end; i++) {
-    const pm__db_known_row *w = &k->rows[i];
-    if (i > g->begin && same_size(w, w[-1].rows, w[-1].cols, w[-1].n)) continue; /* each size once */
-    if (matrix ? w->rows < 1 || w->cols < 1 : w->n < 1) continue;
-    double s = matrix ? (double)w->rows * (double)w->cols : (double)w->n;
-    double dist = fabs(log(size / s)), a = matrix ? fabs(log(aspect * w->cols / w->rows)) : 0;
-    int better =
-        !found || dist < best_d - 1e-12 ||
-        (dist <= best_d + 1e-12 && (a < best_a - 1e-12 || (a <= best_a + 1e-12 && s < best_size)));
-    if (!better) continue;
-    found = 1, best_d = dist, best_a = a, best_size = s;
-    best.rows = w->rows, best.cols = w->cols, best.n = w->n;
-  }
-  if (!found) {
+  if (z == NULL) {
     char problem[PM__DB_PROBLEM_MAX];
     problem_text(k, p, problem);
     return pm__seterr(pm__db_ctx(k->db), PM_ENOTFOUND,
                       "tuning database %s: no size of %s %s like %s tuned on %s (%s) or its model",
                       pm__db_filename(k->db), p->op, p->dtype, problem, k->dev.name, k->dev.uuid);
   }
+  pm__db_problem best = *p;
+  best.rows = z->rows, best.cols = z->cols, best.n = z->n;
   int rc = pm__db_known_get_if(k, &best, accept, arg, out);
   if (rc != PM_OK) return rc;
-  out->distance = best_d;
-  out->aspect_distance = best_a;
+  out->distance = dist;
+  out->aspect_distance = adist;
+  return PM_OK;
+}
+
+int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
+                         int (*accept)(void *arg, const char *config), void *arg,
+                         pm__db_winner *out, int *exact) {
+  const pm__db_known_row *w = find_exact(k, group_of(k, p), p, accept, arg);
+  *exact = w != NULL;
+  if (w == NULL) return pm__db_known_nearest_if(k, p, accept, arg, out);
+  winner_of(w, out);
   return PM_OK;
 }

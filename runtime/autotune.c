@@ -72,10 +72,10 @@ static void *run(void *arg) {
   struct pm__tuner *t = c->serve->tuner;
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaStream_t stream = NULL;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) cudaGetLastError();
   if (pm__ctx_create(&tc, c->device, c->db_path) != PM_OK) {
     pm__notice(c, "no background tuning: %s", tc != NULL ? pm_errmsg(tc) : "out of memory");
-  } else if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess ||
-             cudaSetDevice(tc->device) != cudaSuccess ||
+  } else if (cudaSetDevice(tc->device) != cudaSuccess ||
              cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
     pm__notice(c, "no background tuning: %s", cudaGetErrorString(cudaGetLastError()));
     stream = NULL;

@@ -48,13 +48,10 @@ static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
   pm__db_problem dbp;
   pm__db_winner w;
   accept_arg a = {&known->dev, op, pr, {0}};
+  int exact;
   pm__op_db_problem(op, pr, &dbp);
-  if (pm__db_known_get_if(known, &dbp, accept, &a, &w) == PM_OK) {
-    from_winner(&w, &a, PM__FROM_EXACT, out);
-    return PM_OK;
-  }
-  if (pm__db_known_nearest_if(known, &dbp, accept, &a, &w) == PM_OK) {
-    from_winner(&w, &a, PM__FROM_NEAREST, out);
+  if (pm__db_known_find_if(known, &dbp, accept, &a, &w, &exact) == PM_OK) {
+    from_winner(&w, &a, exact ? PM__FROM_EXACT : PM__FROM_NEAREST, out);
     return PM_OK;
   }
   snprintf(out->why, sizeof out->why, "%s", pm_errmsg(c));

@@ -201,6 +201,71 @@ Test(gpu_serve, exact_then_nearest_tuned_sizes) {
   pm_close(c);
 }
 
+/* What a recorded-sizes listing gathers. */
+typedef struct seen_list {
+  int count;
+  int64_t n[8], calls[8];
+} seen_list;
+
+static int seen_cb(void *arg, const pm__db_problem *p, int64_t calls) {
+  seen_list *l = arg;
+  if (l->count < 8) l->n[l->count] = p->n, l->calls[l->count] = calls;
+  l->count++;
+  return 0;
+}
+
+/* With recording on, the calls of sizes served without an exact winner are counted and written
+ * at pm_close (summed over contexts); a size tuned exactly is not recorded. */
+Test(gpu_serve, record_counts_sizes_without_an_exact_winner) {
+  pm_ctx *c = open_ctx(path);
+  tune(c, &pm__op_reduce, (pm__problem){.n = 100000});
+  pm_close(c);
+  pm_options o = {.db_path = path, .record = 1};
+  for (int round = 0; round < 2; round++) {
+    cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
+    for (int i = 0; i < 5; i++) check_reduce(c, 77777);
+    check_reduce(c, 3333);
+    check_reduce(c, 100000); /* exact: not recorded */
+    pm_close(c);
+  }
+  pm__db *db = NULL;
+  int64_t gpu_id = 0;
+  int driver, runtime;
+  c = open_ctx(path);
+  pm__cuda_versions(&driver, &runtime);
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id), PM_OK, "%s", pm_errmsg(c));
+  seen_list l = {0};
+  cr_assert_eq(pm__db_seen_list(db, gpu_id, "reduce", 0, seen_cb, &l), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(l.count, 2, "two sizes recorded, not %d", l.count);
+  cr_assert(l.n[0] == 77777 && l.calls[0] == 10, "77777 called 10 times: %lld, %lld",
+            (long long)l.n[0], (long long)l.calls[0]);
+  cr_assert(l.n[1] == 3333 && l.calls[1] == 2, "3333 called twice: %lld, %lld",
+            (long long)l.n[1], (long long)l.calls[1]);
+  pm__db_close(db);
+  pm_close(c);
+}
+
+/* A database tuned again while a context serves is picked up at pm_reload, not before. */
+Test(gpu_serve, reload_picks_up_a_database_tuned_meanwhile) {
+  pm_ctx *c = open_ctx(path), *other = open_ctx(path);
+  cr_assert_eq(check_reduce(c, 424242), PM__FROM_DEFAULT);
+  tune(other, &pm__op_reduce, (pm__problem){.n = 424242});
+  pm_close(other);
+  pm__problem pr = {.n = 424242, .caller_align = 16};
+  pm__cache_key k;
+  pm__cache_key_of(&pm__op_reduce, &pr, &k);
+  check_reduce(c, 424242);
+  cr_assert_eq(pm__cache_lookup(&c->serve->cache, &k)->source, PM__FROM_DEFAULT,
+               "the call goes on with what the context read");
+  cr_assert_eq(pm_reload(c), PM_OK);
+  cr_assert_eq(check_reduce(c, 424242), PM__FROM_EXACT);
+  cr_assert_eq(pm__cache_lookup(&c->serve->cache, &k)->source, PM__FROM_EXACT,
+               "after pm_reload the size is served by the winner tuned meanwhile");
+  cr_assert_eq(pm_reload(NULL), PM_EINVAL);
+  pm_close(c);
+}
+
 /* Waits (at most two minutes) until c's background tuner has nothing running or waiting. */
 static void wait_tuner(pm_ctx *c) {
   struct timespec nap = {0, 2000000};
