@@ -17,6 +17,10 @@
 #define BUSY_TIMEOUT_MS 10000     /* how long a statement waits for another process's lock */
 #define APPLICATION_ID 1886221429 /* 0x706d7475, 'pmtu', set by 0001_initial.sql */
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+/* The oldest schema a read-only handle reads (library calls never migrate): every migration
+ * since has only added tables that the lookups do not read (0002: seen), so a file that no
+ * newer pmtune has written yet still serves. A migration that changes what is read raises it. */
+#define READ_SINCE 1
 
 struct pm__db {
   pm_ctx *c;
@@ -402,7 +406,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
                     file);
     goto fail;
   }
-  if (db->readonly && version < pm__db_schema_latest()) {
+  if (db->readonly && version < READ_SINCE) {
     rc = pm__seterr(c, PM_EDB,
                     "tuning database %s: schema version %lld is older than this pmtune's (%d): "
                     "'pmtune db init' upgrades it",
@@ -482,7 +486,9 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
                                         "winner",
                                         "template_one_current",
                                         "measurement_one_seed",
-                                        "measurement_by_problem"};
+                                        "measurement_by_problem",
+                                        "seen",
+                                        "seen_most_called"};
   int rc = PM_OK;
   report r = {0};
   sqlite3_stmt *st = NULL;
@@ -552,6 +558,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
 
   /* What is stored. */
   int64_t gpus, runs, running, interrupted, meas, okm, failed, stale, winners, cubins, bytes;
+  int64_t seen, calls;
   if ((rc = query_int(db, "SELECT count(*) FROM gpu", &gpus)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM run", &runs)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM run WHERE status = 'running'", &running)) !=
@@ -568,7 +575,9 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
                       &stale)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM winner", &winners)) != PM_OK ||
       (rc = query_int(db, "SELECT count(*) FROM cubin", &cubins)) != PM_OK ||
-      (rc = query_int(db, "SELECT ifnull(sum(size), 0) FROM cubin", &bytes)) != PM_OK)
+      (rc = query_int(db, "SELECT ifnull(sum(size), 0) FROM cubin", &bytes)) != PM_OK ||
+      (rc = query_int(db, "SELECT count(*) FROM seen", &seen)) != PM_OK ||
+      (rc = query_int(db, "SELECT ifnull(sum(calls), 0) FROM seen", &calls)) != PM_OK)
     goto fail;
   add(&r, 0, "gpus          %lld", (long long)gpus);
   add(&r, 0, "runs          %lld (%lld still running or killed, %lld interrupted)", (long long)runs,
@@ -577,6 +586,8 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
       (long long)meas, (long long)okm, (long long)failed, (long long)stale);
   add(&r, 0, "winners       %lld", (long long)winners);
   add(&r, 0, "cubins        %lld, %.1f KiB", (long long)cubins, bytes / 1024.0);
+  add(&r, 0, "seen sizes    %lld served without a tuned winner, %lld calls in all", (long long)seen,
+      (long long)calls);
 done:
   if (r.nomem) {
     rc = pm__seterr(db->c, PM_ENOMEM, "tuning database %s: check: out of memory", db->path);
@@ -820,9 +831,7 @@ int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
   return PM_OK;
 }
 
-/* Binds op, dtype, rows, cols, n, radius, variant and problem text at first..first+7 (NULL for
- * what does not apply). p must have been checked; text is its pm__db_problem_text. */
-static int bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text) {
+int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text) {
   int r = SQLITE_OK;
   const int64_t v[4] = {p->rows, p->cols, p->n, p->radius};
   r |= sqlite3_bind_text(st, first, p->op, -1, SQLITE_STATIC);
@@ -1047,7 +1056,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
           -1, &st, NULL));
   int measured = m->outcome == PM__DB_MEASURED;
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
-  PM__SQLITE(db, bind_problem(st, 2, &m->problem, problem));
+  PM__SQLITE(db, pm__db_bind_problem(st, 2, &m->problem, problem));
   PM__SQLITE(db, sqlite3_bind_text(st, 10, config, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 11, params, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 12, m->is_seed));

@@ -63,8 +63,10 @@ enum {
  * refused as "unknown op"; the handle keeps the pointer.
  * Read-write: creates the file and its directories as needed, switches it to WAL, applies the
  * missing migrations (one transaction each) and marks the embedded templates current.
- * PM__DB_READONLY: the file must exist and have this pmtune's schema (PM_ENOTFOUND where it is
- * missing or empty, PM_EDB where its schema is older). Either way a database of a newer schema,
+ * PM__DB_READONLY: the file must exist and have this pmtune's schema, or an older one that this
+ * pmtune still reads (PM_ENOTFOUND where it is missing or empty, PM_EDB where its schema is
+ * older than that): what a later migration added is then absent (pm__db_seen_list finds nothing
+ * recorded in a file of schema 1). Either way a database of a newer schema,
  * or an SQLite file that is not pmtune's, is refused with PM_EDB and left untouched.
  * On failure *out is NULL. */
 int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *ops,
@@ -233,6 +235,25 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
                             int (*accept)(void *arg, const char *config), void *arg,
                             pm__db_winner *out);
 
+/* ---- Sizes served without a tuned winner (seen.c) ------------------------------------------- */
+
+/* Adds calls[i] (>= 1) to the count of problem ps[i] (0 <= i < n) on GPU gpu_id, in one
+ * transaction: a new row where there is none (first_seen now); last_seen now. The problems are
+ * checked as pm__db_measurement_put checks them (op known to the handle's op list, and so on),
+ * all of them before anything is written: one bad problem or count writes nothing (PM_EINVAL
+ * saying which). gpu_id must be a recorded GPU (pm__db_gpu_put). A count that would pass 2^63-1
+ * stays there. n == 0 does nothing. */
+int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const int64_t *calls,
+                    size_t n);
+
+/* The recorded problems of GPU gpu_id (and op, unless NULL), most calls first (equal counts:
+ * the first recorded first), at most `limit` (0: all), each handed to cb (which returns nonzero
+ * to stop) with its call count. p's strings live until cb returns; cb may read the database,
+ * not write it. Rows that are no problem of the handle's ops (an op of another pmtune, a row
+ * written by hand) are passed over. Works read-only; a file of schema 1 has recorded none. */
+int pm__db_seen_list(pm__db *db, int64_t gpu_id, const char *op, size_t limit,
+                     int (*cb)(void *arg, const pm__db_problem *p, int64_t calls), void *arg);
+
 /* ---- Templates ------------------------------------------------------------------------------ */
 
 /* Makes sha256 the current template of op: the winner view then shows only its measurements
@@ -298,6 +319,11 @@ void pm__db_rollback(pm__db *db);
  * measured_at is later. *what (may be NULL): 0 added, 1 replaced, 2 kept. */
 int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
                              int only_if_newer, int *what);
+
+/* Binds op, dtype, rows, cols, n, radius, variant and problem text at first..first+7 (NULL for
+ * what does not apply). p must have been checked; text is its pm__db_problem_text. Returns an
+ * SQLite code (the bits of all the binds' codes or'ed). */
+int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text);
 
 /* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is. */
 int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,

@@ -122,7 +122,7 @@ Test(cli_db, init_creates_and_check_says_what_it_found) {
   cr_assert_eq(access(file, F_OK), -1, "check creates nothing");
   snprintf(args, sizeof args, "db init --db %s", file);
   cr_assert_eq(run("", args), 0, "%s", err);
-  cr_assert_not_null(strstr(out, "created, schema version 1"), "%s", out);
+  cr_assert_not_null(strstr(out, "created, schema version 2"), "%s", out);
   cr_assert_eq(run("", args), 0);
   cr_assert_not_null(strstr(out, "up to date"), "%s", out);
   snprintf(args, sizeof args, "db check --db %s", file);

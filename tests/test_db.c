@@ -47,6 +47,13 @@ static void expect_msg(const char *needle) {
   cr_assert_not_null(strstr(pm_errmsg(ctx), needle), "'%s' not in: %s", needle, pm_errmsg(ctx));
 }
 
+/* A pm__db_seen_list callback that adds up the calls it is handed into *(int *)arg. */
+static int count_seen(void *arg, const pm__db_problem *p, int64_t calls) {
+  (void)p;
+  *(int *)arg += (int)calls;
+  return 0;
+}
+
 /* ---- Schema and migrations ------------------------------------------------------------------ */
 
 Test(db, migrations_are_embedded_numbered_and_match_their_files) {
@@ -165,6 +172,69 @@ Test(db, a_newer_schema_is_refused_and_left_byte_identical) {
   cr_assert_str_eq(mode, "delete\n");
   free(mode);
   sqlite3_close(h);
+}
+
+Test(db, a_database_of_schema_1_is_read_as_it_is_and_migrated_by_a_writer) {
+  /* What a pmtune of schema version 1 made: its migration alone, with a GPU and a winner. */
+  const pm__db_migration *first = &pm__db_migrations[0];
+  cr_assert_str_eq(first->name, "0001_initial");
+  cr_assert_geq(pm__db_schema_latest(), 2);
+  dbtest_exec(path, first->source);
+  pm__device_info d = dbtest_gpu(0, 0);
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "INSERT INTO gpu VALUES (1, '%s', '%s', 9, 0, 'sm_90', 132, 85899345920, 12040, 12080,"
+           " 'x', 'x');"
+           "INSERT INTO template VALUES ('%s', 'matadd', 1, 'x');"
+           "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, variant, problem, config,"
+           " params, template_sha256, status, median_ms, min_ms, max_ms, samples, gbps, verified,"
+           " measured_at) VALUES (1, 'matadd', 'f32', 64, 64, 'order=row',"
+           " 'rows=64 cols=64 order=row', 'bx=32', '{\"bx\":32}', '%s', 'ok', 1, 1, 1, 1, 1, 1,"
+           " 'x');",
+           d.uuid, d.name, SHA_A, SHA_A);
+  dbtest_exec(path, sql);
+
+  /* Read-only, as library calls open it: served as it is, nothing written, nothing recorded. */
+  size_t before_len = 0, after_len = 0;
+  char *before = dbtest_slurp(path, &before_len);
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(ctx));
+  pm__db_winner w;
+  pm__db_problem p = dbtest_matadd(64, 64);
+  cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_A, &w), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_str_eq(w.config, "bx=32");
+  int calls = 0;
+  cr_assert_eq(pm__db_seen_list(db, 1, NULL, 0, count_seen, &calls), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(calls, 0, "schema 1 recorded nothing");
+  pm__db_close(db);
+  char *after = dbtest_slurp(path, &after_len);
+  cr_assert_eq(after_len, before_len);
+  cr_assert_eq(memcmp(before, after, before_len), 0, "reading changed nothing");
+  free(before);
+  free(after);
+
+  /* A writer migrates it in place: the rows stay, the table of seen sizes is there. */
+  db = open_rw();
+  int was = -1, now = -1;
+  pm__db_schema(db, &was, &now);
+  cr_assert_eq(was, 1);
+  cr_assert_eq(now, pm__db_schema_latest());
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "PRAGMA user_version"), pm__db_schema_latest());
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM seen"), 0);
+  int64_t n = 5;
+  cr_assert_eq(pm__db_seen_add(db, 1, &p, &n, 1), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(dbtest_int(h, "SELECT calls FROM seen"), 5);
+  char *report = NULL;
+  int problems = -1;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(problems, 0, "%s", report);
+  cr_assert_not_null(strstr(report, "seen sizes    1 served without a tuned winner, 5 calls"),
+                     "%s", report);
+  free(report);
+  pm__db_close(db);
 }
 
 Test(db, another_programs_sqlite_file_is_refused_untouched) {
@@ -1271,6 +1341,8 @@ Test(db, the_queries_of_the_readme_run_and_answer) {
   pm__cubin b = {.data = "\177ELF", .size = 4};
   pm__db_cubin_key k = {sha, "-DBX=64 -DBY=4 -DVEC=4", "sm_90", pm__nvrtc_version(), 13000};
   cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_OK);
+  pm__db_problem seen[] = {p, dbtest_matadd(1000, 3000)};
+  cr_assert_eq(pm__db_seen_add(db, gpu, seen, (int64_t[]){7, 70}, 2), PM_OK, "%s", pm_errmsg(ctx));
 
   char readme[512];
   snprintf(readme, sizeof readme, "%s/db/README.md", PM_SOURCE_DIR);
@@ -1298,9 +1370,193 @@ Test(db, the_queries_of_the_readme_run_and_answer) {
     queries++;
     at = end + 3;
   }
-  cr_assert_geq(queries, 5);
+  cr_assert_geq(queries, 6);
   free(text);
   pm__db_close(db);
+}
+
+/* ---- Sizes served without a tuned winner ---------------------------------------------------- */
+
+typedef struct seen_rows {
+  pm__db *db;
+  char text[4096];
+  size_t len;
+  int stop_after; /* return nonzero after this many (0: never) */
+  int handed;
+} seen_rows;
+
+/* Appends "op problem calls\n" for each problem handed. */
+static int collect_seen(void *arg, const pm__db_problem *p, int64_t calls) {
+  seen_rows *r = arg;
+  char problem[PM__DB_PROBLEM_MAX];
+  cr_assert_eq(pm__db_problem_text(r->db, p, problem), PM_OK);
+  r->len += (size_t)snprintf(r->text + r->len, sizeof r->text - r->len, "%s %s %lld\n", p->op,
+                             problem, (long long)calls);
+  return ++r->handed == r->stop_after;
+}
+
+static const char *list_seen(pm__db *db, int64_t gpu, const char *op, size_t limit,
+                             seen_rows *r) {
+  memset(r, 0, sizeof *r);
+  r->db = db;
+  cr_assert_eq(pm__db_seen_list(db, gpu, op, limit, collect_seen, r), PM_OK, "%s",
+               pm_errmsg(ctx));
+  return r->text;
+}
+
+static const pm__db_problem REDUCE_1000 = {.op = "reduce", .dtype = "f32", .n = 1000};
+static const pm__db_problem FILTER_300 = {.op = "filter", .dtype = "f32", .rows = 300, .cols = 200,
+                                          .radius = 2, .variant = "border=zero"};
+
+Test(db, seen_sizes_add_up_and_list_most_called_first) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), other = add_gpu(db, 0, 1);
+  sqlite3 *h = pm__db_handle(db);
+  pm__db_problem ps[] = {dbtest_matadd(100, 200), REDUCE_1000, FILTER_300};
+  int64_t calls[] = {3, 10, 1};
+  cr_assert_eq(pm__db_seen_add(db, gpu, ps, calls, 3), PM_OK, "%s", pm_errmsg(ctx));
+  char *first = dbtest_rows(h, "SELECT first_seen, last_seen FROM seen WHERE op = 'matadd'");
+  cr_assert_eq(strlen(first), 50, "two times 'YYYY-MM-DDTHH:MM:SS.SSSZ': %s", first);
+  cr_assert_eq(first[10], 'T');
+  cr_assert_eq(first[23], 'Z');
+  cr_assert_eq(memcmp(first, first + 25, 24), 0, "a new row: first seen when last seen");
+  seen_rows r;
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 0, &r),
+                   "reduce n=1000 10\n"
+                   "matadd rows=100 cols=200 order=row 3\n"
+                   "filter rows=300 cols=200 radius=2 border=zero 1\n");
+  /* Again: the counts add up, last_seen moves, first_seen stays; another GPU's are its own. */
+  nanosleep(&(struct timespec){0, 5000000}, NULL);
+  int64_t more[] = {9, 1, 5};
+  cr_assert_eq(pm__db_seen_add(db, gpu, ps, more, 3), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_seen_add(db, other, ps, more, 1), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 0, &r),
+                   "matadd rows=100 cols=200 order=row 12\n"
+                   "reduce n=1000 11\n"
+                   "filter rows=300 cols=200 radius=2 border=zero 6\n");
+  cr_assert_str_eq(list_seen(db, other, NULL, 0, &r), "matadd rows=100 cols=200 order=row 9\n");
+  char *again = dbtest_rows(h, "SELECT first_seen, last_seen FROM seen WHERE op = 'matadd'"
+                               " AND gpu_id = (SELECT min(id) FROM gpu)");
+  cr_assert_eq(memcmp(first, again, 24), 0, "first_seen stays: %s %s", first, again);
+  cr_assert_gt(strcmp(again + 25, first + 25), 0, "last_seen moves: %s %s", first, again);
+  free(first);
+  free(again);
+  /* The numeric columns, as the other tables have them. */
+  char *rows = dbtest_rows(h, "SELECT op, dtype, rows, cols, n, radius, variant, problem FROM seen"
+                              " WHERE gpu_id = (SELECT min(id) FROM gpu) ORDER BY op");
+  cr_assert_str_eq(rows, "filter|f32|300|200|NULL|2|border=zero|rows=300 cols=200 radius=2 border=zero\n"
+                         "matadd|f32|100|200|NULL|NULL|order=row|rows=100 cols=200 order=row\n"
+                         "reduce|f32|NULL|NULL|1000|NULL||n=1000\n");
+  free(rows);
+  /* The limit, the op filter, and a callback that stops. */
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 2, &r),
+                   "matadd rows=100 cols=200 order=row 12\nreduce n=1000 11\n");
+  cr_assert_str_eq(list_seen(db, gpu, "filter", 0, &r),
+                   "filter rows=300 cols=200 radius=2 border=zero 6\n");
+  cr_assert_str_eq(list_seen(db, gpu, "nosuch", 0, &r), "");
+  memset(&r, 0, sizeof r);
+  r.db = db;
+  r.stop_after = 1;
+  cr_assert_eq(pm__db_seen_list(db, gpu, NULL, 0, collect_seen, &r), PM_OK);
+  cr_assert_eq(r.handed, 1);
+  cr_assert_str_eq(list_seen(db, gpu + other + 1, NULL, 0, &r), "", "a GPU with nothing");
+  /* Equal counts: the first recorded first. */
+  pm__db_problem later = dbtest_matadd(7, 7);
+  int64_t twelve = 11;
+  cr_assert_eq(pm__db_seen_add(db, gpu, &later, &twelve, 1), PM_OK);
+  cr_assert_eq(pm__db_seen_add(db, gpu, &ps[1], &(int64_t){1}, 1), PM_OK);
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 3, &r),
+                   "matadd rows=100 cols=200 order=row 12\n"
+                   "reduce n=1000 12\n"
+                   "matadd rows=7 cols=7 order=row 11\n");
+  /* A count stays at 2^63-1 rather than wrap or turn into a float. */
+  int64_t huge = INT64_MAX - 5;
+  cr_assert_eq(pm__db_seen_add(db, gpu, &later, &huge, 1), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(dbtest_int(h, "SELECT calls FROM seen WHERE problem = 'rows=7 cols=7 order=row'"),
+               INT64_MAX);
+  cr_assert_eq(dbtest_int(h, "SELECT typeof(calls) = 'integer' FROM seen WHERE problem ="
+                             " 'rows=7 cols=7 order=row'"),
+               1);
+  cr_assert_eq(pm__db_seen_add(db, gpu, NULL, NULL, 0), PM_OK, "nothing to add");
+  pm__db_close(db);
+}
+
+Test(db, bad_seen_sizes_are_refused_and_write_nothing) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  sqlite3 *h = pm__db_handle(db);
+  pm__db_problem ok = dbtest_matadd(64, 64);
+  pm__db_problem bad_op = {.op = "transpose", .dtype = "f32", .rows = 64, .cols = 64};
+  pm__db_problem bad_dims = {.op = "reduce", .dtype = "f32", .rows = 4, .n = 16};
+  pm__db_problem bad_radius = FILTER_300;
+  bad_radius.radius = 9;
+  pm__db_problem bad_variant = dbtest_matadd(64, 64);
+  bad_variant.variant = "order=diagonal";
+  const struct {
+    pm__db_problem p;
+    const char *why;
+  } cases[] = {{bad_op, "unknown op 'transpose'"},
+               {bad_dims, "reduce needs 0 < n"},
+               {bad_radius, "radius 9 is not 1 to 3"},
+               {bad_variant, "variant 'order=diagonal'"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    pm__db_problem two[] = {ok, cases[i].p};
+    int64_t calls[] = {1, 1};
+    cr_assert_eq(pm__db_seen_add(db, gpu, two, calls, 2), PM_EINVAL, "%s", cases[i].why);
+    expect_msg(cases[i].why);
+    expect_msg("problem 1 of 2");
+  }
+  int64_t zero[] = {5, 0};
+  pm__db_problem two[] = {ok, REDUCE_1000};
+  cr_assert_eq(pm__db_seen_add(db, gpu, two, zero, 2), PM_EINVAL);
+  expect_msg("0 calls (at least 1)");
+  cr_assert_eq(pm__db_seen_add(db, gpu + 100, two, (int64_t[]){1, 1}, 2), PM_EINVAL);
+  expect_msg("no GPU");
+  cr_assert_eq(pm__db_seen_add(db, gpu, NULL, NULL, 1), PM_EINVAL);
+  cr_assert_eq(pm__db_seen_list(db, gpu, NULL, 0, NULL, NULL), PM_EINVAL);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM seen"), 0, "the good ones were not written");
+  cr_assert(sqlite3_get_autocommit(h), "no transaction is left open");
+  /* And the table's own checks, for what sqlite3 users write by hand. */
+  char *err = NULL;
+  cr_assert_neq(sqlite3_exec(h,
+                             "INSERT INTO seen (gpu_id, op, dtype, rows, cols, problem, calls,"
+                             " first_seen, last_seen) VALUES (1, 'matadd', 'f32', 4, 4, 'x', 0,"
+                             " 'a', 'a')",
+                             NULL, NULL, &err),
+                SQLITE_OK, "calls >= 1");
+  sqlite3_free(err);
+  cr_assert_neq(sqlite3_exec(h,
+                             "INSERT INTO seen (gpu_id, op, dtype, rows, n, problem, calls,"
+                             " first_seen, last_seen) VALUES (1, 'matadd', 'f32', 4, 4, 'x', 1,"
+                             " 'a', 'a')",
+                             NULL, NULL, &err),
+                SQLITE_OK, "rows and cols, or n");
+  sqlite3_free(err);
+  pm__db_close(db);
+}
+
+Test(db, seen_sizes_are_listed_read_only_and_never_written_so) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0);
+  pm__db_problem p = REDUCE_1000;
+  cr_assert_eq(pm__db_seen_add(db, gpu, &p, &(int64_t){4}, 1), PM_OK, "%s", pm_errmsg(ctx));
+  pm__db_close(db);
+  size_t before_len = 0, after_len = 0;
+  char *before = dbtest_slurp(path, &before_len);
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(ctx));
+  seen_rows r;
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 0, &r), "reduce n=1000 4\n");
+  cr_assert_eq(pm__db_seen_add(db, gpu, &p, &(int64_t){4}, 1), PM_EDB);
+  expect_msg(path);
+  expect_msg("readonly");
+  cr_assert_str_eq(list_seen(db, gpu, NULL, 0, &r), "reduce n=1000 4\n");
+  pm__db_close(db);
+  char *after = dbtest_slurp(path, &after_len);
+  cr_assert_eq(before_len, after_len);
+  cr_assert_eq(memcmp(before, after, before_len), 0);
+  free(before);
+  free(after);
 }
 
 /* ---- Lookups restricted to what the caller can run ------------------------------------------ */
