@@ -85,9 +85,19 @@ Test(cli_db, bad_usage_is_one_line_and_status_2) {
   expect_usage("export --everything x.json", "unknown option");
   expect_usage("import", "no FILE given");
   expect_usage("import a.json b.json", "unexpected argument");
+  expect_usage("tune --seen --op matadd --size 64x64", "--seen tunes the recorded sizes");
+  expect_usage("tune --seen=3 --op filter --radius 2", "--size, --radius, --order and --border");
+  expect_usage("tune --op matadd --order col --seen", "do not apply");
+  expect_usage("tune --seen=0", "--seen=0: expected 1 to 128");
+  expect_usage("tune --seen=129", "--seen=129: expected 1 to 128");
+  expect_usage("tune --seen=ten", "--seen=ten");
+  expect_usage("tune --seen 5", "unexpected argument '5'");
+  expect_usage("tune --seen --op nosuch", "unknown --op 'nosuch'");
+  expect_usage("show --seen --op nosuch", "unknown --op 'nosuch'");
   /* every command that takes --db refuses an empty one the same way, before any work */
   const char *with_db[] = {"db path", "export x.json", "import x.json", "report --svg x.svg",
-                           "show", "explain --op reduce --size 10", "tune", "bench"};
+                           "show", "explain --op reduce --size 10", "tune", "bench",
+                           "tune --seen", "show --seen"};
   for (size_t i = 0; i < sizeof with_db / sizeof *with_db; i++) {
     char args[96];
     snprintf(args, sizeof args, "%s --db ''", with_db[i]);
@@ -313,4 +323,85 @@ Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
   /* the seed's bar: the winner's bandwidth scaled by the time ratio: 1000/0.0085 * 0.0085/0.011 */
   cr_assert_not_null(strstr(s, "1024x1024 row-major seed: 90909 GB/s"), "%s", strstr(s, "seed:"));
   free(s);
+}
+
+/* ---- Sizes served without a tuned winner ---------------------------------------------------- */
+
+/* A database where GPU 0 of model 0 recorded three sizes (reduce n=1000 40 calls, matadd
+ * 4096x4096 12 calls, matadd 100x200 5 calls) and has a winner for 4096x4096 alone; another GPU
+ * recorded one. */
+static void make_seen_db(const char *file) {
+  make_db(file);
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  pm__device_info d = dbtest_gpu(0, 0), e = dbtest_gpu(1, 0);
+  int64_t gpu, other;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
+  cr_assert_eq(pm__db_gpu_put(db, &e, 12040, 12080, &other), PM_OK);
+  pm__db_problem ps[] = {{.op = "reduce", .dtype = "f32", .n = 1000}, dbtest_matadd(4096, 4096),
+                         dbtest_matadd(100, 200)};
+  cr_assert_eq(pm__db_seen_add(db, gpu, ps, (int64_t[]){40, 12, 5}, 3), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__db_seen_add(db, other, &ps[2], (int64_t[]){2}, 1), PM_OK, "%s", pm_errmsg(c));
+  pm__db_close(db);
+  pm_close(c);
+}
+
+Test(cli_db, show_seen_lists_the_recorded_sizes_most_called_first) {
+  char file[160], args[512];
+  snprintf(file, sizeof file, "%s/seen.db", dir);
+  make_seen_db(file);
+  snprintf(args, sizeof args, "show --seen --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_eq(lines(out), 5, "a header and four sizes: %s", out);
+  const char *a100 = strstr(out, "Fake A100"), *reduce = strstr(out, "n=1000"),
+             *big = strstr(out, "rows=4096 cols=4096 order=row"),
+             *small = strstr(out, "Fake H100                matadd  rows=100 cols=200");
+  cr_assert(a100 && reduce && big && small, "%s", out);
+  cr_assert(a100 < reduce && reduce < big && big < small, "per GPU, most called first: %s", out);
+  cr_assert_not_null(strstr(big, "12  bx=64 by=4\n"), "its exact winner: %s", out);
+  cr_assert_not_null(strstr(reduce, "40  -\n"), "no winner: %s", out);
+  snprintf(args, sizeof args, "show --seen --op reduce --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_eq(lines(out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "n=1000"), "%s", out);
+  snprintf(args, sizeof args, "show --seen --op filter --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "no sizes recorded for filter"), "%s", out);
+  /* Without --seen, show lists the winners as before. */
+  snprintf(args, sizeof args, "show --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "bx=64 by=4"), "%s", out);
+  cr_assert_null(strstr(out, "n=1000"), "%s", out);
+
+  /* A file of schema 1, that no pmtune of schema 2 has written: read as it is, nothing recorded. */
+  snprintf(file, sizeof file, "%s/old.db", dir);
+  dbtest_exec(file, pm__db_migrations[0].source);
+  snprintf(args, sizeof args, "show --seen --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "no sizes recorded in"), "%s", out);
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(file, &h), SQLITE_OK);
+  cr_assert_eq(dbtest_int(h, "PRAGMA user_version"), 1, "reading migrated nothing");
+  sqlite3_close(h);
+}
+
+Test(cli_db, tune_seen_needs_a_gpu_as_tune_does) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0)
+    cr_skip_test("this machine has a GPU: test_gpu_tune covers tune --seen");
+  char file[160], args[512], plain[65536];
+  snprintf(file, sizeof file, "%s/seen.db", dir);
+  make_seen_db(file);
+  snprintf(args, sizeof args, "tune --op matadd --size 64x64 --db %s", file);
+  expect_failure("", args, "no CUDA device");
+  snprintf(plain, sizeof plain, "%s", err);
+  snprintf(args, sizeof args, "tune --seen --db %s", file);
+  expect_failure("", args, "no CUDA device");
+  cr_assert_str_eq(err, plain, "the same error as the plain tune");
+  snprintf(args, sizeof args, "tune --seen=2 --op reduce --db %s", file);
+  expect_failure("", args, "no CUDA device");
 }

@@ -1,7 +1,9 @@
 /* test_gpu_tune.c: the tuner on a GPU: every op's small problem tuned into a fresh database, the
  * winner stored verified with its speedup over the seed, a second run measuring and compiling
- * nothing, and a stopped run resuming. Skips without a GPU. */
+ * nothing, a stopped run resuming, and `pmtune tune --seen` tuning the recorded sizes. Skips
+ * without a GPU. */
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -130,4 +132,75 @@ Test(gpu_tune, a_stopped_run_resumes_where_it_stopped) {
   cr_assert_not(r.stopped);
   cr_assert_eq(r.measured + r.failed + r.wrong, 31);
   cr_assert_eq(r.compiled, 0, "the stopped run had compiled and stored the cubins");
+}
+
+/* Runs `pmtune ARGS --db path` on this test's database; returns its exit status, its standard
+ * output in out. */
+static int run_pmtune(const char *args, char *out, size_t cap) {
+  char cmd[1024], file[96];
+  snprintf(file, sizeof file, "%s.out", path);
+  snprintf(cmd, sizeof cmd, "'%s' %s --db %s >%s 2>&1", PMTUNE_BIN, args, path, file);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s", cmd);
+  FILE *f = fopen(file, "rb");
+  size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+  out[n] = '\0';
+  if (f) fclose(f);
+  unlink(file);
+  return WEXITSTATUS(st);
+}
+
+static int has_exact_winner(const pm__db_problem *p) {
+  pm__db_winner w;
+  return pm__db_winner_get(db, &ctx->dev, p, pm__template_find(p->op)->sha256, &w) == PM_OK;
+}
+
+Test(gpu_tune, tune_seen_tunes_the_most_called_recorded_sizes_without_a_winner) {
+  static char out[1 << 16];
+  pm__db_problem tuned = {.op = "matadd", .dtype = "f32", .rows = 64, .cols = 64,
+                          .variant = "order=row"};
+  pm__db_problem ps[] = {
+      tuned,                                                                      /* 1000 calls */
+      {.op = "matadd", .dtype = "f32", .rows = 300, .cols = 200, .variant = "order=row"}, /* 50 */
+      {.op = "reduce", .dtype = "f32", .n = 5000},                                /* 20 */
+      {.op = "reduce", .dtype = "f32", .n = 7000}};                               /* 1 */
+  /* 64x64 has a winner already (made up here: it must be passed over, not tuned). */
+  pm__db_measurement m = {.gpu_id = gpu_id, .problem = tuned,
+                          .template_sha256 = pm__template_find("matadd")->sha256,
+                          .params = "{\"bx\":32,\"by\":8}", .outcome = PM__DB_MEASURED,
+                          .median_ms = 1, .min_ms = 1, .max_ms = 1, .samples = 1, .gbps = 1,
+                          .verified = 1};
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_seen_add(db, gpu_id, ps, (int64_t[]){1000, 50, 20, 1}, 4), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_not(has_exact_winner(&ps[1]));
+  cr_assert_not(has_exact_winner(&ps[2]));
+
+  int device = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  char args[256];
+  snprintf(args, sizeof args, "tune --seen=2 --device %d --strategy random --budget 10", device);
+  int st = run_pmtune(args, out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_not_null(strstr(out, "tuning the 2 most-called recorded sizes"), "%s", out);
+  cr_assert_not_null(strstr(out, "300x200 row-major"), "%s", out);
+  cr_assert_not_null(strstr(out, "n=5000"), "%s", out);
+  cr_assert_null(strstr(out, "n=7000"), "only the 2 most called: %s", out);
+  cr_assert(has_exact_winner(&ps[1]), "300x200 has its exact winner now: %s", out);
+  cr_assert(has_exact_winner(&ps[2]), "n=5000 has its exact winner now: %s", out);
+  cr_assert_not(has_exact_winner(&ps[3]), "n=7000 was not asked for");
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE problem = 'rows=64 cols=64 order=row'"),
+               1, "the size tuned already was passed over");
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE problem = 'n=7000'"), 0);
+
+  /* Every recorded matadd size has its winner now: nothing to tune, status 0. */
+  snprintf(args, sizeof args, "tune --seen --op matadd --device %d", device);
+  st = run_pmtune(args, out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_not_null(strstr(out, "every recorded size (2) has an exact winner"), "%s", out);
+  /* And the listing says which are tuned. */
+  st = run_pmtune("show --seen", out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_not_null(strstr(out, "n=7000"), "%s", out);
+  cr_assert_not_null(strstr(out, "1  -\n"), "n=7000 has no winner: %s", out);
 }

@@ -113,7 +113,7 @@ static int store(const char *cmd, const cli_option *o, const char *arg) {
 
 int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest) {
   struct option longs[MAX_OPTIONS + 1];
-  char shorts[2 + 2 * MAX_OPTIONS] = ":"; /* ':' first: a missing value is told from a bad option */
+  char shorts[2 + 3 * MAX_OPTIONS] = ":"; /* ':' first: a missing value is told from a bad option */
   int seen[MAX_OPTIONS] = {0}, n = 0, ns = 1, ch;
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -123,12 +123,19 @@ int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **arg
   for (; opts[n].name != NULL; n++) {
     if (n == MAX_OPTIONS)
       return cli_usage_error(help->cmd, "internal: over %d options", MAX_OPTIONS);
-    int has_arg = opts[n].kind != CLI_OPT_FLAG;
-    longs[n] = (struct option){opts[n].name, has_arg ? required_argument : no_argument, NULL,
-                               LONG_VAL + n};
+    int has_arg = opts[n].kind != CLI_OPT_FLAG, optional = opts[n].flags & CLI_OPTIONAL;
+    if (optional && opts[n].kind != CLI_OPT_CALLBACK)
+      return cli_usage_error(help->cmd, "internal: --%s: an optional value needs a callback",
+                             opts[n].name);
+    longs[n] = (struct option){opts[n].name,
+                               optional  ? optional_argument
+                               : has_arg ? required_argument
+                                         : no_argument,
+                               NULL, LONG_VAL + n};
     if (opts[n].short_name != 0) {
       shorts[ns++] = opts[n].short_name;
       if (has_arg) shorts[ns++] = ':';
+      if (optional) shorts[ns++] = ':';
     }
   }
   longs[n] = (struct option){NULL, 0, NULL, 0};
@@ -176,6 +183,15 @@ static void wrap(FILE *out, const char *text, int col, int indent) {
   fputc('\n', out);
 }
 
+/* How help writes option o's name (name: "--size", "-D") and value: "--size S", "--seen[=N]",
+ * "--json"; returns the length snprintf gave. */
+static int name_and_value(char *out, size_t cap, const char *name, const cli_option *o,
+                          const char *v) {
+  if (*v == '\0') return snprintf(out, cap, "%s", name);
+  if (o->flags & CLI_OPTIONAL) return snprintf(out, cap, "%s[=%s]", name, v);
+  return snprintf(out, cap, "%s %s", name, v);
+}
+
 /* The value's name of option o as help shows it: its arg, or its choices joined by '|'; "" for
  * a flag. */
 static const char *value_name(const cli_option *o, char *buf, size_t cap) {
@@ -196,13 +212,14 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts) {
   if (help->operands != NULL) put_word(out, &col, indent, help->operands, strlen(help->operands));
   for (const cli_option *o = opts; o->name != NULL; o++) {
     const char *v = value_name(o, vbuf, sizeof vbuf), *br = o->flags & CLI_REQUIRED ? "" : "[";
-    char name[48];
-    if (o->short_name != 0)
+    char name[48], nv[160];
+    if (o->short_name != 0 && !(o->flags & CLI_OPTIONAL))
       snprintf(name, sizeof name, "-%c", o->short_name);
     else
       snprintf(name, sizeof name, "--%s", o->name);
-    int len = snprintf(item, sizeof item, "%s%s%s%s%s%s", br, name, *v ? " " : "", v,
-                       *br ? "]" : "", o->flags & CLI_REPEAT ? "..." : "");
+    name_and_value(nv, sizeof nv, name, o, v);
+    int len = snprintf(item, sizeof item, "%s%s%s%s", br, nv, *br ? "]" : "",
+                       o->flags & CLI_REPEAT ? "..." : "");
     put_word(out, &col, indent, item, (size_t)len < sizeof item ? (size_t)len : sizeof item - 1);
   }
   fputc('\n', out);
@@ -212,15 +229,17 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts) {
   int width = 0;
   for (const cli_option *o = opts; o->name != NULL; o++) {
     const char *v = value_name(o, vbuf, sizeof vbuf);
-    int w = (int)strlen(o->name) + 2 + (o->short_name ? 4 : 0) + (*v ? 1 + (int)strlen(v) : 0);
+    char nv[160];
+    int w = name_and_value(nv, sizeof nv, o->name, o, v) + 2 + (o->short_name ? 4 : 0);
     if (w <= LEFT_MAX && w > width) width = w;
   }
   if (opts[0].name != NULL) fputc('\n', out);
   for (const cli_option *o = opts; o->name != NULL; o++) {
     const char *v = value_name(o, vbuf, sizeof vbuf);
-    char sh[8] = "";
+    char sh[8] = "", nv[160];
     if (o->short_name != 0) snprintf(sh, sizeof sh, "-%c, ", o->short_name);
-    int w = snprintf(item, sizeof item, "%s--%s%s%s", sh, o->name, *v ? " " : "", v);
+    name_and_value(nv, sizeof nv, o->name, o, v);
+    int w = snprintf(item, sizeof item, "%s--%s", sh, nv);
     fprintf(out, "  %s", item);
     if (w > width)
       fprintf(out, "\n%*s", width + 4, "");
@@ -266,4 +285,14 @@ const char *cli_op_names(void) {
   for (int i = 0; pm__ops[i] != NULL && len + 2 < sizeof buf; i++)
     len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", pm__ops[i]->name);
   return buf;
+}
+
+int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out) {
+  const char *names[PM__MAX_OPS + 1] = {NULL}, *shas[PM__MAX_OPS + 1] = {NULL};
+  for (int i = 0, n = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++)
+    if (only == NULL || only == pm__ops[i]) {
+      names[n] = pm__ops[i]->name;
+      shas[n++] = pm__template_find(pm__ops[i]->name)->sha256;
+    }
+  return pm__db_known_load(db, d, names, shas, out);
 }

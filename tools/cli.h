@@ -50,8 +50,11 @@ typedef enum cli_kind {
 /* An option's flags. CLI_REQUIRED only changes the usage line (no brackets): the command
  * checks that the option was given, with its own message. CLI_REPEAT: the option is meant to be
  * given more than once (each CLI_OPT_LIST is); the usage line shows "...". An option without it
- * given twice keeps its last value today; refuse_repeats in cli.c turns that into an error. */
-enum { CLI_REQUIRED = 1, CLI_REPEAT = 2 };
+ * given twice keeps its last value today; refuse_repeats in cli.c turns that into an error.
+ * CLI_OPTIONAL: the value may be left out, "--name" alone or "--name=VALUE" (never "--name
+ * VALUE": the next argument stays an operand); only for a CLI_OPT_CALLBACK, whose cb then gets
+ * arg NULL; help shows "--name[=VALUE]". */
+enum { CLI_REQUIRED = 1, CLI_REPEAT = 2, CLI_OPTIONAL = 4 };
 
 typedef struct cli_option cli_option;
 
@@ -111,6 +114,9 @@ typedef struct cli_help {
 #define CLI_CALLBACK(s, l, a, var, fn, h)                                                    \
   {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_CALLBACK, .value = (var), \
    .help = (h), .cb = (fn)}
+#define CLI_CALLBACK_OPTIONAL(s, l, a, var, fn, h)                                         \
+  {.short_name = (s), .name = (l), .arg = (a), .kind = CLI_OPT_CALLBACK, .value = (var), \
+   .help = (h), .cb = (fn), .flags = CLI_OPTIONAL}
 #define CLI_END {.name = NULL}
 
 /* The options that more than one command takes, with one meaning everywhere. --db PATH sets a
@@ -175,6 +181,11 @@ int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out
 
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
+
+/* What db knows for device d of op only (NULL: of every op), for the templates built into this
+ * pmtune: the snapshot that serving decides from, so that "has an exact winner"
+ * (pm__db_known_get_if) means here what it means to a library call. */
+int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out);
 
 /* The subcommands, one file each (cmd_NAME.c, whose cmd_NAME parses its options with
  * cli_parse, which also prints its --help). */

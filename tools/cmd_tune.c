@@ -19,6 +19,9 @@ static const char after[] =
     "Default sizes: matadd 512x512 1024x1024 2048x2048 4096x4096 4097x3001 8192x8192\n"
     "10000x10000 16384x16384 row-major, 4096x4096 and 10000x10000 column-major; reduce 1000\n"
     "65536 2^20 2^24 2^28 2^30; filter 1024x1024 and 4096x4096 r=1, 8192x8192 r=1, 2, 3.\n"
+    "--seen tunes a deployment's own sizes instead: those that library calls recorded (with\n"
+    "recording on) as served without a winner tuned for exactly them, most called first,\n"
+    "passing over those tuned since ('pmtune show --seen' lists them).\n"
     "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
 
 static const cli_help help = {.cmd = "tune", .about = about, .after = after};
@@ -52,6 +55,22 @@ static int time_option(const char *cmd, const cli_option *o, const char *arg) {
   return CLI_OK;
 }
 
+enum {
+  JOBS_MAX = 128,    /* problems one run tunes */
+  SEEN_DEFAULT = 10  /* --seen alone: how many recorded sizes */
+};
+
+/* The callback of --seen[=N]: how many recorded sizes to tune, 1 to JOBS_MAX (SEEN_DEFAULT
+ * where N is left out), into the int at o->value. */
+static int seen_option(const char *cmd, const cli_option *o, const char *arg) {
+  char *end = NULL;
+  long n = arg == NULL ? SEEN_DEFAULT : strtol(arg, &end, 10);
+  if (arg != NULL && (*arg == '\0' || *end || n < 1 || n > JOBS_MAX))
+    return cli_usage_error(cmd, "--%s=%s: expected 1 to %d", o->name, arg, JOBS_MAX);
+  *(int *)o->value = (int)n;
+  return CLI_OK;
+}
+
 /* The values of --strategy, in the order of PM__STRATEGY_*: the index is the strategy. */
 static const char *const strategies[] = {"auto", "exhaustive", "random", "staged", NULL};
 _Static_assert(PM__STRATEGY_AUTO == 0 && PM__STRATEGY_EXHAUSTIVE == 1 && PM__STRATEGY_RANDOM == 2 &&
@@ -81,6 +100,9 @@ typedef struct worker {
   const char *dbpath, *cmdline;
   const job *jobs;
   int njobs;
+  int seen;             /* > 0: tune this many of this GPU's recorded sizes, not jobs */
+  const pm__op *only;   /* --seen: of this op only (NULL: all) */
+  job picked[JOBS_MAX]; /* --seen: the recorded sizes picked */
   pm__tune_opts opts;
   int status;      /* CLI_OK or CLI_FAIL */
   int ndevices;    /* how many workers print: prefix lines with the device where > 1 */
@@ -115,6 +137,79 @@ static void show_progress(void *arg, const pm__tune_progress *p) {
   fflush(stderr);
 }
 
+/* What picking the recorded sizes of one GPU needs. */
+typedef struct seen_pick {
+  worker *w;
+  pm_ctx *c;
+  const pm__db_known *known; /* what is tuned for this GPU: the exact winners a call finds */
+  int recorded, tuned, unfit; /* recorded sizes handed so far; of them, tuned already, and
+                                 passed over as the tuner cannot take them */
+} seen_pick;
+
+/* A pm__db_seen_list callback: takes the recorded size p into w->picked unless it has an exact
+ * winner already, or does not fit the tuner; says which it takes. Stops at w->seen taken. */
+static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
+  seen_pick *s = arg;
+  worker *w = s->w;
+  const pm__op *op = pm__op_find(p->op);
+  pm__db_winner win;
+  char size[48], ptext[96];
+  s->recorded++;
+  if (op == NULL) { /* cannot be: the database hands only problems of pmtune's ops */
+    s->unfit++;
+    return 0;
+  }
+  if (pm__db_known_get_if(s->known, p, NULL, NULL, &win) == PM_OK) {
+    s->tuned++;
+    return 0;
+  }
+  pm__problem pr = {.radius = p->radius, .variant = pm__variant_index(op, p->variant)};
+  if (op->dims == 1)
+    snprintf(size, sizeof size, "%lld", (long long)p->n);
+  else
+    snprintf(size, sizeof size, "%lldx%lld", (long long)p->rows, (long long)p->cols);
+  if (pm__problem_parse(s->c, op, size, &pr) != PM_OK) { /* recorded by hand, or too large */
+    printf("gpu %d  seen    %-7s %-24s %lld calls: passed over, %s\n", w->device, op->name, size,
+           (long long)calls, pm_errmsg(s->c));
+    s->unfit++;
+    return 0;
+  }
+  pm__problem_text(op, &pr, ptext, sizeof ptext);
+  printf("gpu %d  seen    %-7s %-24s %lld calls\n", w->device, op->name, ptext, (long long)calls);
+  w->picked[w->njobs++] = (job){op, pr};
+  return w->njobs == w->seen;
+}
+
+/* --seen: makes w's jobs the w->seen most-called sizes recorded for GPU gpu_id (of w->only's
+ * op) that have no exact winner yet, saying which; with none, says why. */
+static int pick_seen_jobs(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id) {
+  pm__db_known known;
+  seen_pick s = {w, c, &known, 0, 0, 0};
+  w->jobs = w->picked;
+  w->njobs = 0;
+  if (cli_known_load(db, &c->dev, w->only, &known) != PM_OK)
+    return cli_fail("tune", "%s", pm_errmsg(c));
+  int rc = pm__db_seen_list(db, gpu_id, w->only ? w->only->name : NULL, 0, pick_seen, &s);
+  pm__db_known_free(&known);
+  if (rc != PM_OK) return cli_fail("tune", "%s", pm_errmsg(c));
+  if (w->njobs > 0)
+    printf("gpu %d: tuning the %d most-called recorded size%s without an exact winner\n",
+           w->device, w->njobs, w->njobs == 1 ? "" : "s");
+  else if (s.recorded == 0)
+    printf("gpu %d: no sizes recorded%s%s: nothing to tune (library calls record the sizes "
+           "they serve without a tuned winner when recording is on)\n",
+           w->device, w->only ? " for " : "", w->only ? w->only->name : "");
+  else if (s.tuned == s.recorded)
+    printf("gpu %d: every recorded size (%d) has an exact winner: nothing to tune\n", w->device,
+           s.recorded);
+  else
+    printf("gpu %d: nothing to tune: of %d recorded sizes, %d have an exact winner and %d cannot "
+           "be tuned (said above)\n",
+           w->device, s.recorded, s.tuned, s.unfit);
+  fflush(stdout);
+  return CLI_OK;
+}
+
 static void *run_worker(void *arg) {
   worker *w = arg;
   pm_ctx *c = NULL;
@@ -129,14 +224,19 @@ static void *run_worker(void *arg) {
     goto done;
   }
   pm__cuda_versions(&driver, &runtime);
-  if (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK ||
-      pm__db_run_begin(db, gpu_id, w->cmdline, &run_id) != PM_OK) {
+  if (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
   printf("GPU %d: %s (%s, %d SMs), tuning database %s\n", w->device, c->dev.name, c->dev.arch,
          c->dev.sm_count, pm__db_filename(db));
   fflush(stdout);
+  if (w->seen > 0 && ((w->status = pick_seen_jobs(w, c, db, gpu_id)) != CLI_OK || w->njobs == 0))
+    goto done;
+  if (pm__db_run_begin(db, gpu_id, w->cmdline, &run_id) != PM_OK) {
+    w->status = cli_fail("tune", "%s", pm_errmsg(c));
+    goto done;
+  }
   for (int i = 0; i < w->njobs && !interrupted; i++) {
     const pm__op *op = w->jobs[i].op;
     pm__tune_result r;
@@ -182,8 +282,9 @@ int cmd_tune(int argc, char **argv) {
   const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
   cli_list slist = {sizes, 0, 64};
   cli_variants cv = CLI_VARIANTS_NONE;
-  pm__problem given = {.radius = 1}; /* what --radius, --order and --border say */
+  pm__problem given = {.radius = 0}; /* what --radius (0: not given), --order and --border say */
   double seconds = 0;
+  int seen = 0;
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
   const cli_option options[] = {
@@ -194,6 +295,11 @@ int cmd_tune(int argc, char **argv) {
       CLI_RADIUS(&given, "filter: mask radius 1 to 3 (with --size; default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
       CLI_BORDER(&cv, "filter: border (with --size; default clamp)"),
+      CLI_CALLBACK_OPTIONAL(0, "seen", "N", &seen, seen_option,
+                            "tune, on each GPU, the N (default 10) sizes that library calls on it "
+                            "recorded most often as served without an exact winner and that "
+                            "still have none (of --op's op where it is given); not with --size, "
+                            "--radius, --order or --border"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
                    "which GPU (default: all, one worker per GPU, in parallel)"),
       CLI_CHOICE(0, "strategy", &opts.strategy, strategies,
@@ -217,10 +323,15 @@ int cmd_tune(int argc, char **argv) {
   int nsizes = slist.n;
   const pm__op *only;
   if (cli_op_arg("tune", opname, 1, &only) != CLI_OK) return CLI_USAGE;
+  if (seen > 0 && (nsizes > 0 || given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
+                   cv.given[CLI_VARIANT_BORDER] >= 0))
+    return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
+                                   "and --border do not apply");
+  if (given.radius == 0) given.radius = 1;
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
   if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
 
-  job jobs[128];
+  job jobs[JOBS_MAX];
   int njobs = 0;
   pm_ctx *c = NULL;
   pm_options none = {.device = PM_DEVICE_NONE};
@@ -237,9 +348,10 @@ int cmd_tune(int argc, char **argv) {
     }
     jobs[njobs++] = (job){only, pr};
   }
-  if (nsizes == 0)
+  if (nsizes == 0 && seen == 0)
     for (int i = 0; pm__ops[i] != NULL; i++)
-      if (only == NULL || only == pm__ops[i]) njobs = add_defaults(pm__ops[i], jobs, njobs, 128);
+      if (only == NULL || only == pm__ops[i])
+        njobs = add_defaults(pm__ops[i], jobs, njobs, JOBS_MAX);
 
   int ndev = 0, first = 0, last = -1;
   if (pm__device_count(c, &ndev) != PM_OK) {
@@ -274,7 +386,7 @@ int cmd_tune(int argc, char **argv) {
   double t0 = pm__now_ms();
   for (int i = 0; i < nw; i++) {
     ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .jobs = jobs,
-                     .njobs = njobs, .opts = opts, .ndevices = nw};
+                     .njobs = njobs, .seen = seen, .only = only, .opts = opts, .ndevices = nw};
     ws[i].opts.progress_arg = &ws[i];
     if (nw == 1 || pthread_create(&ts[i], NULL, run_worker, &ws[i]) != 0) {
       run_worker(&ws[i]);
