@@ -82,7 +82,8 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   /* new inputs in a's buffers (the filter keeps the weights it was captured with), replayed;
    * then a direct call on the same inputs into b's output: the same bits */
   for (int i = 0; i < 2; i++)
-    if (a.in[i] != NULL) CUDA_OK(cudaMemcpy(a.in[i], b.in[i], a.in_stride, cudaMemcpyDeviceToDevice));
+    if (a.in[i] != NULL) /* on s: a copy on the legacy stream would not be ordered before it */
+      CUDA_OK(cudaMemcpyAsync(a.in[i], b.in[i], a.in_stride, cudaMemcpyDeviceToDevice, s));
   CUDA_OK(cudaGraphLaunch(ge, s));
   CUDA_OK(cudaStreamSynchronize(s));
   pm__data direct = b;
