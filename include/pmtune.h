@@ -66,7 +66,8 @@ int pm_open(pm_ctx **out, const pm_options *opts);
 
 /* Closes a context and frees everything it holds (a background tuning under way is waited for;
  * recorded sizes are written). CUDA graphs that captured calls on c must not be launched after
- * it: the kernels they hold are unloaded. pm_close(NULL) does nothing. */
+ * it: the kernels they hold are unloaded, and the reduce's scratch they use is freed.
+ * pm_close(NULL) does nothing. */
 void pm_close(pm_ctx *c);
 
 /* Makes c read its database again: calls after this one decide from what it holds now (a

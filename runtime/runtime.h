@@ -1,6 +1,6 @@
 /* runtime.h: what the files of runtime/ share and nothing above them uses: serving's state on a
- * context and its parts, the lock-free cache of chosen kernels (cache.c), the per-stream scratch
- * of reductions (scratch.c), tuning on first use (autotune.c) and the call path that ties them
+ * context and its parts, the lock-free cache of chosen kernels (cache.c), the scratch of
+ * reductions (scratch.c), tuning on first use (autotune.c) and the call path that ties them
  * (serve.c), which the public calls (api.c) go through. */
 #ifndef PM_RUNTIME_H
 #define PM_RUNTIME_H
@@ -89,34 +89,46 @@ int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char 
  * running). */
 void pm__cache_free(pm__cache *t);
 
-/* ---- Per-stream scratch (scratch.c) --------------------------------------------------------- */
+/* ---- The reduce's scratch (scratch.c) ------------------------------------------------------- */
 
-#define PM__SCRATCH_STREAMS 64 /* streams with reduce scratch of their own */
+struct pm__workspace; /* one device buffer */
+struct pm__streams;   /* the table of streams the hot path reads */
 
-struct pm__workspace; /* one stream's scratch */
-
+/* A buffer per stream for direct calls, any number of streams (a destroyed stream's buffer is
+ * freed once no work can use it), and a buffer per captured call, held by its graph. scratch.c
+ * says why it is built this way. */
 typedef struct pm__scratch {
-  _Atomic(struct pm__workspace *) ws[PM__SCRATCH_STREAMS]; /* read without a lock */
-  pthread_mutex_t lock;                                     /* growing: one thread at a time */
-  struct CUstream_st *zeroing; /* pmtune's own stream, which zeroes new scratch (made on first
+  _Atomic(struct pm__streams *) table; /* read without a lock; NULL until the first stream */
+  pthread_mutex_t lock;                /* the slow path, and every field below */
+  size_t used;                         /* keys in the table */
+  struct pm__workspace *limbo;         /* destroyed streams' buffers, freed once idle */
+  size_t limbo_n, limbo_bytes;
+  struct pm__workspace *graphs;        /* buffers of captured calls, each lent to one graph */
+  struct CUstream_st *zeroing; /* pmtune's own stream, which zeroes new buffers (made on first
                                   need): never one the caller may be capturing into a graph */
 } pm__scratch;
 
 void pm__scratch_init(pm__scratch *s);
 
-/* stream's scratch of at least `bytes`, zeroed before this returns when it is new (on pmtune's
- * own stream, so that it is zero whether or not stream is being captured into a graph); NULL
- * (with the reason on c) where it cannot be had. It stays valid until pm__scratch_free: a grown
- * one keeps the smaller one it replaces alive, since work queued earlier on the stream, or a
- * graph captured from it, may still use it. Call with the thread's capture mode relaxed
- * (serve.c does): it allocates. */
+/* A scratch of at least `bytes` for a reduce launch on stream, zeroed before this returns when it
+ * is new (on pmtune's own stream, whether or not stream is being captured); NULL (with the reason
+ * on c) where it cannot be had. Where stream is not being captured: the stream's own buffer,
+ * valid while the stream lives. Where it is: a buffer of the call's own, held by the graph being
+ * captured until it and all made from it are destroyed. Call with the thread's capture mode
+ * relaxed (serve.c does): it allocates. */
 void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, size_t bytes);
 
-/* The published scratch of stream with at least `bytes`, or NULL: the hot path's look, which
- * takes no lock, allocates nothing and makes no CUDA call. */
+/* The buffer of stream with at least `bytes`, or NULL (stream being captured, new, or its buffer
+ * too small): the hot path's look, which takes no lock, allocates nothing and makes two cheap
+ * CUDA queries (cudaStreamIsCapturing, cudaStreamGetId). */
 void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes);
 
-/* Frees every stream's scratch (pm_close: no call may be running). */
+/* For tests: the device buffers held (streams', waiting to be freed, and graphs'); *in_graphs
+ * (where not NULL) those that a graph holds now. Takes the lock. */
+size_t pm__scratch_count(pm__scratch *s, size_t *in_graphs);
+
+/* Frees every buffer (pm_close: no call may be running; graphs still holding a buffer must not be
+ * launched again). */
 void pm__scratch_free(pm__scratch *s);
 
 /* ---- Serving's state (serve.c) -------------------------------------------------------------- */
