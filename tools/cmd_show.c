@@ -15,7 +15,7 @@ static const cli_help help = {.cmd = "show", .about = about};
 int cmd_show(int argc, char **argv) {
   const char *op = NULL, *dbpath = NULL;
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter)"),
+      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter, add)"),
       CLI_DB(&dbpath),
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   if (pm_open(&c, &o) != PM_OK) return fprintf(stderr, "pm_open: %s\n", pm_errmsg(c)), 1;
   double open_ms = pm__now_ms() - t0;
   float *a, *b, *d;
-  size_t pitch = COLS * 4;
+  size_t pitch = COLS * 4 + 256; /* padded: packed matrices would be served as add (pmtune.h) */
   if (cudaMalloc((void **)&a, pitch * ROWS) || cudaMalloc((void **)&b, pitch * ROWS) ||
       cudaMalloc((void **)&d, pitch * ROWS))
     return fprintf(stderr, "cudaMalloc failed\n"), 1;
