@@ -94,12 +94,22 @@ struct CUstream_st; /* cudaStream_t, so that this header needs no CUDA header */
 
 typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
 typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
-typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2 } pm_op;
+typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2, PM_OP_ADD = 3 } pm_op;
 
-/* C = A + B over a rows x cols float matrix stored in `order`. */
+/* C = A + B over a rows x cols float matrix stored in `order`. Where the three matrices are
+ * packed (every pitch is a line's length in bytes, 4 x cols row-major or 4 x rows
+ * column-major, or there is one line) and rows x cols <= 2^31 - 1, they are one flat vector
+ * whatever the order, and the call is served as pm_add(c, rows * cols, C, A, B, stream) is (its
+ * tuned kernels, its database entries); otherwise as the op matadd. */
 int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
               const float *A, size_t pitch_a, const float *B, size_t pitch_b,
               struct CUstream_st *stream);
+
+/* C[i] = A[i] + B[i] for i < n, 1 <= n <= 2^31 - 1; pointers 4-byte aligned (float4 accesses
+ * where all three are 16-byte aligned). C may be A or B (in place), but may not overlap either
+ * otherwise. */
+int pm_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B,
+           struct CUstream_st *stream);
 
 /* *sum = x[0] + ... + x[n-1] (sum in device memory), 1 <= n <= 2^31 - 1. The same bits every
  * run for the same n and configuration; within the error bound of tuner/op_reduce.c. */

@@ -1,5 +1,5 @@
-/* api.c: the public calls pm_matadd, pm_reduce_sum, pm_filter, pm_malloc_2d and pm_free: their
- * arguments checked (through the shared checks below, so that every call words a fault alike)
+/* api.c: the public calls pm_matadd, pm_add, pm_reduce_sum, pm_filter, pm_malloc_2d and pm_free:
+ * their arguments checked (through the shared checks below, so that every call words a fault alike)
  * and turned into a problem that serve.c runs. */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +73,16 @@ static int check_alignment(pm_ctx *c, const char *fn, const void *const *ptrs,
 
 /* ---- The calls ------------------------------------------------------------------------------ */
 
+/* C = A + B over n floats (1 to 2^31 - 1, pointers checked; align: what all three honour) as the
+ * op add: pm_add's path, and pm_matadd's for packed matrices. */
+static int serve_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B, unsigned align,
+                     struct CUstream_st *stream) {
+  pm__problem pr = {.n = (unsigned)n, .caller_align = align};
+  pm__data d;
+  d.out = C, d.in[0] = (float *)A, d.in[1] = (float *)B;
+  return pm__serve_call(c, &pm__op_add, &pr, &d, stream);
+}
+
 int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
               const float *A, size_t pitch_a, const float *B, size_t pitch_b,
               struct CUstream_st *stream) {
@@ -90,6 +100,13 @@ int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, siz
       (rc = check_pitches(c, fn, lines, line, colmajor ? "column" : "row", pitches, 3)) != PM_OK ||
       (rc = check_alignment(c, fn, ptrs, pitches, 3, lines, &align)) != PM_OK)
     return rc;
+  /* Packed matrices are one flat vector of rows x cols floats, in either order: served as add
+   * (issue 14), whose vector width depends on the pointers alone, not on an odd line length. */
+  if ((lines == 1 || (pitch_c == line && pitch_a == line && pitch_b == line)) &&
+      (unsigned long long)rows * cols <= MAX_DIM) {
+    if ((rc = check_alignment(c, fn, ptrs, NULL, 3, 1, &align)) != PM_OK) return rc;
+    return serve_add(c, rows * cols, C, A, B, align, stream);
+  }
   /* the op's variants are indexed as pm_order is: variants[PM_COL_MAJOR] is "order=col" */
   pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .variant = (int)order,
                     .caller_align = align};
@@ -97,6 +114,29 @@ int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, siz
   d.out = C, d.out_pitch = pitch_c;
   d.in[0] = (float *)A, d.in_pitch[0] = pitch_a, d.in[1] = (float *)B, d.in_pitch[1] = pitch_b;
   return pm__serve_call(c, &pm__op_matadd, &pr, &d, stream);
+}
+
+/* Whether [p, p + n floats) and [q, ...) share a byte without being the same vector. */
+static int overlap(const void *p, const void *q, size_t n) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q, bytes = n * sizeof(float);
+  return a != b && a < b + bytes && b < a + bytes;
+}
+
+int pm_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B,
+           struct CUstream_st *stream) {
+  static const char fn[] = "pm_add";
+  const void *ptrs[3] = {C, A, B};
+  unsigned align;
+  int rc;
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "vector", ptrs, 3)) != PM_OK)
+    return rc;
+  if (n < 1 || n > MAX_DIM)
+    return pm__seterr(c, PM_EINVAL, "%s: n = %zu: must be 1 to 2^31 - 1", fn, n);
+  if ((rc = check_alignment(c, fn, ptrs, NULL, 3, 1, &align)) != PM_OK) return rc;
+  if (overlap(C, A, n) || overlap(C, B, n))
+    return pm__seterr(c, PM_EINVAL, "%s: C overlaps %s without being it (in place is C == A or B)",
+                      fn, overlap(C, A, n) ? "A" : "B");
+  return serve_add(c, n, C, A, B, align, stream);
 }
 
 int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream) {

@@ -50,6 +50,20 @@ Test(api, matadd_refuses_bad_arguments) {
           "multiples of 4 bytes");
 }
 
+Test(api, add_refuses_bad_arguments) {
+  float *p = P(0x10000), *q = P(0x20000), *r = P(0x30000);
+  refused(pm_add(c, 10, NULL, p, q, NULL), "pm_add", "NULL vector");
+  refused(pm_add(c, 10, r, NULL, q, NULL), "pm_add", "NULL vector");
+  refused(pm_add(c, 10, r, p, NULL, NULL), "pm_add", "NULL vector");
+  refused(pm_add(c, 0, r, p, q, NULL), "n = 0", "1 to 2^31 - 1");
+  refused(pm_add(c, (size_t)1 << 31, r, p, q, NULL), "pm_add", "1 to 2^31 - 1");
+  refused(pm_add(c, 10, r, P(0x10002), q, NULL), "pm_add", "pointers must be multiples of 4 bytes");
+  refused(pm_add(c, 10, P(0x30001), p, q, NULL), "pm_add", "multiples of 4 bytes");
+  refused(pm_add(c, 10, P(0x10004), p, q, NULL), "pm_add", "C overlaps A without being it");
+  refused(pm_add(c, 10, P(0x20000 - 36), p, q, NULL), "pm_add", "C overlaps B");
+  cr_assert_eq(pm_add(NULL, 10, r, p, q, NULL), PM_EINVAL);
+}
+
 Test(api, reduce_refuses_bad_arguments) {
   float *p = P(0x10000);
   refused(pm_reduce_sum(c, 10, NULL, p, NULL), "pm_reduce_sum", "NULL pointer");

@@ -46,6 +46,11 @@ Test(compile_all, reduce) {
   compile_space(&pm__op_reduce, NULL, "sm_90");
 }
 
+Test(compile_all, add) {
+  compile_space(&pm__op_add, NULL, "sm_80");
+  compile_space(&pm__op_add, NULL, "sm_90");
+}
+
 Test(compile_all, filter) {
   for (int r = 1; r <= PM__MAX_RADIUS; r++) {
     pm__problem pr = {.rows = 1, .cols = 1, .radius = r};

@@ -38,8 +38,10 @@ static const char *mode_name(enum cudaStreamCaptureMode m) {
                                                  : "relaxed";
 }
 
-static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStreamCaptureMode mode,
-                               int warm) {
+/* layout: the pitch alignment the data is placed with (0: packed; a packed matadd is served as
+ * add). */
+static void capture_and_replay(const pm__op *op, pm__problem pr, size_t layout,
+                               enum cudaStreamCaptureMode mode, int warm) {
   uint64_t seed = pm_test_seed();
   pm_ctx *c = NULL;
   pm_options o = {.db_path = path};
@@ -49,8 +51,8 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   pm__data a = {0}, b = {0};
   cr_assert_eq(op->prepare(c, &pr, seed, &a), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(op->prepare(c, &pr, seed + 1, &b), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__data_place(c, &a, 0), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__data_place(c, &b, 0), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &a, layout), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &b, layout), PM_OK, "%s", pm_errmsg(c));
   if (warm) { /* the choice is cached and the stream has its scratch before the capture */
     cr_assert_eq(pm_test_call_op(c, op, &a, s), PM_OK, "%s", pm_errmsg(c));
     CUDA_OK(cudaStreamSynchronize(s));
@@ -108,29 +110,34 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, enum cudaStream
   CUDA_OK(cudaStreamDestroy(s));
 }
 
-static void every_mode(const pm__op *op, pm__problem pr) {
+static void every_mode(const pm__op *op, pm__problem pr, size_t layout) {
   const enum cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal,
                                               cudaStreamCaptureModeThreadLocal,
                                               cudaStreamCaptureModeRelaxed};
   for (int m = 0; m < 3; m++)
     for (int warm = 0; warm < 2; warm++) {
       unlink(path);
-      capture_and_replay(op, pr, modes[m], warm);
+      capture_and_replay(op, pr, layout, modes[m], warm);
     }
 }
 
-Test(gpu_graphs, matadd_in_every_capture_mode) {
-  every_mode(&pm__op_matadd, (pm__problem){.rows = 333, .cols = 517});
-  every_mode(&pm__op_matadd, (pm__problem){.rows = 129, .cols = 1001, .variant = PM_COL_MAJOR});
+Test(gpu_graphs, matadd_in_every_capture_mode) { /* padded: served as matadd */
+  every_mode(&pm__op_matadd, (pm__problem){.rows = 333, .cols = 517}, 128);
+  every_mode(&pm__op_matadd, (pm__problem){.rows = 129, .cols = 1001, .variant = PM_COL_MAJOR}, 64);
 }
 
 Test(gpu_graphs, reduce_in_every_capture_mode) {
-  every_mode(&pm__op_reduce, (pm__problem){.n = 1000003});
-  every_mode(&pm__op_reduce, (pm__problem){.n = 77});
+  every_mode(&pm__op_reduce, (pm__problem){.n = 1000003}, 0);
+  every_mode(&pm__op_reduce, (pm__problem){.n = 77}, 0);
 }
 
 Test(gpu_graphs, filter_in_every_capture_mode) {
-  every_mode(&pm__op_filter, (pm__problem){.rows = 301, .cols = 257, .radius = 2});
+  every_mode(&pm__op_filter, (pm__problem){.rows = 301, .cols = 257, .radius = 2}, 0);
   every_mode(&pm__op_filter,
-             (pm__problem){.rows = 64, .cols = 99, .radius = 3, .variant = PM_BORDER_ZERO});
+             (pm__problem){.rows = 64, .cols = 99, .radius = 3, .variant = PM_BORDER_ZERO}, 0);
+}
+
+Test(gpu_graphs, add_in_every_capture_mode) { /* pm_add, and a packed matadd (served as add) */
+  every_mode(&pm__op_add, (pm__problem){.n = 1000003}, 0);
+  every_mode(&pm__op_matadd, (pm__problem){.rows = 129, .cols = 1001, .variant = PM_COL_MAJOR}, 0);
 }

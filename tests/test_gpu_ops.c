@@ -1,9 +1,10 @@
 /* test_gpu_ops.c: every valid point of every search space gives the right answer on a GPU, against
  * a CPU reference on fresh random data, with the output poisoned (NaN) before each run, at awkward
- * sizes. matadd and filter must match the reference bit for bit (every variant adds in the
+ * sizes. matadd, add and filter must match the reference bit for bit (every variant adds in the
  * reference's order); reduce must stay within its error bound (op_reduce.c) and give the same bits
  * run to run. Skips without a GPU. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "testutil.h"
@@ -158,4 +159,45 @@ Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
   printf("filter: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
   cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
   cr_assert_gt(t.runs, 100000);
+}
+
+Test(gpu_ops, add_every_variant_odd_sizes) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  pm__kernel *ks = load_all(&pm__op_add, NULL, &lim, &vs);
+  const unsigned sizes[] = {1, 2, 3, 4, 5, 7, 64, 4097, 100003, (1u << 20) + 3, (1u << 26) + 1};
+  tally t = {0};
+  double t0 = pm__now_ms();
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    pm__problem pr = {.n = sizes[s]};
+    run_problem(&pm__op_add, &pr, &lim, NULL, &vs, ks, 0, &t);
+  }
+  printf("add: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_eq(t.runs, pm__space_size(&pm__op_add) * (sizeof sizes / sizeof *sizes),
+               "every point at every size");
+}
+
+/* n = 2^31 - 1, the largest add: every variant's indices and grid hold (no index wraps, no grid
+ * is too large). Needs 34 GiB of device memory and 24 GiB of host memory for the data. */
+Test(gpu_ops, add_every_variant_at_the_largest_n) {
+  size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_b < (size_t)34 << 30)
+    cr_skip_test("needs 34 GiB of device memory, %.1f GiB free", (double)free_b / (1 << 30));
+  if ((double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) < 48.0 * (1 << 30))
+    cr_skip_test("needs 48 GiB of host memory");
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  pm__kernel *ks = load_all(&pm__op_add, NULL, &lim, &vs);
+  tally t = {0};
+  double t0 = pm__now_ms();
+  pm__problem pr = {.n = 0x7fffffff};
+  run_problem(&pm__op_add, &pr, &lim, NULL, &vs, ks, 0, &t);
+  printf("add n=2^31-1: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3,
+         t.failures);
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_eq(t.runs, pm__space_size(&pm__op_add), "every point");
 }

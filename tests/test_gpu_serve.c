@@ -1,8 +1,9 @@
-/* test_gpu_serve.c: the library calls on a GPU: results equal to the reference (matadd, filter:
- * bit for bit; reduce: within its bound) at every level of the chain (built-in default, tuned
- * for exactly the size, nearest tuned size), at awkward sizes and pitches, from several threads
- * at once (and while the background tuner works), with a corrupt database, and bad arguments
- * refused. Skips without a GPU. */
+/* test_gpu_serve.c: the library calls on a GPU: results equal to the reference (matadd, add,
+ * filter: bit for bit; reduce: within its bound) at every level of the chain (built-in default,
+ * tuned for exactly the size, nearest tuned size), at awkward sizes, pitches and pointers, packed
+ * matadds served as add and padded ones as matadd, from several threads at once (and while the
+ * background tuner works), with a corrupt database, and bad arguments refused. Skips without
+ * a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
@@ -29,8 +30,43 @@ static pm_ctx *open_ctx(const char *db) {
   return c;
 }
 
+/* The op that serves pm_matadd on rows x cols in `order` with `extra` bytes of padding on each
+ * line (pointers from cudaMalloc), and *pr its problem as the cache keys it: add where the
+ * matrices are packed (one line, or no padding) and hold at most 2^31 - 1 floats, else matadd. */
+static const pm__op *matadd_served_as(unsigned rows, unsigned cols, int colmajor, size_t extra,
+                                      pm__problem *pr) {
+  unsigned lines = colmajor ? cols : rows, inner = colmajor ? rows : cols;
+  unsigned long long n = (unsigned long long)rows * cols;
+  if ((lines == 1 || extra == 0) && n <= 0x7fffffffu) {
+    *pr = (pm__problem){.n = (unsigned)n, .caller_align = 16};
+    return &pm__op_add;
+  }
+  size_t al[1] = {(size_t)inner * 4 + extra};
+  *pr = (pm__problem){.rows = rows, .cols = cols, .variant = colmajor,
+                      .caller_align = lines > 1 ? pm__alignment_of(al, 1) : 16};
+  return &pm__op_matadd;
+}
+
+/* The choice c has cached for op on pr, or NULL. */
+static const pm__entry *cached(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
+  pm__cache_key k;
+  pm__cache_key_of(op, pr, &k);
+  return pm__cache_lookup(&c->serve->cache, &k);
+}
+
+/* Whether c has cached a choice of matadd for rows x cols in that order, for any alignment. */
+static int cached_as_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colmajor) {
+  int any = 0;
+  for (unsigned align = 4; align <= 16; align *= 2) {
+    pm__problem pr = {.rows = rows, .cols = cols, .variant = colmajor, .caller_align = align};
+    any |= cached(c, &pm__op_matadd, &pr) != NULL;
+  }
+  return any;
+}
+
 /* Runs matadd through pm_matadd on rows x cols in `order`, extra bytes on each line's pitch,
- * and compares with the host's a + b. Returns the decision's source. */
+ * and compares with the host's a + b. Returns the source of the decision that served it: add's
+ * for packed matrices (matadd_served_as), else matadd's. */
 static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colmajor, size_t extra) {
   unsigned lines = colmajor ? cols : rows, inner = colmajor ? rows : cols;
   size_t n = (size_t)rows * cols, w = (size_t)inner * 4, pitch = w + extra;
@@ -53,11 +89,60 @@ static pm__source check_matadd(pm_ctx *c, unsigned rows, unsigned cols, int colm
                      cols, colmajor ? "col" : "row", pitch, (unsigned long long)seed, i, h[2][i],
                      h[0][i] + h[1][i]);
   for (int i = 0; i < 3; i++) free(h[i]), cudaFree(dv[i]);
-  pm__problem pr = {.rows = rows, .cols = cols, .variant = colmajor};
-  size_t al[2] = {pitch, 0};
-  pr.caller_align = lines > 1 ? pm__alignment_of(al, 1) : 16;
+  pm__problem pr;
+  const pm__op *op = matadd_served_as(rows, cols, colmajor, extra, &pr);
+  cr_assert(cached(c, op, &pr), "matadd %ux%u %s pitch %zu is served (and cached) as %s", rows,
+            cols, colmajor ? "col" : "row", pitch, op->name);
   pm__decision d;
-  pm__serve_decide(c, &pm__op_matadd, &pr, &d);
+  pm__serve_decide(c, op, &pr, &d);
+  return d.source;
+}
+
+/* Runs pm_add on n floats at pointers `off` floats past cudaMalloc's (off[0]: C, 1: A, 2: B;
+ * in place: C is A), the floats around C's poisoned, and compares with the host's a + b, and the
+ * floats around with the poison. Returns the source of the decision that served it. */
+static pm__source check_add(pm_ctx *c, unsigned n, const unsigned off[3], int in_place) {
+  enum { GUARD = 8 }; /* floats of poison after C's last */
+  uint64_t seed = pm_test_seed();
+  size_t bytes = ((size_t)n + 4 + GUARD) * 4;
+  float *h[3], *dv[3], *p[3];
+  for (int i = 0; i < 3; i++) {
+    cr_assert_not_null(h[i] = malloc(bytes));
+    CUDA_OK(cudaMalloc((void **)&dv[i], bytes));
+    p[i] = dv[i] + off[i];
+  }
+  pm__random_fill(h[1], n, seed);
+  pm__random_fill(h[2], n, seed + 1);
+  CUDA_OK(cudaMemset(dv[0], 0xff, bytes));
+  CUDA_OK(cudaMemcpy(p[1], h[1], (size_t)n * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(p[2], h[2], (size_t)n * 4, cudaMemcpyHostToDevice));
+  float *C = in_place ? p[1] : p[0];
+  cr_assert_eq(pm_add(c, n, C, p[1], p[2], NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaMemcpy(h[0], C, (size_t)n * 4, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++)
+    if (!(h[0][i] == h[1][i] + h[2][i]))
+      cr_assert_fail("add n=%u offsets %u %u %u%s (seed %#llx): element %zu is %a, want %a", n,
+                     off[0], off[1], off[2], in_place ? " in place" : "", (unsigned long long)seed,
+                     i, h[0][i], h[1][i] + h[2][i]);
+  if (!in_place) { /* nothing written before C or after its last float */
+    CUDA_OK(cudaMemcpy(h[0], dv[0], bytes, cudaMemcpyDeviceToHost));
+    const unsigned *bits = (const unsigned *)h[0];
+    for (size_t i = 0; i < bytes / 4; i++)
+      if (i < off[0] || i >= off[0] + (size_t)n)
+        cr_assert_eq(bits[i], 0xffffffffu, "add n=%u: float %zu of C's buffer written (C is %u to %zu)",
+                     n, i, off[0], off[0] + (size_t)n - 1);
+  }
+  for (int i = 0; i < 3; i++) free(h[i]), cudaFree(dv[i]);
+  size_t addr[3] = {(size_t)C, (size_t)p[1], (size_t)p[2]};
+  pm__problem pr = {.n = n, .caller_align = pm__alignment_of(addr, 3)};
+  const pm__entry *e = cached(c, &pm__op_add, &pr);
+  cr_assert_not_null(e, "add n=%u align %u is cached", n, pr.caller_align);
+  int vec = 0;
+  while (strcmp(pm__op_add.params[vec].name, "vec") != 0) vec++;
+  cr_assert_eq(pr.caller_align % (unsigned)(4 * e->choice->v[vec]), 0, "add n=%u: pointers aligned to %u "
+               "bytes are served vec=%d", n, pr.caller_align, e->choice->v[vec]);
+  pm__decision d;
+  pm__serve_decide(c, &pm__op_add, &pr, &d);
   return d.source;
 }
 
@@ -183,11 +268,19 @@ Test(gpu_serve, exact_then_nearest_tuned_sizes) {
   tune(c, &pm__op_matadd, (pm__problem){.rows = 1000, .cols = 1000});
   tune(c, &pm__op_reduce, (pm__problem){.n = 1000000});
   tune(c, &pm__op_filter, (pm__problem){.rows = 1000, .cols = 1000, .radius = 2});
+  tune(c, &pm__op_add, (pm__problem){.n = 1000000});
   pm_close(c);
   c = open_ctx(path);
-  cr_assert_eq(check_matadd(c, 1000, 1000, 0, 0), PM__FROM_EXACT);
-  cr_assert_eq(check_matadd(c, 2000, 1500, 0, 0), PM__FROM_NEAREST);
+  const unsigned aligned[3] = {0, 0, 0};
+  cr_assert_eq(check_matadd(c, 1000, 1000, 0, 64), PM__FROM_EXACT);
+  cr_assert_eq(check_matadd(c, 2000, 1500, 0, 64), PM__FROM_NEAREST);
   cr_assert_eq(check_matadd(c, 1001, 999, 0, 4), PM__FROM_NEAREST, "a pitch of 4 mod 16");
+  cr_assert_eq(check_add(c, 1000000, aligned, 0), PM__FROM_EXACT);
+  cr_assert_eq(check_add(c, 3000017, aligned, 0), PM__FROM_NEAREST);
+  /* packed matadds: add's winners, in either order (1000 x 1000 is add's n = 10^6) */
+  cr_assert_eq(check_matadd(c, 1000, 1000, 0, 0), PM__FROM_EXACT);
+  cr_assert_eq(check_matadd(c, 1000, 1000, 1, 0), PM__FROM_EXACT);
+  cr_assert_eq(check_matadd(c, 2001, 1499, 1, 0), PM__FROM_NEAREST);
   cr_assert_eq(check_reduce(c, 1000000), PM__FROM_EXACT);
   cr_assert_eq(check_reduce(c, 3000017), PM__FROM_NEAREST);
   cr_assert_eq(check_filter(c, 1000, 1000, 2, 0), PM__FROM_EXACT);
@@ -278,15 +371,19 @@ Test(gpu_serve, autotune_in_the_background_stores_for_the_next_process) {
   pm_ctx *c = NULL;
   pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 12};
   cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_DEFAULT, "served at once, by the default");
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 4), PM__FROM_DEFAULT, "served at once, by the default");
   cr_assert(pm__autotune_busy(c, NULL), "the call returned while its size waits to be tuned");
   wait_tuner(c);
-  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT, "tuned in the background");
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 4), PM__FROM_EXACT, "tuned in the background");
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_DEFAULT, "packed: add, served at once");
+  wait_tuner(c);
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT, "packed: add, tuned meanwhile");
   cr_assert_eq(check_reduce(c, 54321), PM__FROM_DEFAULT);
   wait_tuner(c);
   cr_assert_eq(check_reduce(c, 54321), PM__FROM_EXACT);
   pm_close(c);
   c = open_ctx(path); /* another process: finds them tuned */
+  cr_assert_eq(check_matadd(c, 777, 555, 0, 4), PM__FROM_EXACT);
   cr_assert_eq(check_matadd(c, 777, 555, 0, 0), PM__FROM_EXACT);
   cr_assert_null(pm_notice(c), "nothing fell back: %s", pm_notice(c));
   pm_close(c);
@@ -332,13 +429,12 @@ Test(gpu_serve, calls_never_wait_for_the_background_tuning) {
   cr_assert_gt(served, 0, "no call was served while the tuning ran");
   cr_assert_lt(worst, 500, "two calls took %.1f ms while the tuning ran: they waited for it", worst);
   cr_assert(matadd_right(c, 777, 336, d, NULL));
-  pm__problem pr = {.rows = 777, .cols = 336, .caller_align = 16};
-  pm__cache_key k;
-  pm__cache_key_of(&pm__op_matadd, &pr, &k);
-  pm__entry *e = pm__cache_lookup(&c->serve->cache, &k);
+  pm__problem pr;
+  const pm__op *op = matadd_served_as(777, 336, 0, 0, &pr); /* packed: add */
+  const pm__entry *e = cached(c, op, &pr);
   cr_assert_not_null(e, "the size's choice is cached");
   pm__decision dec;
-  pm__serve_decide(c, &pm__op_matadd, &pr, &dec);
+  pm__serve_decide(c, op, &pr, &dec);
   cr_assert_eq(dec.source, PM__FROM_EXACT, "the tuning stored a winner for 777 x 336");
   cr_assert_eq(memcmp(e->choice->v, dec.v, sizeof dec.v), 0,
                "the cached choice is the tuned winner %s", dec.config);
@@ -503,7 +599,7 @@ static const char producer_src[] =
  * stream is finishing (kernel.c). Each must still wait for that kernel's writes: here the kernel
  * before writes the call's input late, after letting the next grid start; a pmtune kernel that
  * read early would see the stale input that was there before (3.0039 in every float). */
-static void check_waits(const pm__op *op, pm__problem pr) {
+static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
   pm_ctx *c = open_ctx(path);
   if (c->dev.cc_major < 9) {
     int major = c->dev.cc_major, minor = c->dev.cc_minor;
@@ -520,7 +616,7 @@ static void check_waits(const pm__op *op, pm__problem pr) {
   cr_assert(!prod.waits_prior, "a cubin without pm_waits_prior is launched the ordinary way");
   pm__data d = {0};
   cr_assert_eq(op->prepare(c, &pr, pm_test_seed(), &d), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__data_place(c, &d, 0), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__data_place(c, &d, layout), PM_OK, "%s", pm_errmsg(c));
   pr.caller_align = 16;
   pm__decision dec;
   pm__serve_decide(c, op, &pr, &dec);
@@ -550,12 +646,120 @@ static void check_waits(const pm__op *op, pm__problem pr) {
   pm_close(c);
 }
 
-Test(gpu_serve, matadd_waits_for_the_kernel_before) {
-  check_waits(&pm__op_matadd, (pm__problem){.rows = 1000, .cols = 1003});
+Test(gpu_serve, matadd_waits_for_the_kernel_before) { /* padded: matadd's kernel, not add's */
+  check_waits(&pm__op_matadd, (pm__problem){.rows = 1000, .cols = 1003}, 128);
 }
 Test(gpu_serve, reduce_waits_for_the_kernel_before) {
-  check_waits(&pm__op_reduce, (pm__problem){.n = 1000003});
+  check_waits(&pm__op_reduce, (pm__problem){.n = 1000003}, 0);
 }
 Test(gpu_serve, filter_waits_for_the_kernel_before) {
-  check_waits(&pm__op_filter, (pm__problem){.rows = 1000, .cols = 1003, .radius = 2});
+  check_waits(&pm__op_filter, (pm__problem){.rows = 1000, .cols = 1003, .radius = 2}, 0);
+}
+Test(gpu_serve, add_waits_for_the_kernel_before) {
+  check_waits(&pm__op_add, (pm__problem){.n = 1000003}, 0);
+}
+
+/* pm_add at odd n (a tail after the last float4, or no whole float4 at all), with pointers of
+ * each alignment (only the vector widths they allow may serve: check_add sees to that), and in
+ * place, against the host; nothing around C is written. */
+Test(gpu_serve, add_at_odd_sizes_pointers_and_in_place) {
+  pm_ctx *c = open_ctx(path);
+  const unsigned sizes[] = {1, 3, 4, 5, 4097, (1u << 20) + 3};
+  const unsigned offsets[][3] = {{0, 0, 0}, /* all 16-byte aligned */
+                                 {0, 1, 0}, /* A + 1: 4 bytes */
+                                 {1, 1, 1}, /* all one float in: 4 bytes */
+                                 {2, 0, 2}, /* 8 bytes */
+                                 {0, 0, 3}};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (size_t o = 0; o < sizeof offsets / sizeof *offsets; o++) {
+      cr_assert_eq(check_add(c, sizes[s], offsets[o], 0), PM__FROM_DEFAULT);
+      check_add(c, sizes[s], offsets[o], 1);
+    }
+  pm_close(c);
+}
+
+/* Packed matrices (no padding, or one line) are one flat vector whatever the order: pm_matadd
+ * serves them as add (its cache holds an add entry for rows x cols floats, and no matadd one);
+ * padded ones as matadd. Results against the host in both orders at odd widths. */
+Test(gpu_serve, packed_matadd_is_served_as_add_padded_as_matadd) {
+  const unsigned sizes[][2] = {{1001, 777}, {4097, 1500}, {777, 1001}, {3, 5}, {1, 100003},
+                               {100003, 1}};
+  pm_ctx *c = open_ctx(path);
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (int order = 0; order < 2; order++) {
+      unsigned rows = sizes[s][0], cols = sizes[s][1];
+      check_matadd(c, rows, cols, order, 0); /* asserts the add entry */
+      cr_assert(!cached_as_matadd(c, rows, cols, order), "packed %ux%u %s: served by matadd",
+                rows, cols, order ? "col" : "row");
+    }
+  pm_close(c);
+  c = open_ctx(path);
+  for (size_t s = 0; s < 3; s++)
+    for (int order = 0; order < 2; order++) {
+      unsigned rows = sizes[s][0], cols = sizes[s][1];
+      check_matadd(c, rows, cols, order, 64); /* asserts the matadd entry */
+      pm__problem add = {.n = rows * cols, .caller_align = 16};
+      cr_assert_null(cached(c, &pm__op_add, &add), "padded %ux%u %s: served by add", rows, cols,
+                     order ? "col" : "row");
+    }
+  pm_close(c);
+}
+
+/* Skips the calling test, with the reason, where the device has less than `gib` GiB free. */
+static void require_device_memory(double gib) {
+  size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  if ((double)free_b < gib * (1 << 30))
+    cr_skip_test("needs %.0f GiB of device memory, %.1f GiB free", gib, (double)free_b / (1 << 30));
+}
+
+/* Checks out[i] == a + b for i in [lo, hi) of a device vector whose inputs are the constants a
+ * and b (cudaMemset bytes), copied back a window at a time. */
+static void check_constant_sum(const float *out, size_t lo, size_t hi, float want, const char *what) {
+  enum { WINDOW = 1 << 20 };
+  static float h[WINDOW];
+  for (size_t at = lo; at < hi; at += WINDOW) {
+    size_t k = hi - at < WINDOW ? hi - at : WINDOW;
+    CUDA_OK(cudaMemcpy(h, out + at, k * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < k; i++)
+      if (!(h[i] == want)) cr_assert_fail("%s: element %zu is %a, want %a", what, at + i, h[i], want);
+  }
+}
+
+/* The largest problems: pm_add at n = 2^31 - 1 (no index wraps: checked at its start, around
+ * 2^30 floats, where byte offsets pass 2^32, and at its end, and nothing written after it), and
+ * a packed matadd of more than 2^31 - 1 floats, which add cannot take: served as matadd. Inputs
+ * are constants (memset bytes 0x3f and 0x40). Needs 27 GiB free. */
+Test(gpu_serve, the_largest_adds_and_packed_matadds, .timeout = 600) {
+  require_device_memory(27);
+  pm_ctx *c = open_ctx(path);
+  const size_t rows = 65536, cols = 32769, big = rows * cols; /* 2^31 + 2^16 floats */
+  float *d[3], a, b, want;
+  memset(&a, 0x3f, 4), memset(&b, 0x40, 4);
+  want = a + b;
+  for (int i = 0; i < 3; i++) CUDA_OK(cudaMalloc((void **)&d[i], big * 4));
+  CUDA_OK(cudaMemset(d[0], 0x3f, big * 4));
+  CUDA_OK(cudaMemset(d[1], 0x40, big * 4));
+
+  const size_t n = 0x7fffffff, win = (size_t)1 << 22;
+  CUDA_OK(cudaMemset(d[2], 0xff, big * 4));
+  cr_assert_eq(pm_add(c, n, d[2], d[0], d[1], NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaDeviceSynchronize());
+  check_constant_sum(d[2], 0, win, want, "add n = 2^31 - 1");
+  check_constant_sum(d[2], (n >> 1) - win, (n >> 1) + win, want, "add n = 2^31 - 1");
+  check_constant_sum(d[2], n - win, n, want, "add n = 2^31 - 1");
+  unsigned tail;
+  CUDA_OK(cudaMemcpy(&tail, d[2] + n, 4, cudaMemcpyDeviceToHost));
+  cr_assert_eq(tail, 0xffffffffu, "add n = 2^31 - 1 wrote past its end");
+
+  CUDA_OK(cudaMemset(d[2], 0xff, big * 4));
+  cr_assert_eq(pm_matadd(c, rows, cols, PM_ROW_MAJOR, d[2], cols * 4, d[0], cols * 4, d[1],
+                         cols * 4, NULL), PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaDeviceSynchronize());
+  check_constant_sum(d[2], 0, win, want, "packed matadd 65536 x 32769");
+  check_constant_sum(d[2], n - win, big, want, "packed matadd 65536 x 32769");
+  cr_assert(cached_as_matadd(c, (unsigned)rows, (unsigned)cols, 0),
+            "more than 2^31 - 1 packed floats are served by matadd");
+  for (int i = 0; i < 3; i++) cudaFree(d[i]);
+  pm_close(c);
 }

@@ -41,7 +41,7 @@ Test(space, every_op_has_a_template_and_a_valid_seed) {
       cr_assert(found, "%s seed's %s is a value of its axis", op->name, a->name);
     }
   }
-  cr_assert_eq(n, 3);
+  cr_assert_eq(n, 4);
   cr_assert_null(pm__op_find("util"), "the utility kernels are not an operation");
 }
 
@@ -151,6 +151,38 @@ Test(space, constraints_prune_the_impossible) {
   cr_assert_not_null(f->check(v, &pr, &lim), "a device of 256 threads per block");
 }
 
+Test(space, add_vector_width_follows_the_callers_pointers_alone) {
+  const pm__op *op = &pm__op_add;
+  pm__limits lim = pm__limits_default();
+  int v[PM__MAX_PARAMS];
+  memcpy(v, op->seed, sizeof v);
+  v[param_index(op, "vec")] = 4;
+  pm__problem odd = {.n = 4097}; /* the tuner's own buffers: any n, a tail after the float4s */
+  cr_assert_null(op->check(v, &odd, &lim), "%s", op->check(v, &odd, &lim));
+  odd.caller_align = 16;
+  cr_assert_null(op->check(v, &odd, &lim), "16-byte pointers allow float4 at odd n");
+  odd.caller_align = 8;
+  cr_assert_not_null(op->check(v, &odd, &lim), "8-byte pointers do not");
+  v[param_index(op, "vec")] = 2;
+  cr_assert_null(op->check(v, &odd, &lim), "but allow float2");
+  odd.caller_align = 4;
+  cr_assert_not_null(op->check(v, &odd, &lim), "4-byte pointers allow floats alone");
+  pm__problem bad[] = {{.n = 0}, {.n = 0x80000000u}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    cr_assert_not_null(op->check(op->seed, &bad[i], &lim), "n = %u", bad[i].n);
+  pm__problem max = {.n = 0x7fffffffu};
+  uint64_t total = pm__space_size(op), valid = 0;
+  for (uint64_t i = 0; i < total; i++) {
+    pm__space_point(op, i, v);
+    valid += op->check(v, &max, &lim) == NULL;
+  }
+  cr_assert_eq(valid, total, "every point runs n = 2^31 - 1");
+  cr_assert_eq(pm__kernel_slots(op), total, "every axis is a define: one kernel a point");
+  lim.max_threads = 512;
+  v[param_index(op, "block")] = 1024;
+  cr_assert_not_null(op->check(v, NULL, &lim), "a device of 512 threads per block");
+}
+
 Test(space, problem_sizes_parse_or_say_why_not) {
   pm__problem pr = {0};
   cr_assert_eq(pm__problem_parse(ctx, &pm__op_matadd, "4097x3001", &pr), PM_OK);
@@ -226,7 +258,7 @@ Test(space, point_numbers_round_trip) {
 Test(space, every_public_op_value_has_its_entry) {
   /* pmtune.h's pm_op values are served through pm__op_of, which looks for the entry whose api
    * field is the value: each value has one, and no two entries claim the same. */
-  static const pm_op values[] = {PM_OP_MATADD, PM_OP_REDUCE, PM_OP_FILTER};
+  static const pm_op values[] = {PM_OP_MATADD, PM_OP_REDUCE, PM_OP_FILTER, PM_OP_ADD};
   for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
     const pm__op *op = pm__op_of(values[i]);
     cr_assert_not_null(op, "pm_op %d has no entry", (int)values[i]);

@@ -49,7 +49,7 @@ static inline uint64_t pm_test_seed(void) {
 }
 
 /* Calls op through the library on d's buffers, served as for d's problem (its size, variant and
- * radius), on stream; returns the call's status. */
+ * radius; a matadd placed packed is served as add), on stream; returns the call's status. */
 static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d,
                                   cudaStream_t stream) {
   const pm__problem *pr = &d->pr;
@@ -57,6 +57,7 @@ static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d
     return pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
                      d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], stream);
   if (op->api == PM_OP_REDUCE) return pm_reduce_sum(c, pr->n, d->in[0], d->out, stream);
+  if (op->api == PM_OP_ADD) return pm_add(c, pr->n, d->out, d->in[0], d->in[1], stream);
   return pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
                    d->consts, pr->radius, (pm_border)pr->variant, stream);
 }

@@ -155,7 +155,7 @@ int cmd_bench(int argc, char **argv) {
   cli_list slist = {sizes, 0, 32};
   pm__problem given = {.radius = 1};
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter or all (default)"),
+      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
       CLI_LIST(0, "size", "S", &slist,
                "ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes"),
       CLI_RADIUS(&given, "filter radius for --size (default 1)"),

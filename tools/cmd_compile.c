@@ -59,7 +59,7 @@ int cmd_compile(int argc, char **argv) {
   cli_list dlist = {defines, 0, MAX_DEFINES};
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &op, CLI_REQUIRED,
-                   "the operation whose template to compile: matadd, reduce, filter"),
+                   "the operation whose template to compile: matadd, reduce, filter, add"),
       CLI_STRING(0, "arch", "sm_XY", &arch,
                  "target architecture, such as sm_80 or sm_90; default: that of GPU 0"),
       CLI_STRING(0, "config", "seed|TEXT", &config,

@@ -31,8 +31,8 @@ int cmd_explain(int argc, char **argv) {
   pm__problem pr = {.radius = 1, .caller_align = 16};
   cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
-      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
-      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce)"),
+      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
+      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce, add)"),
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd (default row)"),
       CLI_BORDER(&cv, "filter (default clamp)"),

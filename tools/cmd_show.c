@@ -94,7 +94,7 @@ int cmd_show(int argc, char **argv) {
   const char *op = NULL, *dbpath = NULL;
   int seen = 0;
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter)"),
+      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter, add)"),
       CLI_FLAG(0, "seen", &seen,
                "list the sizes that library calls recorded as served without an exact winner, "
                "with their call counts, instead of the winners"),

@@ -21,8 +21,8 @@ int cmd_space(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
   const cli_option options[] = {
-      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce or filter"),
-      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter) or N (reduce)"),
+      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter) or N (reduce, add)"),
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (default row)"),
       CLI_BORDER(&cv, "filter: border (default clamp)"),

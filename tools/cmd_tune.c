@@ -288,9 +288,9 @@ int cmd_tune(int argc, char **argv) {
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter or all (default: all)"),
+      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default: all)"),
       CLI_LIST(0, "size", "S", &slist,
-               "ROWSxCOLS (matadd, filter) or N (reduce); repeatable; default: the default sizes "
+               "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; default: the default sizes "
                "below"),
       CLI_RADIUS(&given, "filter: mask radius 1 to 3 (with --size; default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),

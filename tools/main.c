@@ -13,7 +13,7 @@ static void print_help(FILE *out) {
   fprintf(out,
           "usage: pmtune COMMAND [OPTIONS]\n"
           "\n"
-          "pmtune tunes memory-bound CUDA kernels (matadd, reduce, filter) for the GPUs of this\n"
+          "pmtune tunes memory-bound CUDA kernels (matadd, reduce, filter, add) for the GPUs of this\n"
           "machine and serves the fastest one to library calls.\n"
           "\n"
           "commands:\n");

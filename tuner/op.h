@@ -27,7 +27,7 @@ typedef struct pm__param {
 /* A problem: what the caller asks for, independent of how it is computed. */
 typedef struct pm__problem {
   unsigned rows, cols; /* matadd, filter */
-  unsigned n;          /* reduce: 1 .. 2^31 - 1 */
+  unsigned n;          /* reduce, add: 1 .. 2^31 - 1 */
   int radius;          /* for ops with a radius (op->radius_max > 0): its radius */
   int variant;         /* the index of the problem's variant in op->variants: 0 the default */
   unsigned caller_align; /* serving: the alignment in bytes (4, 8 or 16) that the caller's
@@ -49,7 +49,7 @@ typedef struct pm__limits {
 typedef struct pm__data {
   pm__problem pr;
   size_t align;            /* the pitch alignment in bytes; 0 = packed */
-  float *in[2];            /* device inputs (matadd: a, b; reduce, filter: in) */
+  float *in[2];            /* device inputs (matadd, add: a, b; reduce, filter: in) */
   size_t in_pitch[2];      /* bytes */
   float *out;              /* device output */
   size_t out_pitch, out_bytes;
@@ -66,9 +66,9 @@ typedef struct pm__data {
   float *host_ref;         /* the CPU reference output, packed (reduce: one float) */
   double ref_exact;        /* a scalar output's reference in double (reduce: the sum) */
   double ref_scale;        /* what a scalar output's rounding error scales with (reduce: sum|x|) */
-  float *dev_ref;          /* host_ref on the device, packed (2D ops), for comparing there */
+  float *dev_ref;          /* host_ref on the device, packed (2D ops, add), for comparing there */
   unsigned lines, inner;   /* 2D ops: lines of `inner` contiguous floats (rows x cols or the
-                              transpose, by storage order); reduce: 1 x n */
+                              transpose, by storage order); reduce, add: 1 x n */
   float consts[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)]; /* values a call passes
                               to its kernel by value (filter: the weights, row by row) */
 } pm__data;
@@ -122,7 +122,7 @@ typedef struct pm__op {
   int (*verify)(pm_ctx *c, const int *v, pm__data *d, double *err);
 } pm__op;
 
-extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter;
+extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter, pm__op_add;
 extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS), ended by NULL */
 
 /* ---- Generic space code (space.c) ----------------------------------------------------------- */

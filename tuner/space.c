@@ -7,7 +7,8 @@
 
 #include "op.h"
 
-const pm__op *const pm__ops[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter, NULL};
+const pm__op *const pm__ops[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter, &pm__op_add,
+                                 NULL};
 
 const pm__op *pm__op_find(const char *name) {
   if (name == NULL) return NULL;

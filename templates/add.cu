@@ -1,0 +1,80 @@
+// add.cu: C[i] = A[i] + B[i] over n floats (1 <= n <= 2^31 - 1), one flat vector: pm_add, and
+// pm_matadd where its three matrices are packed (issue 14). Compiled by NVRTC with one point of
+// tuner/op_add.c as -D.
+//
+// With BLOCK=256 VEC=1 ITEMS=1 GRID=0 (the seed) it is the textbook add: one float per thread,
+// one tile per block.
+//
+//   BLOCK  threads per block
+//   VEC    floats per access (1, 2, 4: 4 is a 16-byte access). The host allows a width only where
+//          all three pointers are aligned to it; the n % VEC floats after the last whole vector
+//          are added one at a time, by the first threads of block 0
+//   ITEMS  accesses per thread per tile, BLOCK vectors apart (all loads first, then the stores)
+//   GRID   0: one tile (BLOCK x ITEMS vectors) per block; 1: grid-stride over tiles, the grid
+//          one wave (sized by the host)
+//
+// C may be A or B (an add in place): no pointer is __restrict__, and each element is read and then
+// written by one thread only, so a read never sees another thread's write. Indices are size_t:
+// n < 2^31, and a grid-stride index never wraps.
+#include "pm_common.cuh"
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VEC
+#define VEC 1
+#endif
+#ifndef ITEMS
+#define ITEMS 1
+#endif
+#ifndef GRID
+#define GRID 0
+#endif
+
+typedef vec_of<VEC>::t vec_t;
+
+__device__ __forceinline__ float add(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float4 add(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pm_add(float *c, const float *a, const float *b, unsigned n) {
+  wait_prior();
+  const size_t nvec = n / VEC, tile = (size_t)BLOCK * ITEMS;
+  const vec_t *va = (const vec_t *)a, *vb = (const vec_t *)b;
+  vec_t *vc = (vec_t *)c;
+#if GRID
+  for (size_t base = blockIdx.x * tile; base < nvec; base += gridDim.x * tile) {
+#else
+  {
+    const size_t base = blockIdx.x * tile;
+#endif
+    const size_t i = base + threadIdx.x;
+    vec_t x[ITEMS], y[ITEMS];
+    if (base + tile <= nvec) { // a whole tile: no bounds to check
+#pragma unroll
+      for (int k = 0; k < ITEMS; k++) {
+        x[k] = va[i + k * BLOCK];
+        y[k] = vb[i + k * BLOCK];
+      }
+#pragma unroll
+      for (int k = 0; k < ITEMS; k++) vc[i + k * BLOCK] = add(x[k], y[k]);
+    } else { // the last, partial tile (or none, where n < VEC)
+#pragma unroll
+      for (int k = 0; k < ITEMS; k++)
+        if (i + k * BLOCK < nvec) {
+          x[k] = va[i + k * BLOCK];
+          y[k] = vb[i + k * BLOCK];
+        }
+#pragma unroll
+      for (int k = 0; k < ITEMS; k++)
+        if (i + k * BLOCK < nvec) vc[i + k * BLOCK] = add(x[k], y[k]);
+    }
+  }
+  // the floats after the last whole vector (fewer than VEC)
+  if (VEC > 1 && blockIdx.x == 0 && threadIdx.x < n - nvec * VEC) {
+    const size_t t = nvec * VEC + threadIdx.x;
+    c[t] = a[t] + b[t];
+  }
+}
