@@ -48,6 +48,11 @@ void pm__kernel_unload(pm__kernel *k);
 int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **dptr,
                       size_t *bytes);
 
+/* Whether stream is being captured into a graph (*capturing) and, where it is not, its id (*id,
+ * cudaStreamGetId's: unique for the life of the process). 0, or -1 where the driver cannot say.
+ * Cheaper than the runtime's two calls (stream.c). Any thread. */
+int pm__stream_state(struct CUstream_st *stream, int *capturing, unsigned long long *id);
+
 /* Launches kernel fn[which] of k on c's device; args as for cudaLaunchKernel. Where k waits_prior
  * and the device has compute capability 9.0 or more, with programmatic stream serialization: the
  * grid may then be placed on the GPU while the kernel before it in the stream is finishing, which

@@ -15,9 +15,9 @@
  *
  * ---- Direct calls: one buffer per stream --------------------------------------------------------
  *
- * The hot path (pm__scratch_find) asks two cheap questions of the driver, the stream's capture
- * status (cudaStreamIsCapturing: a capturing stream gets NULL, so that its call takes the slow
- * path to a buffer of the graph's) and the stream's id (cudaStreamGetId), then looks the stream up
+ * The hot path (pm__scratch_find) asks two cheap questions of the driver (pm__stream_state, the
+ * driver's own entry points), the stream's capture status (a capturing stream gets NULL, so that
+ * its call takes the slow path to a buffer of the graph's) and the stream's id, then looks it up
  * in an open-addressing table without a lock. It allocates nothing.
  *
  * Why the id. A stream handle is a pointer, and the driver hands the handle of a destroyed stream
@@ -178,11 +178,8 @@ static int grow(pm_ctx *c, pm__scratch *s) {
 /* Asks the driver whether stream is being captured and, where it is not, its id (*id): 0 then,
  * and the hot path looks the stream up; -1 where it is capturing or the driver cannot say. */
 static int direct_id(struct CUstream_st *stream, unsigned long long *id) {
-  enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) return cudaGetLastError(), -1;
-  if (st != cudaStreamCaptureStatusNone) return -1;
-  if (cudaStreamGetId(stream, id) != cudaSuccess) return cudaGetLastError(), -1;
-  return 0;
+  int capturing;
+  return pm__stream_state(stream, &capturing, id) != 0 || capturing ? -1 : 0;
 }
 
 void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes) {
@@ -352,7 +349,10 @@ static int stream_state(pm_ctx *c, struct CUstream_st *stream, enum cudaStreamCa
                         cudaGraph_t *graph, unsigned long long *id) {
   int rc = PM_OK;
   PM__CUDA(c, capture_info(stream, st, graph));
-  if (*st == cudaStreamCaptureStatusNone) PM__CUDA(c, cudaStreamGetId(stream, id));
+  int capturing; /* the id as the hot path reads it (pm__stream_state), so that the two agree */
+  if (*st == cudaStreamCaptureStatusNone &&
+      (pm__stream_state(stream, &capturing, id) != 0 || capturing))
+    return pm__seterr(c, PM_ECUDA, "reduce scratch: the stream's id cannot be had");
   if (*st != cudaStreamCaptureStatusNone && *st != cudaStreamCaptureStatusActive)
     return pm__seterr(c, PM_ECUDA, "reduce scratch: the stream's capture has been invalidated");
   return PM_OK;

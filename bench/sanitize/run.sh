@@ -35,7 +35,7 @@ head="$("$cs" --version | tail -1); $gpu; build of $commit"
 now() { date +%s.%N; }
 
 # The programs, by name: small sizes, few points (a sanitized kernel runs 10-100x slower).
-programs=(calls tune-matadd tune-reduce tune-filter)
+programs=(calls tune-matadd tune-reduce tune-filter tune-add)
 command_of() { # program tool -> the command line, with its own fresh database
   local db="$tmp/$2-$1.db" tune=("$bin/pmtune" tune --device 0 --strategy random --budget 4 --samples 2)
   case $1 in
@@ -43,6 +43,7 @@ command_of() { # program tool -> the command line, with its own fresh database
     tune-matadd) echo "${tune[*]} --op matadd --size 67x45 --order col --db $db" ;;
     tune-reduce) echo "${tune[*]} --op reduce --size 10007 --db $db" ;;
     tune-filter) echo "${tune[*]} --op filter --size 61x37 --radius 2 --border zero --db $db" ;;
+    tune-add) echo "${tune[*]} --op add --size 10007 --db $db" ;;
   esac
 }
 tool_options() {
@@ -55,9 +56,11 @@ tool_options() {
 summary=$out/summary.txt
 echo "# bench/sanitize/run.sh $out; $head" > "$summary"
 printf '%-10s %-12s %8s %8s %6s %8s\n' tool program errors warnings exit seconds | tee -a "$summary"
-worst=0
 t0=$(now)
-for tool in memcheck racecheck synccheck initcheck; do
+# the four tools at once, each over the programs in turn (a run is mostly host time under the
+# sanitizer, and the device has room for four); each tool's lines are gathered in order after
+run_tool() {
+  local tool=$1 worst=0
   for prog in "${programs[@]}"; do
     log=$out/$tool-$prog.txt
     cmd="$cs $(tool_options "$tool") --error-exitcode 1 $(command_of "$prog" "$tool")"
@@ -65,8 +68,6 @@ for tool in memcheck racecheck synccheck initcheck; do
     { echo "# $cmd; $head"; timeout "$limit" $cmd 2>&1; } > "$log"
     rc=$?
     secs=$(awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')
-    # "ERROR SUMMARY: N errors"; racecheck also says "RACECHECK SUMMARY: K hazards displayed
-    # (E errors, W warnings)", whose warnings are hazards too
     errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -1)
     warnings=-
     hazards=$(sed -n 's/.*RACECHECK SUMMARY: .*(\([0-9]*\) errors*, \([0-9]*\) warnings*).*/\1 \2/p' "$log" | tail -1)
@@ -74,10 +75,18 @@ for tool in memcheck racecheck synccheck initcheck; do
       [ "${hazards% *}" -gt "${errors:-0}" ] && errors=${hazards% *}
       warnings=${hazards#* }
     fi
-    printf '%-10s %-12s %8s %8s %6s %8s\n' "$tool" "$prog" "${errors:-?}" "$warnings" "$rc" "$secs" |
-      tee -a "$summary"
+    printf '%-10s %-12s %8s %8s %6s %8s\n' "$tool" "$prog" "${errors:-?}" "$warnings" "$rc" "$secs"
     [ "$rc" != 0 ] && worst=1
   done
+  return $worst
+}
+pids=()
+for tool in memcheck racecheck synccheck initcheck; do
+  run_tool "$tool" > "$tmp/lines-$tool" & pids+=($!)
 done
+worst=0
+for p in "${pids[@]}"; do wait "$p" || worst=1; done
+cat "$tmp"/lines-memcheck "$tmp"/lines-racecheck "$tmp"/lines-synccheck "$tmp"/lines-initcheck |
+  tee -a "$summary"
 echo "total $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s; logs in $out" | tee -a "$summary"
 exit "$worst"
