@@ -101,6 +101,9 @@ typedef struct pm__scratch {
   _Atomic(struct pm__streams *) table; /* read without a lock; NULL until the first stream */
   pthread_mutex_t lock;                /* the slow path, and every field below */
   size_t used;                         /* keys in the table */
+  size_t live;                         /* slots holding a buffer (at most LIVE_MAX, scratch.c) */
+  uint64_t seq;                        /* buffers made for streams so far: each slot's age */
+  double reclaimed_ms;                 /* when limbo was last freed */
   struct pm__workspace *limbo;         /* destroyed streams' buffers, freed once idle */
   size_t limbo_n, limbo_bytes;
   struct pm__workspace *graphs;        /* buffers of captured calls, each lent to one graph */

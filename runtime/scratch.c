@@ -56,11 +56,21 @@
  * programmatic dependent launch's overlap (about 1.2 us a call on an H100) and adds a CUDA call to
  * the hot path; keeping limbo until pm_close does not bound memory (64 KB per destroyed stream).
  *
+ * A bound whatever the driver does. Handle reuse alone bounds the table only as far as the
+ * driver reuses handles (3 distinct handles for 10,000 streams made one after another on an H100,
+ * but 364-425 for 10,000 made 50 at a time, and growing). So at most LIVE_MAX streams hold a
+ * buffer: the one that has held its buffer longest gives it back (evict) when another stream
+ * needs one. That stream may be alive, and a thread may have found its buffer just before and not
+ * launched yet: a buffer taken back waits in limbo for GRACE_MS (one second; the window between
+ * finding a buffer and launching on it is microseconds), and limbo is freed only after a
+ * device-wide synchronisation that starts after that grace. The stream's next call makes a new
+ * buffer in the slow path.
+ *
  * A live stream's buffer that it outgrows stays with it until it dies (the `next` chain): a call
  * on another thread may have found the smaller one and not launched yet.
  *
- * So the device memory held is: the buffers of live streams (and those they outgrew), fewer than
- * LIMBO_MAX waiting in limbo, and the graphs' buffers.
+ * So the device memory held is: the buffers of at most LIVE_MAX streams (and those they outgrew),
+ * those waiting in limbo (LIMBO_MAX, or more while younger than GRACE_MS), and the graphs'.
  *
  * Reading without a lock. A slot is three words (key, id, buffer), each atomic, written under the
  * lock. Its key is set once, after its id and buffer (release): a reader that sees the key sees
@@ -96,6 +106,8 @@
 #define FIRST_SLOTS 64         /* the first table's slots; each table after has twice as many */
 #define LIMBO_MAX 32           /* dead streams' buffers that may wait before limbo is freed */
 #define LIMBO_BYTES (64 << 20) /* ... or their bytes */
+#define LIVE_MAX 256           /* streams with a buffer; beyond, the longest-held one is taken back */
+#define GRACE_MS 1000.0        /* a buffer in limbo is freed no sooner than this after it went there */
 
 struct pm__workspace {
   void *ptr;
@@ -103,12 +115,14 @@ struct pm__workspace {
   struct pm__workspace *next; /* a stream's: the smaller one it outgrew; in limbo or the graphs'
                                  list: the next one there */
   _Atomic int refs;           /* graph buffers: 1 for the context, 1 more while a graph holds it */
+  double since;               /* in limbo: when it went there (pm__now_ms) */
 };
 
 typedef struct slot {
   _Atomic uintptr_t key;                     /* 0: empty; else key_of the stream */
   _Atomic unsigned long long id;             /* the stream's id (cudaStreamGetId) */
-  _Atomic(struct pm__workspace *) ws;        /* its buffer */
+  _Atomic(struct pm__workspace *) ws;        /* its buffer; NULL where it was taken back */
+  uint64_t seq;                              /* when its buffer was made (s->seq), under the lock */
 } slot;
 
 struct pm__streams {
@@ -192,7 +206,7 @@ void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes)
       atomic_load_explicit(&sl->id, memory_order_acquire) != id)
     return NULL; /* a stream new here, or the successor of the slot's stream */
   struct pm__workspace *w = atomic_load_explicit(&sl->ws, memory_order_acquire);
-  return w->bytes >= bytes ? w->ptr : NULL;
+  return w != NULL && w->bytes >= bytes ? w->ptr : NULL; /* NULL: taken back (evict) */
 }
 
 /* ---- Buffers ------------------------------------------------------------------------------- */
@@ -233,21 +247,26 @@ static void free_chain(struct pm__workspace *w) {
   }
 }
 
-/* Puts the chain w (a dead stream's buffers) in limbo. */
+/* Puts the chain w (a dead stream's buffers, or a live one's taken back) in limbo. */
 static void to_limbo(pm__scratch *s, struct pm__workspace *w) {
+  double now = pm__now_ms();
   while (w != NULL) {
     struct pm__workspace *next = w->next;
-    w->next = s->limbo, s->limbo = w;
+    w->next = s->limbo, s->limbo = w, w->since = now;
     s->limbo_n++, s->limbo_bytes += w->bytes;
     w = next;
   }
 }
 
-/* Frees limbo once all work queued before now is done (the design above), where no blocking
- * stream is being captured; where it cannot, limbo waits for the next time. Under the lock. */
+/* Frees the buffers in limbo that went there GRACE_MS or more ago, once all work queued before
+ * now is done (the design above), where no blocking stream is being captured; where it cannot,
+ * they wait for the next time. At most one device-wide synchronisation a GRACE_MS. Under the
+ * lock. */
 static void reclaim(pm_ctx *c, pm__scratch *s) {
   enum cudaStreamCaptureStatus st;
+  double now = pm__now_ms();
   int prev;
+  if (now - s->reclaimed_ms < GRACE_MS) return;
   if (cudaStreamIsCapturing(cudaStreamLegacy, &st) != cudaSuccess) { /* a blocking capture */
     cudaGetLastError();
     return;
@@ -259,8 +278,44 @@ static void reclaim(pm_ctx *c, pm__scratch *s) {
     cudaGetLastError();
     return;
   }
-  free_chain(s->limbo);
-  s->limbo = NULL, s->limbo_n = 0, s->limbo_bytes = 0;
+  s->reclaimed_ms = now;
+  struct pm__workspace *keep = NULL, *next;
+  s->limbo_n = 0, s->limbo_bytes = 0;
+  for (struct pm__workspace *w = s->limbo; w != NULL; w = next) {
+    next = w->next;
+    if (w->since <= now - GRACE_MS) {
+      cudaFree(w->ptr);
+      free(w);
+    } else {
+      w->next = keep, keep = w;
+      s->limbo_n++, s->limbo_bytes += w->bytes;
+    }
+  }
+  s->limbo = keep;
+}
+
+/* Takes back the buffer of the stream that has held one longest, other than `spare`'s slot,
+ * where more than LIVE_MAX streams hold one: the stream may be dead (its handle not reused), or
+ * alive (its next call gets a new buffer). Its id is spoiled before its buffer goes, so that a
+ * reader that sees the buffer gone sees the id spoiled; a reader that found the buffer just
+ * before may still launch on it, which GRACE_MS in limbo leaves time for. Under the lock. */
+static void evict(pm__scratch *s, const slot *spare) {
+  struct pm__streams *tab = atomic_load_explicit(&s->table, memory_order_relaxed);
+  slot *victim = NULL;
+  if (s->live <= LIVE_MAX || tab == NULL) return;
+  for (size_t i = 0; i <= tab->mask; i++) {
+    slot *sl = &tab->slot[i];
+    if (sl == spare || atomic_load_explicit(&sl->key, memory_order_relaxed) == 0 ||
+        atomic_load_explicit(&sl->ws, memory_order_relaxed) == NULL)
+      continue;
+    if (victim == NULL || sl->seq < victim->seq) victim = sl;
+  }
+  if (victim == NULL) return;
+  struct pm__workspace *w = atomic_load_explicit(&victim->ws, memory_order_relaxed);
+  atomic_store_explicit(&victim->id, ~0ull, memory_order_release); /* no stream's id */
+  atomic_store_explicit(&victim->ws, NULL, memory_order_release);
+  to_limbo(s, w);
+  s->live--;
 }
 
 /* The direct buffer of stream (id) of at least `bytes`: its own, grown, or a new one, taking its
@@ -275,22 +330,28 @@ static void *for_stream(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream,
   if (sl != NULL && atomic_load_explicit(&sl->key, memory_order_relaxed) == key) {
     old = atomic_load_explicit(&sl->ws, memory_order_relaxed);
     int successor = atomic_load_explicit(&sl->id, memory_order_relaxed) != id;
-    if (!successor && old->bytes >= bytes) return old->ptr; /* another thread was first */
-    if ((w = make(c, s, bytes, successor ? 0 : 2 * old->bytes)) == NULL) return NULL;
-    if (successor) to_limbo(s, old); /* the slot's stream was destroyed */
-    w->next = successor ? NULL : old; /* an outgrown buffer stays with its stream */
+    int fresh = successor || old == NULL; /* the slot's stream died, or its buffer was taken back */
+    if (!fresh && old->bytes >= bytes) return old->ptr; /* another thread was first */
+    if ((w = make(c, s, bytes, fresh ? 0 : 2 * old->bytes)) == NULL) return NULL;
+    if (successor && old != NULL) to_limbo(s, old); /* the slot's stream was destroyed */
+    if (old == NULL) s->live++;
+    w->next = fresh ? NULL : old; /* an outgrown buffer stays with its stream */
+    if (fresh) sl->seq = ++s->seq;
     atomic_store_explicit(&sl->ws, w, memory_order_release);
     atomic_store_explicit(&sl->id, id, memory_order_release); /* after its buffer */
-    if (successor && (s->limbo_n >= LIMBO_MAX || s->limbo_bytes >= LIMBO_BYTES)) reclaim(c, s);
-    return w->ptr;
+  } else {
+    if (tab == NULL || 2 * (s->used + 1) > tab->mask + 1) { /* a new key: room for it first */
+      if (grow(c, s) != PM_OK) return NULL;
+      tab = atomic_load_explicit(&s->table, memory_order_relaxed);
+    }
+    if ((w = make(c, s, bytes, 0)) == NULL) return NULL;
+    sl = probe(tab, key);
+    sl->seq = ++s->seq;
+    fill(sl, key, id, w);
+    s->used++, s->live++;
   }
-  if (tab == NULL || 2 * (s->used + 1) > tab->mask + 1) { /* a new key: room for it first */
-    if (grow(c, s) != PM_OK) return NULL;
-    tab = atomic_load_explicit(&s->table, memory_order_relaxed);
-  }
-  if ((w = make(c, s, bytes, 0)) == NULL) return NULL;
-  fill(probe(tab, key), key, id, w);
-  s->used++;
+  evict(s, sl);
+  if (s->limbo_n >= LIMBO_MAX || s->limbo_bytes >= LIMBO_BYTES) reclaim(c, s);
   return w->ptr;
 }
 

@@ -108,9 +108,9 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
     PM__CUDA(c, cudaMalloc((void **)&d->in[i], d->in_stride * k));
     PM__CUDA(c, cudaMemcpy2DAsync(d->in[i], pitch, d->host_in[i], w, w, d->lines,
                                   cudaMemcpyHostToDevice, pm__tune_stream()));
-    for (size_t j = 1; j < k; j++)
-      PM__CUDA(c, cudaMemcpyAsync((char *)d->in[i] + j * d->in_stride, d->in[i], pitch * d->lines,
-                                  cudaMemcpyDeviceToDevice, pm__tune_stream()));
+    for (size_t j = 1; j < k; j++) /* the lines only: padding is never written, nor read */
+      PM__CUDA(c, cudaMemcpy2DAsync((char *)d->in[i] + j * d->in_stride, pitch, d->in[i], pitch, w,
+                                    d->lines, cudaMemcpyDeviceToDevice, pm__tune_stream()));
   }
   if (!d->scalar_out) { /* a 2D output shaped like the inputs */
     d->out_pitch = pitch;
