@@ -72,7 +72,7 @@ run_tool() {
     warnings=-
     hazards=$(sed -n 's/.*RACECHECK SUMMARY: .*(\([0-9]*\) errors*, \([0-9]*\) warnings*).*/\1 \2/p' "$log" | tail -1)
     if [ -n "$hazards" ]; then
-      [ "${hazards% *}" -gt "${errors:-0}" ] && errors=${hazards% *}
+      [ -z "$errors" ] || [ "${hazards% *}" -gt "$errors" ] && errors=${hazards% *}
       warnings=${hazards#* }
     fi
     printf '%-10s %-12s %8s %8s %6s %8s\n' "$tool" "$prog" "${errors:-?}" "$warnings" "$rc" "$secs"
