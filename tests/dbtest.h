@@ -130,6 +130,19 @@ static inline char *dbtest_slurp(const char *path, size_t *len) {
   return buf;
 }
 
+/* Asserts that path holds exactly `before` (before_len bytes, from dbtest_slurp), saying `what`
+ * ("reading changed nothing"), and frees before. */
+static inline void dbtest_assert_unchanged(const char *path, char *before, size_t before_len,
+                                           const char *what) {
+  size_t after_len = 0;
+  char *after = dbtest_slurp(path, &after_len);
+  cr_assert_not_null(after, "%s: %s cannot be read", what, path);
+  cr_assert_eq(after_len, before_len, "%s: the file's size changed", what);
+  cr_assert_eq(memcmp(before, after, before_len), 0, "%s: the file's bytes changed", what);
+  free(before);
+  free(after);
+}
+
 static inline void dbtest_write(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
   cr_assert_not_null(f, "%s", path);

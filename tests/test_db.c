@@ -141,7 +141,7 @@ Test(db, open_creates_directories_wal_and_the_schema) {
 
 /* Opens must refuse the file with status and needle, and leave it byte for byte as it was. */
 static void expect_refused_untouched(int flags, int status, const char *needle) {
-  size_t before_len = 0, after_len = 0;
+  size_t before_len = 0;
   char *before = dbtest_slurp(path, &before_len);
   cr_assert_not_null(before);
   pm__db *db = (pm__db *)1;
@@ -149,11 +149,7 @@ static void expect_refused_untouched(int flags, int status, const char *needle) 
   cr_assert_null(db);
   expect_msg(path);
   expect_msg(needle);
-  char *after = dbtest_slurp(path, &after_len);
-  cr_assert_eq(after_len, before_len, "the file's size is unchanged");
-  cr_assert_eq(memcmp(before, after, before_len), 0, "the file is byte-identical");
-  free(before);
-  free(after);
+  dbtest_assert_unchanged(path, before, before_len, "the file is byte-identical");
 }
 
 Test(db, a_newer_schema_is_refused_and_left_byte_identical) {
@@ -195,7 +191,7 @@ Test(db, a_database_of_schema_1_is_read_as_it_is_and_migrated_by_a_writer) {
   dbtest_exec(path, sql);
 
   /* Read-only, as library calls open it: served as it is, nothing written, nothing recorded. */
-  size_t before_len = 0, after_len = 0;
+  size_t before_len = 0;
   char *before = dbtest_slurp(path, &before_len);
   pm__db *db = NULL;
   cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
@@ -208,11 +204,7 @@ Test(db, a_database_of_schema_1_is_read_as_it_is_and_migrated_by_a_writer) {
   cr_assert_eq(pm__db_seen_list(db, 1, NULL, 0, count_seen, &calls), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(calls, 0, "schema 1 recorded nothing");
   pm__db_close(db);
-  char *after = dbtest_slurp(path, &after_len);
-  cr_assert_eq(after_len, before_len);
-  cr_assert_eq(memcmp(before, after, before_len), 0, "reading changed nothing");
-  free(before);
-  free(after);
+  dbtest_assert_unchanged(path, before, before_len, "reading changed nothing");
 
   /* A writer migrates it in place: the rows stay, the table of seen sizes is there. */
   db = open_rw();
@@ -319,7 +311,7 @@ Test(db, read_only_mode_writes_nothing) {
   db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0);
   pm__db_close(db);
-  size_t before_len = 0, after_len = 0;
+  size_t before_len = 0;
   char *before = dbtest_slurp(path, &before_len);
   cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(64, 64), SHA_A, "{\"bx\":1}", 1);
@@ -337,11 +329,7 @@ Test(db, read_only_mode_writes_nothing) {
   cr_assert_eq(pm__db_measured(db, gpu, &m.problem, "bx=1", SHA_A, &found), PM_OK);
   cr_assert_eq(found, 0);
   pm__db_close(db);
-  char *after = dbtest_slurp(path, &after_len);
-  cr_assert_eq(before_len, after_len);
-  cr_assert_eq(memcmp(before, after, before_len), 0);
-  free(before);
-  free(after);
+  dbtest_assert_unchanged(path, before, before_len, "nothing was written");
 }
 
 Test(db, a_directory_that_cannot_be_made_is_a_clear_error) {
@@ -1541,7 +1529,7 @@ Test(db, seen_sizes_are_listed_read_only_and_never_written_so) {
   pm__db_problem p = REDUCE_1000;
   cr_assert_eq(pm__db_seen_add(db, gpu, &p, &(int64_t){4}, 1), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_close(db);
-  size_t before_len = 0, after_len = 0;
+  size_t before_len = 0;
   char *before = dbtest_slurp(path, &before_len);
   cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
                pm_errmsg(ctx));
@@ -1552,11 +1540,7 @@ Test(db, seen_sizes_are_listed_read_only_and_never_written_so) {
   expect_msg("readonly");
   cr_assert_str_eq(list_seen(db, gpu, NULL, 0, &r), "reduce n=1000 4\n");
   pm__db_close(db);
-  char *after = dbtest_slurp(path, &after_len);
-  cr_assert_eq(before_len, after_len);
-  cr_assert_eq(memcmp(before, after, before_len), 0);
-  free(before);
-  free(after);
+  dbtest_assert_unchanged(path, before, before_len, "nothing was written");
 }
 
 /* ---- Lookups restricted to what the caller can run ------------------------------------------ */
