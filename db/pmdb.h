@@ -235,9 +235,9 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
                             int (*accept)(void *arg, const char *config), void *arg,
                             pm__db_winner *out);
 /* The exact winner (*exact 1), else the nearest (*exact 0), as the two lookups above would give
- * them one after the other, but quicker: a miss of the exact size leaves no message; PM_ENOTFOUND
- * (with nearest's message) where neither fits. Each lookup searches the snapshot's distinct sizes
- * (by bisection, or one pass over them), not its rows. */
+ * them one after the other, but quicker: each searches the snapshot's distinct sizes (by
+ * bisection, or one pass over them), not its rows, and a miss formats no message: PM_ENOTFOUND,
+ * with nothing said on the context, where neither fits (pm__db_known_nearest_if says why). */
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
                          int (*accept)(void *arg, const char *config), void *arg,
                          pm__db_winner *out, int *exact);

@@ -34,7 +34,9 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
                               pm__decision *out) {
   out->source = source;
   memcpy(out->v, a->v, sizeof out->v);
-  snprintf(out->config, sizeof out->config, "%s", w->config);
+  size_t n = strnlen(w->config, sizeof out->config - 1); /* a copy, not a format: calls decide */
+  memcpy(out->config, w->config, n);
+  out->config[n] = '\0';
   out->tuned_rows = (unsigned)w->rows, out->tuned_cols = (unsigned)w->cols;
   out->tuned_n = (unsigned)w->n;
   out->median_ms = w->median_ms, out->gbps = w->gbps, out->speedup = w->speedup;
@@ -42,9 +44,10 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
   return source;
 }
 
-/* The stored winner, exact else nearest; PM_ENOTFOUND (with out->why) where neither fits. */
+/* The stored winner, exact else nearest; PM_ENOTFOUND where neither fits, with out->why saying
+ * why where `why` is set (the nearest lookup run again for its message: only explain asks). */
 static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                      const pm__problem *pr, pm__decision *out) {
+                      const pm__problem *pr, int why, pm__decision *out) {
   pm__db_problem dbp;
   pm__db_winner w;
   accept_arg a = {&known->dev, op, pr, {0}};
@@ -54,7 +57,8 @@ static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
     from_winner(&w, &a, exact ? PM__FROM_EXACT : PM__FROM_NEAREST, out);
     return PM_OK;
   }
-  snprintf(out->why, sizeof out->why, "%s", pm_errmsg(c));
+  if (why && pm__db_known_nearest_if(known, &dbp, accept, &a, &w) != PM_OK)
+    snprintf(out->why, sizeof out->why, "%s", pm_errmsg(c));
   return PM_ENOTFOUND;
 }
 
@@ -73,12 +77,24 @@ static void why_no_db(pm_ctx *c, char *why, size_t cap) {
   pthread_mutex_unlock(&c->lock);
 }
 
+/* The chain; out->why is written only where `why` is set. */
+static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
+                         const pm__problem *pr, int why, pm__decision *out) {
+  memset(out, 0, sizeof *out);
+  if (known == NULL) {
+    if (why) why_no_db(c, out->why, sizeof out->why);
+  } else if (from_known(c, known, op, pr, why, out) == PM_OK) {
+    return out->source;
+  }
+  return from_default(op, pr, out);
+}
+
 pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, pm__decision *out) {
-  memset(out, 0, sizeof *out);
-  if (known == NULL)
-    why_no_db(c, out->why, sizeof out->why);
-  else if (from_known(c, known, op, pr, out) == PM_OK)
-    return out->source;
-  return from_default(op, pr, out);
+  return decide(c, known, op, pr, 1, out);
+}
+
+pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__op *op,
+                            const pm__problem *pr, pm__decision *out) {
+  return decide(c, known, op, pr, 0, out);
 }

@@ -125,8 +125,24 @@ done:
 
 /* ---- The slow path (under the lock) --------------------------------------------------------- */
 
+/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
+ * the two, the thread may allocate and load modules while a graph is being captured, on its
+ * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
+ * libraries). */
+static void capture_relax(int *saved) {
+  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+  *saved = (int)m;
+}
+
+static void capture_restore(int saved) {
+  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+}
+
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else
- * compiled now (and stored for the next process). */
+ * compiled now (and stored for the next process). Loads with the thread's capture mode relaxed
+ * (kernel_for_relaxed): loading a module while a graph is captured would invalidate it. */
 static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
                       const pm__kernel **out) {
   pm__serve *s = c->serve;
@@ -153,6 +169,15 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   return rc;
 }
 
+static int kernel_for_relaxed(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
+                              const pm__kernel **out) {
+  int mode, rc;
+  capture_relax(&mode);
+  rc = kernel_for(c, op, v, pr, out);
+  capture_restore(mode);
+  return rc;
+}
+
 /* The choice of point v for pr: made already (no defines, hash or database: the first call of a
  * size whose point some other size has is cheap), else made now with its kernel. */
 static int choice_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
@@ -161,7 +186,7 @@ static int choice_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   const pm__kernel *k;
   int rc;
   if ((*out = pm__cache_choice_find(t, op, v, pr)) != NULL) return PM_OK;
-  if ((rc = kernel_for(c, op, v, pr, &k)) != PM_OK) return rc;
+  if ((rc = kernel_for_relaxed(c, op, v, pr, &k)) != PM_OK) return rc;
   if ((*out = pm__cache_choice_add(t, op, v, pr, k)) == NULL)
     return pm__seterr(c, PM_ENOMEM, "out of memory");
   return PM_OK;
@@ -191,7 +216,7 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const p
   uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
     goto done; /* another thread was first */
-  if (pm__decide(c, known_of(c, op), op, pr, &d) != PM__FROM_EXACT && s->autotune &&
+  if (pm__decide_quiet(c, known_of(c, op), op, pr, &d) != PM__FROM_EXACT && s->autotune &&
       pm__autotune_wanted(&d))
     pm__autotune_request(c, op, pr);
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
@@ -211,21 +236,6 @@ done:
   return rc;
 }
 
-/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
- * the two, the thread may allocate and load modules while a graph is being captured, on its
- * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
- * libraries). */
-static void capture_relax(int *saved) {
-  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
-  *saved = (int)m;
-}
-
-static void capture_restore(int saved) {
-  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
-}
-
 /* ---- The hot path --------------------------------------------------------------------------- */
 
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
@@ -239,12 +249,15 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   if (e != NULL && e->epoch != atomic_load_explicit(&s->epoch, memory_order_relaxed)) e = NULL;
   d->work = e != NULL && e->work > 0 ? pm__scratch_find(&s->scratch, stream, e->work) : NULL;
   if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
-    capture_relax(&mode);
-    if (e == NULL) rc = slow_path(c, op, pr, &k, &spare, &e);
+    if (e == NULL) rc = slow_path(c, op, pr, &k, &spare, &e); /* relaxes where it loads */
     if (rc == PM_OK && e->work > 0 &&
-        (d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL)
-      rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name, pm_errmsg(c));
-    capture_restore(mode);
+        (d->work = pm__scratch_find(&s->scratch, stream, e->work)) == NULL) {
+      capture_relax(&mode); /* it allocates */
+      if ((d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL)
+        rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name,
+                        pm_errmsg(c));
+      capture_restore(mode);
+    }
     if (rc != PM_OK) return rc;
   }
   if (s->record && e->source != PM__FROM_EXACT)

@@ -43,6 +43,11 @@ void pm__serve_free(pm_ctx *c);
 pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, pm__decision *out);
 
+/* pm__decide without out->why (left empty): what a call asks, for which no message is formatted
+ * (a size served by the default costs no more to decide than one served by a winner). */
+pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__op *op,
+                            const pm__problem *pr, pm__decision *out);
+
 /* Makes every later decision read the database again and decide anew (pm_reload, and after a
  * background tuning): until then, and from its first decision on, c decides from what the
  * database held then. Drops the snapshots, reopens the read-only handle at the next decision and
