@@ -1,5 +1,7 @@
 /* test_cli_db.c: pmtune db, export and import as a user runs them: output, files, exit statuses. */
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "dbtest.h"
 
@@ -229,6 +231,112 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   expect_failure("", args, "no such file");
   snprintf(json, sizeof json, "%s/none.json", dir);
   cr_assert_eq(access(json, F_OK), -1);
+}
+
+/* export writes only a regular file or a new one: a symlink, a FIFO, a directory or a device
+ * is refused with one line and left as it was (issue 15, item 1). */
+Test(cli_db, export_refuses_what_is_not_a_regular_file) {
+  char src[160], target[160], link[160], fifo[160], args[512];
+  snprintf(src, sizeof src, "%s/src.db", dir);
+  snprintf(target, sizeof target, "%s/target.txt", dir);
+  snprintf(link, sizeof link, "%s/link.json", dir);
+  snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+  make_db(src);
+  FILE *f = fopen(target, "w");
+  cr_assert_not_null(f);
+  fputs("keep me\n", f);
+  fclose(f);
+  cr_assert_eq(symlink(target, link), 0);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  snprintf(args, sizeof args, "export %s --db %s", link, src);
+  expect_failure("", args, "not a regular file (a symbolic link)");
+  char got[64];
+  slurp_into(target, got, sizeof got);
+  cr_assert_str_eq(got, "keep me\n", "the symlink's target is untouched");
+  struct stat st;
+  cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the symlink is still one");
+  snprintf(args, sizeof args, "export %s --db %s", fifo, src);
+  expect_failure("", args, "(a FIFO)");
+  cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still one");
+  snprintf(args, sizeof args, "export %s --db %s", dir, src);
+  expect_failure("", args, "(a directory)");
+  snprintf(args, sizeof args, "export /dev/null --db %s", src);
+  expect_failure("", args, "(a device or socket)");
+  cr_assert(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null is still a device");
+}
+
+/* A database of `count` measurements of matadd 4096x4096 at distinct valid points. */
+static void make_big_db(const char *file, int count) {
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  int64_t gpu;
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
+  const pm__op *op = &pm__op_matadd;
+  int made = 0;
+  for (int bx = 0; bx < 7 && made < count; bx++)
+    for (int by = 0; by < 6 && made < count; by++)
+      for (int al = 0; al < 5 && made < count; al++, made++) {
+        int v[PM__MAX_PARAMS] = {0};
+        for (int i = 0; i < op->nparams; i++) v[i] = op->params[i].values[0];
+        v[0] = op->params[0].values[bx], v[1] = op->params[1].values[by];
+        v[op->nparams - 1] = op->params[op->nparams - 1].values[al];
+        char params[PM__DB_PARAMS_MAX];
+        pm__config_json(op, v, params, sizeof params);
+        pm__db_measurement m = dbtest_measurement(gpu, dbtest_matadd(4096, 4096),
+                                                  pm__template_find("matadd")->sha256, params,
+                                                  1.0 + made);
+        cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+      }
+  pm__db_close(db);
+  pm_close(c);
+}
+
+/* Past `ulimit -f`, import fails with a message and imports nothing, where it died by SIGXFSZ
+ * before (issue 15, item 5). The limit lets SQLite read the small database and write its 32 KB
+ * shared-memory file and the message, not grow the file by 210 measurements. */
+Test(cli_db, import_past_the_file_size_limit_says_so_and_imports_nothing) {
+  char src[160], dst[160], json[160], cmd[1024], e[160], args[512];
+  snprintf(src, sizeof src, "%s/src.db", dir);
+  snprintf(dst, sizeof dst, "%s/dst.db", dir);
+  snprintf(json, sizeof json, "%s/all.json", dir);
+  snprintf(e, sizeof e, "%s/.err", dir);
+  make_big_db(src, 210);
+  snprintf(args, sizeof args, "export --all %s --db %s", json, src);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  snprintf(args, sizeof args, "db init --db %s", dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  struct stat dbst;
+  cr_assert_eq(stat(dst, &dbst), 0);
+  long limit_kb = ((long)dbst.st_size + 40 * 1024) / 1024;
+  snprintf(cmd, sizeof cmd, "sh -c 'ulimit -f %ld; exec \"$0\" import %s --db %s' '%s' 2>%s",
+           limit_kb, json, dst, PMTUNE_BIN, e);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "killed by a signal (SIGXFSZ?): %s", cmd);
+  cr_assert_eq(WEXITSTATUS(st), 1, "status %d", WEXITSTATUS(st));
+  slurp_into(e, err, sizeof err);
+  cr_assert_eq(lines(err), 1, "one line: %s", err);
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(dst, &h), SQLITE_OK);
+  char *rows = dbtest_rows(h, "SELECT count(*) FROM measurement");
+  cr_assert_str_eq(rows, "0\n", "nothing imported");
+  free(rows);
+  rows = dbtest_rows(h, "PRAGMA integrity_check");
+  cr_assert_str_eq(rows, "ok\n");
+  free(rows);
+  sqlite3_close(h);
+}
+
+/* report --bench of a directory is refused, not read (issue 15, item 6). */
+Test(cli_db, report_bench_must_be_a_regular_file) {
+  char src[160], args[512];
+  snprintf(src, sizeof src, "%s/src.db", dir);
+  make_db(src);
+  snprintf(args, sizeof args, "report --svg %s/r.svg --bench %s --db %s", dir, dir, src);
+  expect_failure("", args, "not a regular file");
 }
 
 Test(cli_db, a_bad_document_imports_nothing_with_status_1) {

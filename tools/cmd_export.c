@@ -1,6 +1,7 @@
 /* cmd_export.c: `pmtune export FILE`, the tuning results as a JSON document that import reads. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,7 +12,8 @@ static const char about[] =
     "Writes the winners (the fastest verified configuration per GPU, op, dtype and problem\n"
     "size, with their seed configurations and GPUs) to FILE as JSON, for 'pmtune import' on\n"
     "other machines with the same GPU model. FILE '-' is the standard output. FILE is\n"
-    "replaced at once when the document is complete, never left half written.\n";
+    "replaced at once when the document is complete, never left half written; it must be a\n"
+    "regular file or a new one (a symlink, device, FIFO or directory is refused, not replaced).\n";
 
 static const cli_help help = {.cmd = "export", .operands = "FILE", .about = about};
 
@@ -30,6 +32,13 @@ int cmd_export(int argc, char **argv) {
   if (first + 1 < argc)
     return cli_usage_error("export", "unexpected argument '%s'", argv[first + 1]);
   if (file[0] == '\0') return cli_usage_error("export", "FILE is empty");
+  struct stat st;
+  if (strcmp(file, "-") != 0 && lstat(file, &st) == 0 && !S_ISREG(st.st_mode))
+    return cli_fail("export", "'%s' is not a regular file (a %s): export writes only a regular "
+                    "file or a new one", file, S_ISLNK(st.st_mode)   ? "symbolic link"
+                                                  : S_ISDIR(st.st_mode) ? "directory"
+                                                  : S_ISFIFO(st.st_mode) ? "FIFO"
+                                                  : "device or socket");
 
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};

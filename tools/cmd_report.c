@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "pmdb.h"
@@ -138,14 +139,18 @@ int cmd_report(int argc, char **argv) {
   char *bench = NULL;
   if (benchfile != NULL) {
     FILE *b = fopen(benchfile, "rb");
+    struct stat st;
     long n = -1;
-    if (b != NULL && fseek(b, 0, SEEK_END) == 0 && (n = ftell(b)) >= 0 && fseek(b, 0, SEEK_SET) == 0 &&
-        (bench = malloc((size_t)n + 1)) != NULL && fread(bench, 1, (size_t)n, b) == (size_t)n)
+    int regular = b != NULL && fstat(fileno(b), &st) == 0 && S_ISREG(st.st_mode); /* not a dir */
+    if (regular && fseek(b, 0, SEEK_END) == 0 && (n = ftell(b)) >= 0 &&
+        fseek(b, 0, SEEK_SET) == 0 && (bench = malloc((size_t)n + 1)) != NULL &&
+        fread(bench, 1, (size_t)n, b) == (size_t)n)
       bench[n] = '\0';
     else {
       free(bench);
       if (b) fclose(b);
-      return cli_fail("report", "cannot read '%s'", benchfile);
+      return cli_fail("report", "cannot read '%s'%s", benchfile,
+                      b != NULL && !regular ? ": not a regular file" : "");
     }
     fclose(b);
   }

@@ -1,4 +1,5 @@
 /* main.c: the pmtune command: dispatches to the subcommands of the table below. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
@@ -26,6 +27,9 @@ static void print_help(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  /* A file past `ulimit -f` is a write that fails (EFBIG), said and cleaned up like any other,
+   * not a death by SIGXFSZ that leaves a half-written temporary behind. */
+  signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     print_help(stderr);
     return CLI_USAGE;
