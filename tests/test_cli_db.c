@@ -96,6 +96,17 @@ Test(cli_db, bad_usage_is_one_line_and_status_2) {
   expect_usage("tune --seen 5", "unexpected argument '5'");
   expect_usage("tune --seen --op nosuch", "unknown --op 'nosuch'");
   expect_usage("show --seen --op nosuch", "unknown --op 'nosuch'");
+  /* a single-value option given twice, and absurd numbers, are refused (issue 15, item 7) */
+  expect_usage("import x.json --db a.db --db b.db", "--db given twice");
+  expect_usage("tune --op reduce --op matadd", "--op given twice");
+  expect_usage("explain --op reduce --size 10 --size 20", "given twice");
+  expect_usage("tune --budget 99999999999999999999", "expected a whole number from 1 to 10^12");
+  expect_usage("tune --budget -5", "--budget '-5'");
+  expect_usage("tune --budget 0x10", "--budget '0x10'");
+  expect_usage("tune --time inf", "--time 'inf'");
+  expect_usage("tune --time 1e999", "--time '1e999'");
+  expect_usage("tune --time 0x10", "--time '0x10'");
+  expect_usage("tune --time nan", "--time 'nan'");
   /* every command that takes --db refuses an empty one the same way, before any work */
   const char *with_db[] = {"db path", "export x.json", "import x.json", "report --svg x.svg",
                            "show", "explain --op reduce --size 10", "tune", "bench",

@@ -15,9 +15,6 @@ enum {
   LEFT_MAX = 24     /* an option's name and value that take more start its help on a line below */
 };
 
-/* Whether a single-value option (one without CLI_REPEAT) given twice is a usage error. It is not
- * today: the last value wins, as it always has. */
-static const int refuse_repeats = 0;
 
 const char *const cli_orders[] = {"row", "col", NULL};
 const char *const cli_borders[] = {"clamp", "zero", NULL};
@@ -147,7 +144,7 @@ int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **arg
     for (int k = 0; i < 0 && k < n && ch != '?' && ch != ':'; k++)
       if (opts[k].short_name == ch) i = k;
     if (i < 0) return bad_option(help->cmd, argv, ch);
-    if (++seen[i] > 1 && !(opts[i].flags & CLI_REPEAT) && refuse_repeats)
+    if (++seen[i] > 1 && !(opts[i].flags & CLI_REPEAT)) /* one value, never the last silently */
       return cli_usage_error(help->cmd, "--%s given twice", opts[i].name);
     if (store(help->cmd, &opts[i], optarg) != CLI_OK) return CLI_USAGE;
   }

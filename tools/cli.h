@@ -50,7 +50,7 @@ typedef enum cli_kind {
 /* An option's flags. CLI_REQUIRED only changes the usage line (no brackets): the command
  * checks that the option was given, with its own message. CLI_REPEAT: the option is meant to be
  * given more than once (each CLI_OPT_LIST is); the usage line shows "...". An option without it
- * given twice keeps its last value today; refuse_repeats in cli.c turns that into an error.
+ * given twice is a usage error ("--db given twice"), never a silent choice of one value.
  * CLI_OPTIONAL: the value may be left out, "--name" alone or "--name=VALUE" (never "--name
  * VALUE": the next argument stays an operand); only for a CLI_OPT_CALLBACK, whose cb then gets
  * arg NULL; help shows "--name[=VALUE]". */

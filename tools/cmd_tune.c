@@ -1,5 +1,6 @@
 /* cmd_tune.c: `pmtune tune`, the offline tuning run: every requested (op, size) on every requested
  * GPU, each candidate compiled, verified and timed, everything stored in the tuning database. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,22 +36,29 @@ static int device_option(const char *cmd, const cli_option *o, const char *arg) 
   return CLI_OK;
 }
 
-/* The callback of --budget: a positive count into the uint64_t at o->value. */
+/* The callback of --budget: a positive decimal count, at most 10^12, into the uint64_t at
+ * o->value (an overflowing or signed value is refused, not wrapped). */
 static int budget_option(const char *cmd, const cli_option *o, const char *arg) {
   char *end = NULL;
-  long long b = strtoll(arg, &end, 10);
-  if (*arg == '\0' || *end || b < 1)
-    return cli_usage_error(cmd, "--%s '%s': expected a positive number", o->name, arg);
+  errno = 0;
+  long long b = arg[0] >= '0' && arg[0] <= '9' ? strtoll(arg, &end, 10) : -1;
+  if (b < 1 || errno == ERANGE || *end || b > 1000000000000LL)
+    return cli_usage_error(cmd, "--%s '%s': expected a whole number from 1 to 10^12", o->name,
+                           arg);
   *(uint64_t *)o->value = (uint64_t)b;
   return CLI_OK;
 }
 
-/* The callback of --time: seconds > 0 into the double at o->value. */
+/* The callback of --time: decimal seconds, finite, > 0 and at most a week, into the double at
+ * o->value (no "inf", "nan", hexadecimal or out-of-range value). */
 static int time_option(const char *cmd, const cli_option *o, const char *arg) {
   char *end = NULL;
-  double s = strtod(arg, &end);
-  if (*arg == '\0' || *end || !(s > 0))
-    return cli_usage_error(cmd, "--%s '%s': expected seconds > 0", o->name, arg);
+  errno = 0;
+  int decimal = strspn(arg, "0123456789.") == strlen(arg) && strchr(arg, '.') == strrchr(arg, '.');
+  double s = decimal && arg[0] != '\0' ? strtod(arg, &end) : -1;
+  if (!decimal || errno == ERANGE || (end != NULL && *end) || !(s > 0) || s > 7 * 24 * 3600.0)
+    return cli_usage_error(cmd, "--%s '%s': expected seconds, a decimal number > 0 and at most "
+                           "604800", o->name, arg);
   *(double *)o->value = s;
   return CLI_OK;
 }
