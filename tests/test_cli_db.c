@@ -107,6 +107,9 @@ Test(cli_db, bad_usage_is_one_line_and_status_2) {
   expect_usage("tune --time 1e999", "--time '1e999'");
   expect_usage("tune --time 0x10", "--time '0x10'");
   expect_usage("tune --time nan", "--time 'nan'");
+  expect_usage("space --op matadd --radius 3", "--radius does not apply to matadd");
+  expect_usage("explain --op reduce --size 10 --radius 2", "--radius does not apply to reduce");
+  expect_usage("tune --op add --radius 1", "--radius does not apply to add");
   /* every command that takes --db refuses an empty one the same way, before any work */
   const char *with_db[] = {"db path", "export x.json", "import x.json", "report --svg x.svg",
                            "show", "explain --op reduce --size 10", "tune", "bench",

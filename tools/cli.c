@@ -272,6 +272,9 @@ int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv
     if (i < 0) return cli_usage_error(cmd, "--%s does not apply to %s", keys[k], op->name);
     pr->variant = i;
   }
+  if (pr->radius != 0 && op != NULL && op->radius_max == 0) /* --radius given (1 to 3) */
+    return cli_usage_error(cmd, "--radius does not apply to %s", op->name);
+  if (pr->radius == 0 && (op == NULL || op->radius_max > 0)) pr->radius = 1; /* the default */
   return CLI_OK;
 }
 

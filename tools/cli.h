@@ -143,7 +143,10 @@ typedef struct cli_variants {
 
 /* Sets pr->variant from the variant options given for op ("--order col": op's variant
  * "order=col"); refuses, as a usage error, an option that op has no variant for ("--border does
- * not apply to matadd") or one given with op NULL (all operations). */
+ * not apply to matadd") or one given with op NULL (all operations). The radius too: the
+ * command leaves pr->radius 0 until --radius gives one; a radius given for an op without one is
+ * refused ("--radius does not apply to matadd"), and none given becomes 1 where op has a radius
+ * (or op is NULL). */
 int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv, pm__problem *pr);
 
 /* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */

@@ -51,7 +51,7 @@ static int write_file(const char *path, const void *data, size_t len) {
 
 int cmd_compile(int argc, char **argv) {
   const char *config = NULL;
-  pm__problem given = {.radius = 1};
+  pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
   const char *defines[MAX_DEFINES];

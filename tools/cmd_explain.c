@@ -28,7 +28,7 @@ static int align_option(const char *cmd, const cli_option *o, const char *arg) {
 int cmd_explain(int argc, char **argv) {
   const char *opname = NULL, *size = NULL, *dbpath = NULL;
   int json = 0, device = 0;
-  pm__problem pr = {.radius = 1, .caller_align = 16};
+  pm__problem pr = {.caller_align = 16}; /* radius 0: not given */
   cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),

@@ -17,7 +17,7 @@ static const cli_help help = {.cmd = "space", .about = about};
 int cmd_space(int argc, char **argv) {
   const char *opname = NULL, *size = NULL;
   int list = 0;
-  pm__problem pr = {.radius = 1};
+  pm__problem pr = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
   const cli_option options[] = {

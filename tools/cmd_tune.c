@@ -335,7 +335,6 @@ int cmd_tune(int argc, char **argv) {
                    cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
-  if (given.radius == 0) given.radius = 1;
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
   if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
 
