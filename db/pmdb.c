@@ -178,6 +178,10 @@ static int migration_number(const pm__db_migration *m) {
  * user_version inside it: several processes may open a new file at once. */
 static int migrate(pm__db *db) {
   int rc = PM_OK, latest = pm__db_schema_latest();
+  int64_t now = 0;
+  /* Up to date, as nearly every open finds it: nothing to write, so no write lock to wait for
+   * (versions only grow: a file at the latest version stays there). */
+  if (query_int(db, "PRAGMA user_version", &now) == PM_OK && now == latest) return PM_OK;
   for (;;) {
     int64_t v = 0, objects = 0;
     if ((rc = pm__db_begin(db)) != PM_OK) return rc;

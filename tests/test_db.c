@@ -1582,3 +1582,22 @@ Test(db, winner_lookups_can_take_only_accepted_configurations) {
   cr_assert_str_eq(w.config, "bx=64 by=4", "without a filter: the fastest");
   pm__db_close(db);
 }
+
+/* Opening an up-to-date file for writing takes no write lock (issue 15, item 3): another
+ * connection holding a write transaction does not make the open wait for it (it waited up to 10
+ * s, then failed with "database is locked"). The holder's work is not disturbed either. */
+Test(db, opening_an_up_to_date_file_does_not_wait_for_a_writer) {
+  pm__db *db = open_rw();
+  pm__db_close(db);
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(h)); /* the write lock, held */
+  double t0 = pm__now_ms();
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
+  double ms = pm__now_ms() - t0;
+  pm__db_close(db);
+  cr_assert_lt(ms, 2000, "the open waited %.0f ms for the other writer", ms);
+  cr_assert_eq(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  sqlite3_close(h);
+}
