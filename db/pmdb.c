@@ -181,7 +181,7 @@ static int migrate(pm__db *db) {
   int64_t now = 0;
   /* Up to date, as nearly every open finds it: nothing to write, so no write lock to wait for
    * (versions only grow: a file at the latest version stays there). */
-  if (query_int(db, "PRAGMA user_version", &now) == PM_OK && now == latest) return PM_OK;
+  if ((rc = query_int(db, "PRAGMA user_version", &now)) != PM_OK || now == latest) return rc;
   for (;;) {
     int64_t v = 0, objects = 0;
     if ((rc = pm__db_begin(db)) != PM_OK) return rc;
