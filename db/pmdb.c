@@ -496,12 +496,28 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   int rc = PM_OK;
   report r = {0};
   sqlite3_stmt *st = NULL;
+  sqlite3 *rw = NULL, *h = db->sql; /* the connection of the integrity check (below) */
   int64_t v = 0;
   *text = NULL;
   *problems = 0;
 
-  /* SQLite's own: structure, NOT NULL and CHECK constraints, indices. */
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(50)", -1, &st, NULL));
+  /* SQLite's own: structure, NOT NULL and CHECK constraints, indices. SQLite skips the CHECK
+   * constraints on a read-only connection, so a read-only handle's check runs on a read-write
+   * connection of its own (reading only; never migrating); where the file cannot be opened for
+   * writing, the report says that CHECK constraints were not verified. */
+  if (db->readonly) {
+    if (sqlite3_open_v2(db->path, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+      sqlite3_busy_timeout(rw, BUSY_TIMEOUT_MS);
+      h = rw;
+    } else {
+      sqlite3_close(rw);
+      rw = NULL;
+    }
+  }
+  if (h == rw && sqlite3_prepare_v2(rw, "PRAGMA integrity_check(50)", -1, &st, NULL) != SQLITE_OK)
+    h = db->sql; /* the read-only handle's check, then */
+  if (h == db->sql)
+    PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(50)", -1, &st, NULL));
   int ok = 0, step;
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     const char *m = (const char *)sqlite3_column_text(st, 0);
@@ -511,11 +527,18 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
       add(&r, 1, "integrity     PROBLEM: %s", m ? m : "?");
   }
   if ((step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB) /* too damaged to list */
-    add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(db->sql), sqlite_code_name(step));
-  else
+    add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(h), sqlite_code_name(step));
+  else if (h == db->sql)
     PM__SQLITE_ST(db, st, step);
-  if (ok) add(&r, 0, "integrity     ok (PRAGMA integrity_check)");
+  else if (step != SQLITE_DONE)
+    add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(h), sqlite_code_name(step));
+  if (ok)
+    add(&r, 0, "integrity     ok (PRAGMA integrity_check%s)",
+        db->readonly && h == db->sql ? "; CHECK constraints not verified: the file cannot be "
+                                       "opened for writing" : "");
   pm__db_finalize(&st);
+  sqlite3_close(rw);
+  rw = NULL;
   if (!ok) {
     add(&r, 0, "(the other checks need a sound file: skipped)");
     goto done;
@@ -602,6 +625,7 @@ done:
   return PM_OK;
 fail:
   pm__db_finalize(&st);
+  sqlite3_close(rw);
   free(r.text);
   return rc;
 }
