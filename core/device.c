@@ -7,8 +7,9 @@
 int pm__device_count(pm_ctx *c, int *n) {
   *n = 0;
   cudaError_t e = pm__fault(PM__FAULT_CUDA, PM__FAULT_SITE) ? cudaErrorUnknown : cudaGetDeviceCount(n);
-  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorStubLibrary ||
       e == cudaErrorInitializationError || e == cudaErrorCompatNotSupportedOnDevice) {
+    /* cudaErrorStubLibrary: the toolkit's stubs/libcuda.so was found before a driver */
     *n = 0;
     cudaGetLastError(); /* clear it, so that later calls do not see it */
     return pm__seterr(c, PM_ENODEV, "no CUDA device: %s (%s)", cudaGetErrorString(e),

@@ -207,6 +207,26 @@ Test(cli, devices_reports_gpus_or_their_absence) {
   }
 }
 
+/* The toolkit's stub libcuda found before a driver (a common mistake of LD_LIBRARY_PATH) is "no
+ * CUDA device", like no driver at all, in one line (issue 15, item 8). */
+Test(cli, a_stub_driver_is_no_cuda_device) {
+  char stub[512], dir[] = "/tmp/pmtune-stub-XXXXXX", link[600], cmd[2048], err[640];
+  snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", PM_CUDA_LIB_DIR);
+  if (access(stub, R_OK) != 0) cr_skip_test("no stub libcuda at %s", stub);
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(link, sizeof link, "%s/libcuda.so.1", dir);
+  cr_assert_eq(symlink(stub, link), 0);
+  snprintf(err, sizeof err, "%s/err", dir);
+  snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH=%s '%s' devices >/dev/null 2>%s", dir, PMTUNE_BIN, err);
+  int st = system(cmd);
+  slurp(err, R.err, sizeof R.err);
+  remove(err), remove(link), rmdir(dir);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s: status %d", cmd, WEXITSTATUS(st));
+  cr_assert_not_null(strstr(R.err, "no CUDA device"), "%s", R.err);
+  cr_assert_not_null(strstr(R.err, "cudaErrorStubLibrary"), "%s", R.err);
+  cr_assert_eq(lines(R.err), 1, "%s", R.err);
+}
+
 /* ---- The README's command table against each command's --help ---- */
 
 typedef struct optset {
