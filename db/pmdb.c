@@ -347,12 +347,27 @@ fail:
   return rc;
 }
 
+/* Removes a database file this open created and could not make whole (a full disk: 0 bytes),
+ * with SQLite's files beside it. Only while it is empty: a file another process has meanwhile
+ * made a database of (its first page written when it turned to WAL) is never touched. */
+static void remove_new_file(const char *file) {
+  static const char *const sides[] = {"", "-journal", "-wal", "-shm"};
+  char side[PM__DB_PATH_MAX + 16];
+  struct stat s;
+  if (stat(file, &s) != 0 || !S_ISREG(s.st_mode) || s.st_size != 0) return;
+  for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
+    snprintf(side, sizeof side, "%s%s", file, sides[i]);
+    unlink(side);
+  }
+}
+
 int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *ops,
                 pm__db **out) {
   int rc = PM_OK;
   char file[PM__DB_PATH_MAX];
   struct stat s;
   int64_t app = 0, version = 0, objects = 0;
+  int created = 0;
   if (out == NULL) return pm__seterr(c, PM_EINVAL, "pm__db_open: no place for the handle");
   *out = NULL;
   if ((rc = pm__db_path(c, path, file, sizeof file)) != PM_OK) return rc;
@@ -376,8 +391,13 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
       goto fail;
     }
     if ((rc = make_parent_dirs(c, file)) != PM_OK) goto fail;
+    created = 1; /* a new file: removed again where it cannot be made whole (remove_new_file) */
   } else if (S_ISDIR(s.st_mode)) {
     rc = pm__seterr(c, PM_EIO, "tuning database %s: is a directory", file);
+    goto fail;
+  } else if (!S_ISREG(s.st_mode)) { /* /dev/zero, a FIFO: SQLite would leave a journal beside it */
+    rc = pm__seterr(c, PM_EIO, "tuning database %s: not a regular file (a device, FIFO or socket)",
+                    file);
     goto fail;
   }
 
@@ -436,6 +456,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   return PM_OK;
 fail:
   pm__db_close(db);
+  if (created) remove_new_file(file); /* a failed creation (a full disk) leaves no empty file */
   return rc;
 }
 

@@ -170,6 +170,16 @@ Test(cli_db, broken_files_are_named_with_status_1) {
   cr_assert_not_null(strstr(err, file), "%s", err);
   snprintf(args, sizeof args, "db init --db %s", file);
   expect_failure("", args, "not a database");
+  /* a device or a FIFO is no database, and nothing is made beside it (issue 15, item 5) */
+  expect_failure("", "db init --db /dev/zero", "not a regular file");
+  cr_assert_eq(access("/dev/zero-journal", F_OK), -1, "a journal beside /dev/zero");
+  expect_failure("", "db check --db /dev/null", "not a regular file");
+  snprintf(file, sizeof file, "%s/fifo.db", dir);
+  cr_assert_eq(mkfifo(file, 0600), 0);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  expect_failure("", args, "not a regular file");
+  snprintf(args, sizeof args, "%s/fifo.db-journal", dir);
+  cr_assert_eq(access(args, F_OK), -1, "a journal beside the FIFO");
 
   snprintf(file, sizeof file, "%s/future.db", dir);
   dbtest_exec(file, "PRAGMA user_version = 42;");

@@ -3,6 +3,8 @@
  * status and message and leave the database sound, holding exactly what was committed before. */
 #include <stdio.h>
 
+#include <sys/stat.h>
+
 #include "dbtest.h"
 
 /* The hook: fails the Nth call of one kind (counting from 1), and counts them all. */
@@ -150,6 +152,8 @@ Test(fault, every_sqlite_call_of_creating_a_database_fails_cleanly) {
     }
     cr_assert_neq(rc, PM_OK, "call %d failed, yet the database opened", n);
     cr_assert_not_null(strstr(pm_errmsg(ctx), path), "call %d: %s", n, pm_errmsg(ctx));
+    struct stat st; /* nothing empty left behind (issue 15, item 5): no file, or a database */
+    cr_assert(stat(path, &st) != 0 || st.st_size > 0, "call %d left an empty file", n);
     /* what a failed creation left must open, migrate and check clean without the fault */
     cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "after call %d: %s", n,
                  pm_errmsg(ctx));
