@@ -347,6 +347,62 @@ fail:
   return rc;
 }
 
+/* Verifies the schema's shape, not only its version: every table, view, index and trigger that
+ * migrations 1 .. version make is in the file, of the same type, made by the same SQL (as
+ * sqlite_schema keeps it), built for reference in a database in memory. Objects a user added
+ * (an index, a view for their own queries) are allowed. PM_EDB naming the first object that
+ * differs (a `gpu` table of other columns, the `winner` view or an index dropped). */
+static int check_shape(pm__db *db, int64_t version) {
+  int rc = PM_OK, r;
+  sqlite3 *ref = NULL;
+  sqlite3_stmt *want = NULL, *have = NULL;
+  if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    rc = pm__seterr(db->c, PM_ENOMEM, "tuning database %s: out of memory", db->path);
+    goto fail;
+  }
+  for (int64_t v = 0; v < version; v++)
+    PM__SQLITE(db, sqlite3_exec(ref, pm__db_migrations[v].source, NULL, NULL, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(ref,
+                                    "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+                                    " ORDER BY rowid",
+                                    -1, &want, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT type, sql FROM sqlite_schema WHERE name = ?1",
+                                    -1, &have, NULL));
+  while ((r = sqlite3_step(want)) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(want, 0);
+    const char *name = (const char *)sqlite3_column_text(want, 1);
+    const char *sql = (const char *)sqlite3_column_text(want, 2);
+    sqlite3_reset(have);
+    PM__SQLITE(db, sqlite3_bind_text(have, 1, name, -1, SQLITE_TRANSIENT));
+    int h = sqlite3_step(have);
+    if (h != SQLITE_ROW) {
+      PM__SQLITE_ST(db, have, h);
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: schema version %lld, but the %s '%s' it has is missing; "
+                      "the file was left as it is",
+                      db->path, (long long)version, type, name);
+      goto fail;
+    }
+    const char *htype = (const char *)sqlite3_column_text(have, 0);
+    const char *hsql = (const char *)sqlite3_column_text(have, 1);
+    if (htype == NULL || strcmp(htype, type) != 0 || hsql == NULL || strcmp(hsql, sql) != 0) {
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: schema version %lld, but its %s '%s' is not as pmtune "
+                      "makes it (%s); the file was left as it is",
+                      db->path, (long long)version, type, name,
+                      htype != NULL && strcmp(htype, type) != 0 ? "another kind of object"
+                                                                : "other columns or terms");
+      goto fail;
+    }
+  }
+  PM__SQLITE_ST(db, want, r);
+fail:
+  pm__db_finalize(&want);
+  pm__db_finalize(&have);
+  sqlite3_close(ref);
+  return rc;
+}
+
 /* Removes a database file this open created and could not make whole (a full disk: 0 bytes),
  * with SQLite's files beside it. Only while it is empty: a file another process has meanwhile
  * made a database of (its first page written when it turned to WAL) is never touched. */
@@ -450,8 +506,11 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
     /* In WAL, NORMAL loses no committed transaction when a process dies, only on power loss. */
     PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL));
     if ((rc = migrate(db)) != PM_OK) goto fail;
-    if ((rc = register_templates(db)) != PM_OK) goto fail;
   }
+  /* Before writing, the shape too (a few ms: not on the read-only opens that serve calls, whose
+   * queries fail cleanly on a polluted file; db check verifies it). */
+  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest())) != PM_OK) goto fail;
+  if (!db->readonly && (rc = register_templates(db)) != PM_OK) goto fail;
   *out = db;
   return PM_OK;
 fail:
@@ -562,6 +621,13 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   rw = NULL;
   if (!ok) {
     add(&r, 0, "(the other checks need a sound file: skipped)");
+    goto done;
+  }
+  if (check_shape(db, db->version_was) == PM_OK) {
+    add(&r, 0, "schema        ok (as migrations 1 to %d make it)", db->version_was);
+  } else {
+    add(&r, 1, "schema        PROBLEM: %s", pm_errmsg(db->c));
+    add(&r, 0, "(the other checks need pmtune's schema: skipped)");
     goto done;
   }
 

@@ -245,6 +245,48 @@ Test(cli_db, check_finds_rows_that_break_the_schemas_constraints) {
   dbtest_assert_unchanged(src, before, before_len, "db check changed the file");
 }
 
+/* The schema's shape is verified, not only its version (issue 15, item 4): a dropped view, a
+ * table of other columns or a dropped index is refused by every writer (db init, import) and
+ * reported by db check; an index of the user's own is welcome. */
+Test(cli_db, a_polluted_schema_is_refused_by_writers_and_found_by_check) {
+  static const struct {
+    const char *sql, *needle;
+  } cases[] = {
+      {"DROP VIEW winner;", "the view 'winner' it has is missing"},
+      {"PRAGMA foreign_keys = OFF; DROP TABLE cubin;"
+       " CREATE TABLE cubin (id INTEGER PRIMARY KEY, blob BLOB);",
+       "its table 'cubin' is not as pmtune makes it"},
+      {"DROP INDEX measurement_one_seed;", "the index 'measurement_one_seed' it has is missing"},
+  };
+  char file[200], args[512], json[200];
+  snprintf(json, sizeof json, "%s/w.json", dir);
+  snprintf(file, sizeof file, "%s/src.db", dir);
+  make_db(file);
+  snprintf(args, sizeof args, "export %s --db %s", json, file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    snprintf(file, sizeof file, "%s/polluted%zu.db", dir, i);
+    snprintf(args, sizeof args, "db init --db %s", file);
+    cr_assert_eq(run("", args), 0, "%s", err);
+    dbtest_exec(file, cases[i].sql);
+    expect_failure("", args, cases[i].needle);
+    snprintf(args, sizeof args, "import %s --db %s", json, file);
+    expect_failure("", args, cases[i].needle);
+    snprintf(args, sizeof args, "db check --db %s", file);
+    cr_assert_eq(run("", args), 1, "%s: %s%s", cases[i].sql, out, err);
+    cr_assert_not_null(strstr(out, "schema        PROBLEM"), "%s", out);
+    cr_assert_not_null(strstr(out, cases[i].needle), "%s", out);
+  }
+  snprintf(file, sizeof file, "%s/own-index.db", dir);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  dbtest_exec(file, "CREATE INDEX my_own ON measurement(median_ms);");
+  cr_assert_eq(run("", args), 0, "an index of the user's own: %s", err);
+  snprintf(args, sizeof args, "db check --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "schema        ok"), "%s", out);
+}
+
 Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   char src[160], dst[160], json[160], args[512];
   snprintf(src, sizeof src, "%s/src.db", dir);
