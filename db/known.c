@@ -133,7 +133,7 @@ static int load_seeds(pm__db *db, const pm__device_info *d, const char *op, cons
     (*n)++;
   }
   PM__SQLITE_ST(db, st, r);
-  qsort(*out, *n, sizeof **out, seed_cmp);
+  if (*n > 1) qsort(*out, *n, sizeof **out, seed_cmp); /* (no seeds: *out is NULL) */
 fail:
   pm__db_finalize(&st);
   return rc;
@@ -186,7 +186,7 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
     k->n++;
   }
   PM__SQLITE_ST(db, st, r);
-  qsort(k->rows + first, k->n - first, sizeof *k->rows, row_cmp);
+  if (k->n - first > 1) qsort(k->rows + first, k->n - first, sizeof *k->rows, row_cmp);
   goto fail; /* done: rc is PM_OK */
 nomem:
   rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
