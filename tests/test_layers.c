@@ -1,6 +1,7 @@
-/* test_layers.c: the layers' includes point one way (ARCHITECTURE.md): core <- db <- tuner <-
- * runtime <- tools, include/ for all, and db/ includes no CUDA header. The build enforces the
- * same with each layer's include path; this test names the file and line that breaks it. */
+/* test_layers.c: rules on the source tree, with the file and line that breaks one: the layers'
+ * includes point one way (ARCHITECTURE.md): core <- db <- tuner <- runtime <- tools, include/ for
+ * all, and db/ includes no CUDA header (the build enforces the same with each layer's include
+ * path); and no SQL is built from strings: every value reaches SQLite as a bound parameter. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -82,4 +83,61 @@ Test(layers, a_file_that_includes_upward_is_caught) {
   cr_assert(visible("tune.h", 2));
   cr_assert(visible("pmtune.h", 0), "include/ is everyone's");
   cr_assert_not(visible("serve.h", 2), "the tuner sees the runtime's header");
+}
+
+/* ---- SQL only through bound parameters (issue 15, "Trust") ---- */
+
+/* Why line builds SQL from strings, or NULL: SQLite's formatting functions, or a printf-family
+ * call whose format holds an SQL statement's keyword (a statement with %s or %d in it). */
+static const char *builds_sql(const char *line) {
+  static const char *const formatters[] = {"sqlite3_mprintf", "sqlite3_vmprintf",
+                                           "sqlite3_snprintf", "sqlite3_str_appendf", NULL};
+  static const char *const printers[] = {"printf(", "asprintf(", NULL};
+  static const char *const keywords[] = {"SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ",
+                                         "DROP ",   "PRAGMA ", "ALTER ",  "REPLACE ", NULL};
+  for (int i = 0; formatters[i] != NULL; i++)
+    if (strstr(line, formatters[i]) != NULL) return formatters[i];
+  for (int i = 0; printers[i] != NULL; i++) {
+    const char *call = strstr(line, printers[i]);
+    const char *fmt = call != NULL ? strchr(call, '"') : NULL;
+    for (int k = 0; fmt != NULL && keywords[k] != NULL; k++) {
+      const char *kw = strstr(fmt, keywords[k]);
+      if (kw != NULL && strchr(fmt, '%') != NULL) return "a formatted SQL statement";
+    }
+  }
+  return NULL;
+}
+
+Test(layers, no_sql_is_built_from_strings) {
+  int files = 0;
+  for (int i = 0; layers[i] != NULL; i++) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", PM_SOURCE_DIR, layers[i]);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      size_t len = strlen(e->d_name);
+      if (len < 3 || (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
+        continue;
+      char path[2048], line[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      FILE *f = fopen(path, "r");
+      cr_assert_not_null(f, "%s", path);
+      for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
+        const char *why = builds_sql(line);
+        cr_expect_null(why, "%s/%s:%d builds SQL from strings (%s): bind the values instead",
+                       layers[i], e->d_name, no, why);
+      }
+      fclose(f);
+      files++;
+    }
+    closedir(d);
+  }
+  cr_assert_gt(files, 20);
+}
+
+Test(layers, sql_built_from_strings_is_caught) {
+  cr_assert_not_null(builds_sql("  snprintf(sql, sizeof sql, \"SELECT * FROM gpu WHERE uuid = '%s'\", u);"));
+  cr_assert_not_null(builds_sql("  char *q = sqlite3_mprintf(\"DELETE FROM run WHERE id = %lld\", id);"));
+  cr_assert_null(builds_sql("  PM__SQLITE(db, sqlite3_prepare_v2(h, \"SELECT id FROM gpu WHERE uuid = ?1\", -1, &st, NULL));"));
 }
