@@ -52,6 +52,12 @@ void pm__notice(pm_ctx *c, const char *fmt, ...) {
   if (first && c->log) fprintf(stderr, "pmtune: %s\n", buf); /* asked for with PMTUNE_LOG */
 }
 
+void pm__copy_text(char *dst, size_t cap, const char *src) {
+  size_t n = strnlen(src, cap - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
 double pm__now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -114,6 +114,10 @@ int pm__cubin_has_symbol(const pm__cubin *b, const char *name);
 
 double pm__now_ms(void); /* a monotonic clock, in milliseconds */
 
+/* Copies src into dst of cap (>= 1) bytes, cut to fit, as snprintf(dst, cap, "%s", src) would, at
+ * a fraction of its cost: for the copies a library call's decision makes. */
+void pm__copy_text(char *dst, size_t cap, const char *src);
+
 #ifdef __cplusplus
 }
 #endif

@@ -282,19 +282,10 @@ static const group *group_of(const pm__db_known *k, const pm__db_problem *p) {
   return NULL;
 }
 
-/* Copies src into dst of cap bytes, cut to fit (as snprintf's "%s" would, at a fraction of its
- * cost: a call's decision copies two of these). */
-static void copy_text(char *dst, size_t cap, const char *src) {
-  size_t n = strlen(src);
-  if (n >= cap) n = cap - 1;
-  memcpy(dst, src, n);
-  dst[n] = '\0';
-}
-
 static void winner_of(const pm__db_known_row *w, pm__db_winner *out) {
   memset(out, 0, sizeof *out);
-  copy_text(out->config, sizeof out->config, w->config);
-  copy_text(out->params, sizeof out->params, w->params);
+  pm__copy_text(out->config, sizeof out->config, w->config);
+  pm__copy_text(out->params, sizeof out->params, w->params);
   out->median_ms = w->median_ms, out->min_ms = w->min_ms, out->max_ms = w->max_ms;
   out->gbps = w->gbps, out->samples = w->samples;
   out->speedup = w->seed_ms > 0 ? w->seed_ms / w->median_ms : 0;

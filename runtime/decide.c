@@ -34,9 +34,7 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
                               pm__decision *out) {
   out->source = source;
   memcpy(out->v, a->v, sizeof out->v);
-  size_t n = strnlen(w->config, sizeof out->config - 1); /* a copy, not a format: calls decide */
-  memcpy(out->config, w->config, n);
-  out->config[n] = '\0';
+  pm__copy_text(out->config, sizeof out->config, w->config);
   out->tuned_rows = (unsigned)w->rows, out->tuned_cols = (unsigned)w->cols;
   out->tuned_n = (unsigned)w->n;
   out->median_ms = w->median_ms, out->gbps = w->gbps, out->speedup = w->speedup;
