@@ -57,8 +57,11 @@ static int check_file(int self, const char *file) {
   return n;
 }
 
-Test(layers, every_include_points_down) {
-  int files = 0, includes = 0;
+/* Calls check(layer, file) for every .c and .h file of every layer; returns the sum of what the
+ * calls return, and *files the number of files. */
+static int for_each_source(int (*check)(int layer, const char *file), int *files) {
+  int sum = 0;
+  *files = 0;
   for (int i = 0; layers[i] != NULL; i++) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/%s", PM_SOURCE_DIR, layers[i]);
@@ -68,11 +71,16 @@ Test(layers, every_include_points_down) {
       size_t len = strlen(e->d_name);
       if (len < 3 || (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
         continue;
-      includes += check_file(i, e->d_name);
-      files++;
+      sum += check(i, e->d_name);
+      (*files)++;
     }
     closedir(d);
   }
+  return sum;
+}
+
+Test(layers, every_include_points_down) {
+  int files = 0, includes = for_each_source(check_file, &files);
   cr_assert_gt(files, 20, "only %d source files found under %s", files, PM_SOURCE_DIR);
   cr_assert_gt(includes, 20);
 }
@@ -108,31 +116,24 @@ static const char *builds_sql(const char *line) {
   return NULL;
 }
 
+/* Expects no line of layer's file to build SQL from strings; returns 0. */
+static int check_sql(int layer, const char *file) {
+  char path[2048], line[4096];
+  snprintf(path, sizeof path, "%s/%s/%s", PM_SOURCE_DIR, layers[layer], file);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
+  for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
+    const char *why = builds_sql(line);
+    cr_expect_null(why, "%s/%s:%d builds SQL from strings (%s): bind the values instead",
+                   layers[layer], file, no, why);
+  }
+  fclose(f);
+  return 0;
+}
+
 Test(layers, no_sql_is_built_from_strings) {
   int files = 0;
-  for (int i = 0; layers[i] != NULL; i++) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", PM_SOURCE_DIR, layers[i]);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "%s", dir);
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-      size_t len = strlen(e->d_name);
-      if (len < 3 || (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
-        continue;
-      char path[2048], line[4096];
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      FILE *f = fopen(path, "r");
-      cr_assert_not_null(f, "%s", path);
-      for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
-        const char *why = builds_sql(line);
-        cr_expect_null(why, "%s/%s:%d builds SQL from strings (%s): bind the values instead",
-                       layers[i], e->d_name, no, why);
-      }
-      fclose(f);
-      files++;
-    }
-    closedir(d);
-  }
+  for_each_source(check_sql, &files);
   cr_assert_gt(files, 20);
 }
 
