@@ -203,17 +203,24 @@ Test(cli_db, broken_files_are_named_with_status_1) {
 }
 
 /* A database with one GPU's winner, its seed and a loser, written through the library. */
+/* The database `file` opened for writing on a context of its own (*c), with the fake GPU of
+ * dbtest.h's model 0 recorded (*gpu). */
+static pm__db *open_with_gpu(const char *file, pm_ctx **c, int64_t *gpu) {
+  pm_options o = {.device = PM_DEVICE_NONE};
+  pm__db *db = NULL;
+  cr_assert_eq(pm_open(c, &o), PM_OK);
+  cr_assert_eq(pm__db_open(*c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(*c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, gpu), PM_OK, "%s", pm_errmsg(*c));
+  return db;
+}
+
 static void make_db(const char *file) {
   pm_ctx *c = NULL;
-  pm_options o = {.device = PM_DEVICE_NONE};
-  cr_assert_eq(pm_open(&c, &o), PM_OK);
-  pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  int64_t gpu;
+  pm__db *db = open_with_gpu(file, &c, &gpu);
   const pm__template *t = pm__template_find("matadd");
   cr_assert_not_null(t);
-  pm__device_info d = dbtest_gpu(0, 0);
-  int64_t gpu;
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
   const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
   const double ms[] = {2.0, 1.0, 3.0};
   for (int i = 0; i < 3; i++) {
@@ -353,13 +360,8 @@ Test(cli_db, export_refuses_what_is_not_a_regular_file) {
 /* A database of `count` measurements of matadd 4096x4096 at distinct valid points. */
 static void make_big_db(const char *file, int count) {
   pm_ctx *c = NULL;
-  pm_options o = {.device = PM_DEVICE_NONE};
-  cr_assert_eq(pm_open(&c, &o), PM_OK);
-  pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
-  pm__device_info d = dbtest_gpu(0, 0);
   int64_t gpu;
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
+  pm__db *db = open_with_gpu(file, &c, &gpu);
   const pm__op *op = &pm__op_matadd;
   int made = 0;
   for (int bx = 0; bx < 7 && made < count; bx++)
@@ -526,13 +528,9 @@ Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
 static void make_seen_db(const char *file) {
   make_db(file);
   pm_ctx *c = NULL;
-  pm_options o = {.device = PM_DEVICE_NONE};
-  cr_assert_eq(pm_open(&c, &o), PM_OK);
-  pm__db *db = NULL;
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
-  pm__device_info d = dbtest_gpu(0, 0), e = dbtest_gpu(1, 0);
   int64_t gpu, other;
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK);
+  pm__db *db = open_with_gpu(file, &c, &gpu);
+  pm__device_info e = dbtest_gpu(1, 0);
   cr_assert_eq(pm__db_gpu_put(db, &e, 12040, 12080, &other), PM_OK);
   pm__db_problem ps[] = {{.op = "reduce", .dtype = "f32", .n = 1000}, dbtest_matadd(4096, 4096),
                          dbtest_matadd(100, 200)};
