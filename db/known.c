@@ -36,13 +36,31 @@ typedef struct size_ix {
   double log_size, log_aspect; /* ln(elements), ln(rows / cols); 0 for a vector */
 } size_ix;
 
+/* A configuration measured at both sizes of a bracket: its rows there, and its median over the
+ * fastest one's at each (1 for the winner, more for the others). */
+typedef struct both {
+  size_t lo_row, hi_row;
+  double lo_ratio, hi_ratio;
+} both;
+
+/* Two tuned sizes next to each other in elements (lo <= hi, indices into the group's sizes) and
+ * the configurations measured at both: what a size between them is decided from. */
+typedef struct bracket {
+  size_t lo, hi;
+  both *both;
+  size_t nboth;
+} bracket;
+
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
- * distinct sizes in the same order (lookups search those, not the rows). */
+ * distinct sizes in the same order (lookups search those, not the rows); the sizes again in
+ * order of elements (by_size), and the brackets between neighbours in that order. */
 typedef struct pm__db_known_group {
   size_t begin, end;
   size_ix *sizes;
   size_t nsizes;
-} group;
+  size_t *by_size;   /* nsizes indices into sizes, by log_size then log_aspect */
+  bracket *brackets; /* nsizes - 1: brackets[j] is by_size[j], by_size[j + 1] */
+}  group;
 
 #define SAME_MODEL                                                                           \
   "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
@@ -229,6 +247,88 @@ static int index_sizes(pm__db_known *k, group *g) {
   return PM_OK;
 }
 
+/* A size's place in the order of elements, and a row's under its configuration: sorted by
+ * qsort with the keys in the items (no comparator state, so that snapshots load at once on
+ * several threads). */
+typedef struct size_key {
+  double log_size, log_aspect;
+  size_t i;
+} size_key;
+typedef struct config_key {
+  const char *config;
+  size_t row;
+} config_key;
+
+static int by_elements(const void *x, const void *y) {
+  const size_key *a = x, *b = y;
+  if (a->log_size != b->log_size) return a->log_size < b->log_size ? -1 : 1;
+  if (a->log_aspect != b->log_aspect) return a->log_aspect < b->log_aspect ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+static int by_config(const void *x, const void *y) {
+  const config_key *a = x, *b = y;
+  int c = strcmp(a->config, b->config);
+  return c ? c : (a->row > b->row) - (a->row < b->row);
+}
+
+/* The rows of size z, one per configuration (the first in z's order: this GPU's before its
+ * model's, the fastest first), in order of configuration text; heap, *n of them. */
+static config_key *configs_of(const pm__db_known *k, const size_ix *z, size_t *n) {
+  config_key *ix = malloc((z->end - z->begin) * sizeof *ix);
+  size_t m = 0;
+  if (ix == NULL) return NULL;
+  for (size_t i = z->begin; i < z->end; i++) ix[m++] = (config_key){k->rows[i].config, i};
+  qsort(ix, m, sizeof *ix, by_config);
+  *n = 0;
+  for (size_t i = 0; i < m; i++) /* equal configurations: keep the first in z's order */
+    if (*n == 0 || strcmp(ix[*n - 1].config, ix[i].config) != 0) ix[(*n)++] = ix[i];
+  return ix;
+}
+
+/* The bracket of sizes lo and hi: the configurations measured at both, with their ratios to
+ * each size's fastest. */
+static int make_bracket(const pm__db_known *k, const group *g, size_t lo, size_t hi, bracket *b) {
+  size_t nl = 0, nh = 0;
+  config_key *l = configs_of(k, &g->sizes[lo], &nl), *h = NULL;
+  int rc = PM_ENOMEM;
+  b->lo = lo, b->hi = hi, b->both = NULL, b->nboth = 0;
+  if (l == NULL || (h = configs_of(k, &g->sizes[hi], &nh)) == NULL) goto done;
+  if ((b->both = malloc((nl < nh ? nl : nh) * sizeof *b->both + 1)) == NULL) goto done;
+  double lo_best = k->rows[g->sizes[lo].begin].median_ms;
+  double hi_best = k->rows[g->sizes[hi].begin].median_ms;
+  for (size_t i = 0, j = 0; i < nl && j < nh;) {
+    int c = strcmp(l[i].config, h[j].config);
+    if (c == 0)
+      b->both[b->nboth++] = (both){l[i].row, h[j].row, k->rows[l[i].row].median_ms / lo_best,
+                                   k->rows[h[j].row].median_ms / hi_best};
+    i += c <= 0, j += c >= 0;
+  }
+  rc = PM_OK;
+done:
+  free(l), free(h);
+  return rc;
+}
+
+/* The group's sizes in order of elements and the brackets between them. */
+static int index_brackets(const pm__db_known *k, group *g) {
+  if (g->nsizes < 2) return PM_OK;
+  if ((g->by_size = malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
+      (g->brackets = calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
+    return PM_ENOMEM;
+  size_key *keys = malloc(g->nsizes * sizeof *keys);
+  if (keys == NULL) return PM_ENOMEM;
+  for (size_t i = 0; i < g->nsizes; i++)
+    keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};
+  qsort(keys, g->nsizes, sizeof *keys, by_elements);
+  for (size_t i = 0; i < g->nsizes; i++) g->by_size[i] = keys[i].i;
+  free(keys);
+  for (size_t j = 0; j + 1 < g->nsizes; j++)
+    if (make_bracket(k, g, g->by_size[j], g->by_size[j + 1], &g->brackets[j]) != PM_OK)
+      return PM_ENOMEM;
+  return PM_OK;
+}
+
 /* Splits the rows (ordered by group, then size) into groups. */
 static int index_groups(pm__db_known *k) {
   for (size_t i = 0; i < k->n; i++) {
@@ -242,7 +342,8 @@ static int index_groups(pm__db_known *k) {
   }
   for (size_t g = 0; g < k->ngroups; g++) {
     k->groups[g].end = g + 1 < k->ngroups ? k->groups[g + 1].begin : k->n;
-    if (index_sizes(k, &k->groups[g]) != PM_OK) return PM_ENOMEM;
+    if (index_sizes(k, &k->groups[g]) != PM_OK || index_brackets(k, &k->groups[g]) != PM_OK)
+      return PM_ENOMEM;
   }
   return PM_OK;
 }
@@ -265,7 +366,11 @@ void pm__db_known_free(pm__db_known *k) {
   if (k == NULL) return;
   for (size_t i = 0; i < k->n; i++) free(k->rows[i].config), free(k->rows[i].params);
   free(k->rows);
-  for (size_t g = 0; g < k->ngroups; g++) free(k->groups[g].sizes);
+  for (size_t g = 0; g < k->ngroups; g++) {
+    group *gr = &k->groups[g];
+    for (size_t j = 0; gr->brackets != NULL && j + 1 < gr->nsizes; j++) free(gr->brackets[j].both);
+    free(gr->brackets), free(gr->by_size), free(gr->sizes);
+  }
   free(k->groups);
   memset(k, 0, sizeof *k);
 }
@@ -389,15 +494,64 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
+/* The bracket of g whose two sizes p's size lies strictly between (in elements), with *w the
+ * place of p's size between them (0 at lo, 1 at hi, linear in ln(size)); NULL where p's size is
+ * not between two tuned sizes. */
+static const bracket *bracket_of(const group *g, const pm__db_problem *p, double *w) {
+  if (g == NULL || g->nsizes < 2) return NULL;
+  int matrix = p->n == 0;
+  double s = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
+  const size_ix *first = &g->sizes[g->by_size[0]], *last = &g->sizes[g->by_size[g->nsizes - 1]];
+  if (!(s > first->log_size && s < last->log_size)) return NULL;
+  size_t lo = 0, hi = g->nsizes - 1; /* the last j with log_size(by_size[j]) <= s, by bisection */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (g->sizes[g->by_size[mid]].log_size <= s) lo = mid;
+    else hi = mid;
+  }
+  const bracket *b = &g->brackets[lo];
+  double a = g->sizes[b->lo].log_size, z = g->sizes[b->hi].log_size;
+  *w = z - a > 1e-12 ? (s - a) / (z - a) : 0;
+  return b;
+}
+
+/* Between two tuned sizes: of the configurations measured at both that accept takes, the one
+ * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
+ * least (the lower row first on a tie); its row at the nearer of the two sizes. NULL where none
+ * is taken. */
+static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
+                                       double w, int (*accept)(void *arg, const char *config),
+                                       void *arg) {
+  double floor = -1; /* the score of the last candidate refused: the next is above it */
+  size_t floor_i = 0;
+  for (;;) {
+    size_t best = b->nboth;
+    double best_score = 0;
+    for (size_t i = 0; i < b->nboth; i++) {
+      double score = (1 - w) * b->both[i].lo_ratio + w * b->both[i].hi_ratio;
+      if (score < floor || (score == floor && i <= floor_i)) continue;
+      if (best == b->nboth || score < best_score) best = i, best_score = score;
+    }
+    if (best == b->nboth) return NULL;
+    const pm__db_known_row *r = &k->rows[w <= 0.5 ? b->both[best].lo_row : b->both[best].hi_row];
+    if (accept == NULL || accept(arg, r->config)) return r;
+    floor = best_score, floor_i = best;
+  }
+}
+
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
                          int (*accept)(void *arg, const char *config), void *arg,
                          pm__db_winner *out, int *exact) {
   const group *g = group_of(k, p);
   const pm__db_known_row *w = find_exact(k, g, p, accept, arg);
-  double dist = 0, adist = 0;
+  const bracket *b = NULL;
+  double dist = 0, adist = 0, weight = 0;
   const size_ix *z;
   *exact = w != NULL;
   memset(out, 0, sizeof *out);
+  if (w == NULL && (b = bracket_of(g, p, &weight)) != NULL &&
+      (w = between(k, b, weight, accept, arg)) == NULL)
+    b = NULL;
   if (w == NULL && (z = nearest_size(g, p, &dist, &adist)) != NULL) {
     pm__db_problem best = *p;
     best.rows = z->rows, best.cols = z->cols, best.n = z->n;
@@ -405,6 +559,16 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
   }
   if (w == NULL) return PM_ENOTFOUND; /* quietly: the caller words it if it must */
   winner_of(w, out);
+  if (b != NULL) { /* the distances to the nearer of the two sizes, whose row w is */
+    int matrix = p->n == 0;
+    const size_ix *near = &g->sizes[weight <= 0.5 ? b->lo : b->hi];
+    const size_ix *other = &g->sizes[weight <= 0.5 ? b->hi : b->lo];
+    double s = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
+    dist = fabs(s - near->log_size);
+    adist = matrix ? fabs(log((double)p->rows / (double)p->cols) - near->log_aspect) : 0;
+    out->between = 1, out->weight = weight;
+    out->other_rows = other->rows, out->other_cols = other->cols, out->other_n = other->n;
+  }
   out->distance = dist;
   out->aspect_distance = adist;
   return PM_OK;

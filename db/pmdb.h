@@ -177,6 +177,9 @@ typedef struct pm__db_winner {
   int same_gpu;           /* 1: measured on this very GPU; 0: on another GPU of its model */
   double distance;        /* nearest: |ln(size asked / size tuned)|, size = rows*cols or n */
   double aspect_distance; /* nearest: |ln(aspect asked / aspect tuned)|, aspect = rows/cols */
+  int between;            /* 1: decided between two tuned sizes (pm__db_known_find_if): */
+  int64_t other_rows, other_cols, other_n; /* the other of the two (rows..n are the nearer) */
+  double weight;          /* where the size asked lies: 0 at the smaller size, 1 at the larger */
 } pm__db_winner;
 
 /* The winner of exactly problem p on GPU d, measured on d itself (same UUID) or else on a GPU of
@@ -234,10 +237,16 @@ int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
 int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
                             int (*accept)(void *arg, const char *config), void *arg,
                             pm__db_winner *out);
-/* The exact winner (*exact 1), else the nearest (*exact 0), as the two lookups above would give
- * them one after the other, but quicker: each searches the snapshot's distinct sizes (by
- * bisection, or one pass over them), not its rows, and a miss formats no message: PM_ENOTFOUND,
- * with nothing said on the context, where neither fits (pm__db_known_nearest_if says why). */
+/* What serves p from the snapshot (*exact 1: tuned for exactly p's size): the exact winner, as
+ * pm__db_known_get_if gives it; else, where p's size lies strictly between two tuned sizes next
+ * to each other in elements (same op, dtype, variant, radius), the configuration measured at both
+ * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
+ * least (out->between 1, its row at the nearer size, out->other_* the other size, out->weight
+ * where p lies); else the nearest size's winner, as pm__db_known_nearest_if gives it. Each only
+ * among configurations accept takes. Quick: the sizes are searched by bisection (or one pass),
+ * the brackets' common configurations are matched when the snapshot is loaded, and a miss formats
+ * no message: PM_ENOTFOUND, with nothing said on the context, where nothing fits
+ * (pm__db_known_nearest_if says why). */
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
                          int (*accept)(void *arg, const char *config), void *arg,
                          pm__db_winner *out, int *exact);

@@ -1,6 +1,7 @@
 /* decide.c: the decision chain, the one place that says what a call of an op on a problem runs on
- * a device: the winner tuned for exactly that size, else the winner at the nearest tuned size
- * (either only among configurations the caller's buffers allow), else the op's built-in default.
+ * a device: the winner tuned for exactly that size, else (between two tuned sizes) the
+ * configuration measured at both that interpolates best, else the winner at the nearest tuned size
+ * (each only among configurations the caller's buffers allow), else the op's built-in default.
  * A call's slow path and `pmtune explain` both decide here; tuning on first use is a step the
  * slow path takes between two runs of the chain (serve.c). Needs no GPU. */
 #include <stdio.h>
@@ -39,6 +40,9 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
   out->tuned_n = (unsigned)w->n;
   out->median_ms = w->median_ms, out->gbps = w->gbps, out->speedup = w->speedup;
   out->distance = w->distance;
+  out->between = w->between, out->weight = w->weight;
+  out->other_rows = (unsigned)w->other_rows, out->other_cols = (unsigned)w->other_cols;
+  out->other_n = (unsigned)w->other_n;
   return source;
 }
 

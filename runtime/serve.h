@@ -23,6 +23,9 @@ typedef struct pm__decision {
   unsigned tuned_rows, tuned_cols, tuned_n; /* the size its measurement is of (exact, nearest) */
   double median_ms, gbps, speedup;          /* measured there (0 where unknown) */
   double distance;                          /* nearest: |ln(size / tuned size)| */
+  int between;          /* nearest, decided between two tuned sizes (pm__db_known_find_if): */
+  unsigned other_rows, other_cols, other_n; /* the other of the two (tuned_* is the nearer) */
+  double weight;        /* where the size lies between them: 0 at the smaller, 1 at the larger */
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 

@@ -1,5 +1,6 @@
 /* test_serve_decide.c: the decision chain (runtime/decide.c) without a GPU, on a fabricated
- * database and a fake GPU: the exact winner, else the nearest tuned size, else the default;
+ * database and a fake GPU: the exact winner, else between two tuned sizes the configuration best
+ * at both, else the nearest tuned size, else the default;
  * only configurations the caller's alignment allows; never another GPU model's winner or a
  * stale template's. Each case also checks that `pmtune explain`'s path (pm__serve_decide, with
  * the context's own read-only handle) gives the same answer as the chain called directly. */
@@ -140,6 +141,55 @@ Test(serve_decide, the_nearest_tuned_size_serves_a_size_not_tuned) {
   cr_assert_eq(d.tuned_n, 1u << 20);
   cr_assert_float_eq(d.distance, log(3.0), 1e-9);
   expect_point(&pm__op_reduce, &d);
+}
+
+/* Between two tuned sizes, the configuration measured at both whose slowdown against each size's
+ * fastest, interpolated in ln(size), is least: not always either size's winner. */
+Test(serve_decide, between_two_tuned_sizes_the_configuration_best_at_both_serves) {
+  const char *x = "bx=64 by=4 vec=2 ept=1 grid=0 map=0 align=256",
+             *y = "bx=128 by=2 vec=4 ept=1 grid=0 map=0 align=256",
+             *z = "bx=256 by=1 vec=2 ept=1 grid=0 map=0 align=256",
+             *only_b = "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=256";
+  pm__problem a = {.rows = 1000, .cols = 1000}, b = {.rows = 4000, .cols = 4000};
+  put(&pm__op_matadd, a, x, 1.00); /* at a: x 1, y 1.1, z 1.4 */
+  put(&pm__op_matadd, a, y, 1.10);
+  put(&pm__op_matadd, a, z, 1.40);
+  put(&pm__op_matadd, b, x, 24.0); /* at b (16x the elements): x 1.5, y 1.1, z 1 */
+  put(&pm__op_matadd, b, y, 17.6);
+  put(&pm__op_matadd, b, z, 16.0);
+  put(&pm__op_matadd, b, only_b, 15.9); /* the fastest at b, but never measured at a */
+  pm__decision d;
+  pm__problem pr = {.rows = 2000, .cols = 2000, .caller_align = 16}; /* halfway in ln(size) */
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, y, "y: 1.1 at both, where x and z interpolate to 1.25 and 1.2");
+  expect_point(&pm__op_matadd, &d);
+  cr_assert(d.between);
+  cr_assert_float_eq(d.weight, 0.5, 1e-9);
+  cr_assert_eq(d.tuned_rows, 1000, "the nearer size's row (halfway: the smaller)");
+  cr_assert_eq(d.other_rows, 4000);
+  cr_assert_float_eq(d.median_ms, 1.10, 1e-12, "measured at 1000x1000");
+  cr_assert_float_eq(d.distance, log(4.0), 1e-9);
+  pr.rows = pr.cols = 1100; /* near a: x's 1 there outweighs its 1.5 at b */
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, x);
+  cr_assert(d.between);
+  pr.rows = pr.cols = 3800; /* near b: z; the nearer size is b */
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, z);
+  cr_assert_eq(d.tuned_rows, 4000);
+  cr_assert_eq(d.other_rows, 1000);
+  cr_assert_float_eq(d.median_ms, 16.0, 1e-12);
+  pr.rows = pr.cols = 2000, pr.caller_align = 8; /* y's float4 refused: the next best, z */
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, z);
+  pr.rows = pr.cols = 900, pr.caller_align = 16; /* outside the two: the nearest's winner */
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, x);
+  cr_assert_not(d.between);
+  pr.rows = pr.cols = 5000;
+  cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, only_b, "beyond b: b's own winner, measured at b alone");
+  cr_assert_not(d.between);
 }
 
 Test(serve_decide, the_default_serves_where_nothing_fits_is_tuned) {

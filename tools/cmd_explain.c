@@ -8,9 +8,11 @@
 
 static const char about[] =
     "Says which configuration a call of OP at size S would run on this GPU and why: the winner\n"
-    "tuned for exactly this size, the winner at the nearest tuned size (nearest by |ln(size /\n"
-    "tuned size)|, size = rows x cols or n, then by aspect ratio), or the built-in default where\n"
-    "nothing is tuned; with its measured time where known.\n";
+    "tuned for exactly this size; else, between two tuned sizes (next to each other in\n"
+    "elements), the configuration measured at both whose slowdown against each size's fastest,\n"
+    "interpolated in ln(size), is least; else the winner at the nearest tuned size (nearest by\n"
+    "|ln(size / tuned size)|, size = rows x cols or n, then by aspect ratio); else the built-in\n"
+    "default where nothing is tuned; with its measured time where known.\n";
 
 static const cli_help help = {.cmd = "explain", .about = about};
 
@@ -78,6 +80,9 @@ int cmd_explain(int argc, char **argv) {
              "\"distance\":%.6g",
              op->dims == 1 ? d.tuned_n : d.tuned_rows, op->dims == 1 ? "" : "x",
              op->dims == 1 ? 0 : d.tuned_cols, d.median_ms, d.gbps, d.speedup, d.distance);
+    if (d.between)
+      printf(",\"between\":\"%u%s%u\",\"weight\":%.4f", op->dims == 1 ? d.other_n : d.other_rows,
+             op->dims == 1 ? "" : "x", op->dims == 1 ? 0 : d.other_cols, d.weight);
     else
       printf(",\"why\":\"%s\"", "nothing tuned fits this size on this GPU");
     printf("}\n");
@@ -89,9 +94,21 @@ int cmd_explain(int argc, char **argv) {
       char tuned[48];
       if (op->dims == 1) snprintf(tuned, sizeof tuned, "n=%u", d.tuned_n);
       else snprintf(tuned, sizeof tuned, "%ux%u", d.tuned_rows, d.tuned_cols);
-      printf("  because it is the %s for %s%s\n", d.source == PM__FROM_EXACT ? "winner tuned" : "winner at the nearest tuned size,",
-             tuned, d.source == PM__FROM_EXACT ? "" : "");
-      if (d.source == PM__FROM_NEAREST) printf("  distance |ln(size / tuned size)| = %.3f\n", d.distance);
+      if (d.between) {
+        char other[48];
+        if (op->dims == 1) snprintf(other, sizeof other, "n=%u", d.other_n);
+        else snprintf(other, sizeof other, "%ux%u", d.other_rows, d.other_cols);
+        printf("  because it lies between the tuned sizes %s and %s (%.2f of the way in\n"
+               "  ln(size)), and of the configurations measured at both, this one's slowdown\n"
+               "  against each size's fastest, interpolated to this size, is least\n",
+               d.weight <= 0.5 ? tuned : other, d.weight <= 0.5 ? other : tuned, d.weight);
+      } else {
+        printf("  because it is the %s for %s\n",
+               d.source == PM__FROM_EXACT ? "winner tuned" : "winner at the nearest tuned size,",
+               tuned);
+      }
+      if (d.source == PM__FROM_NEAREST)
+        printf("  distance |ln(size / tuned size)| = %.3f\n", d.distance);
       printf("  measured %.4f ms, %.0f GB/s", d.median_ms, d.gbps);
       if (d.speedup > 0) printf(", %.2fx the seed", d.speedup);
       printf(" (at %s)\n", tuned);

@@ -57,6 +57,9 @@ static const pm__problem tune_sizes[] = {
     {.rows = 1024, .cols = 1024, .radius = 1}, {.rows = 4096, .cols = 4096, .radius = 1},
     {.rows = 8192, .cols = 8192, .radius = 1}, {.rows = 8192, .cols = 8192, .radius = 2},
     {.rows = 8192, .cols = 8192, .radius = 3},
+    {.rows = 1024, .cols = 1024, .radius = 1, .variant = BORDER_ZERO},
+    {.rows = 1024, .cols = 1024, .radius = 2, .variant = BORDER_ZERO},
+    {.rows = 1024, .cols = 1024, .radius = 3, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 1, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 2, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 3, .variant = BORDER_ZERO}};

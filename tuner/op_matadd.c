@@ -58,6 +58,9 @@ static const pm__problem tune_sizes[] = {
     {.rows = 512, .cols = 512},     {.rows = 1024, .cols = 1024},   {.rows = 2048, .cols = 2048},
     {.rows = 4096, .cols = 4096},   {.rows = 4097, .cols = 3001},   {.rows = 8192, .cols = 8192},
     {.rows = 10000, .cols = 10000}, {.rows = 16384, .cols = 16384},
+    {.rows = 512, .cols = 512, .variant = COL_MAJOR},
+    {.rows = 1024, .cols = 1024, .variant = COL_MAJOR},
+    {.rows = 2048, .cols = 2048, .variant = COL_MAJOR},
     {.rows = 4096, .cols = 4096, .variant = COL_MAJOR},
     {.rows = 10000, .cols = 10000, .variant = COL_MAJOR}};
 static const pm__problem bench_sizes[] = {
