@@ -53,6 +53,13 @@ int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **d
  * Cheaper than the runtime's two calls (stream.c). Any thread. */
 int pm__stream_state(struct CUstream_st *stream, int *capturing, unsigned long long *id);
 
+/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
+ * the two, the thread may allocate and load modules while a graph is being captured, on its
+ * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
+ * libraries). A failure is cleared and ignored: the mode is then left as it was. */
+void pm__capture_relax(int *saved);
+void pm__capture_restore(int saved);
+
 /* Launches kernel fn[which] of k on c's device; args as for cudaLaunchKernel. Where k waits_prior
  * and the device has compute capability 9.0 or more, with programmatic stream serialization: the
  * grid may then be placed on the GPU while the kernel before it in the stream is finishing, which

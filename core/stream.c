@@ -44,3 +44,14 @@ int pm__stream_state(struct CUstream_st *stream, int *capturing, unsigned long l
   if (cudaStreamGetId(stream, id) != cudaSuccess) return cudaGetLastError(), -1;
   return 0;
 }
+
+void pm__capture_relax(int *saved) {
+  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+  *saved = (int)m;
+}
+
+void pm__capture_restore(int saved) {
+  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
+  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
+}

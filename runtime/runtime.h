@@ -117,8 +117,8 @@ void pm__scratch_init(pm__scratch *s);
  * is new (on pmtune's own stream, whether or not stream is being captured); NULL (with the reason
  * on c) where it cannot be had. Where stream is not being captured: the stream's own buffer,
  * valid while the stream lives. Where it is: a buffer of the call's own, held by the graph being
- * captured until it and all made from it are destroyed. Call with the thread's capture mode
- * relaxed (serve.c does): it allocates. */
+ * captured until it and all made from it are destroyed. Finds the stream's buffer first, as
+ * pm__scratch_find does; allocates with the thread's capture mode relaxed (pm__capture_relax). */
 void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, size_t bytes);
 
 /* The buffer of stream with at least `bytes`, or NULL (stream being captured, new, or its buffer
@@ -150,6 +150,7 @@ typedef struct pm__serve {
   unsigned char known_loaded[PM__MAX_OPS];
   pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
+  int64_t rw_gpu;         /* this GPU's id in rw (recorded when rw was opened) */
   int said_default;       /* the notice that a default serves has been given */
   int record;             /* count the calls of sizes without an exact winner (pm_options.record,
                              PMTUNE_RECORD=1); written to the database by pm_close */

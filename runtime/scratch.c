@@ -428,12 +428,15 @@ void *pm__scratch_get(pm_ctx *c, pm__scratch *s, struct CUstream_st *stream, siz
   unsigned long long id = 0;
   void *ptr = pm__scratch_find(s, stream, bytes);
   if (ptr != NULL || stream_state(c, stream, &st, &graph, &id) != PM_OK) return ptr;
+  int mode;
+  pm__capture_relax(&mode); /* it allocates, maybe while a graph is captured */
   pthread_mutex_lock(&s->lock);
   if (st == cudaStreamCaptureStatusActive)
     for_graph(c, s, graph, bytes, &ptr);
   else
     ptr = for_stream(c, s, stream, id, bytes);
   pthread_mutex_unlock(&s->lock);
+  pm__capture_restore(mode);
   return ptr;
 }
 

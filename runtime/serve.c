@@ -52,11 +52,10 @@ static pm__db *write_db(pm_ctx *c) {
   pm__serve *s = c->serve;
   if (!s->rw_tried) {
     int driver, runtime;
-    int64_t gpu_id;
     s->rw_tried = 1;
     pm__cuda_versions(&driver, &runtime);
     if (pm__db_open(c, c->db_path, 0, pm__ops_db(), &s->rw) != PM_OK ||
-        pm__db_gpu_put(s->rw, &c->dev, driver, runtime, &gpu_id) != PM_OK) {
+        pm__db_gpu_put(s->rw, &c->dev, driver, runtime, &s->rw_gpu) != PM_OK) {
       pm__notice(c, "%s: compiled kernels are not stored", pm_errmsg(c));
       pm__db_close(s->rw);
       s->rw = NULL;
@@ -92,8 +91,7 @@ static void write_seen(pm_ctx *c) {
   pm__serve *s = c->serve;
   size_t n = 0, cap = 0;
   pm__db_problem *ps = NULL;
-  int64_t *calls = NULL, gpu_id = 0;
-  int driver, runtime;
+  int64_t *calls = NULL;
   for (pm__entry *e = s->cache.entries; e != NULL; e = e->next) {
     uint64_t k = atomic_load_explicit(&e->calls, memory_order_relaxed);
     if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED) continue;
@@ -114,9 +112,7 @@ static void write_seen(pm_ctx *c) {
     calls[n++] = (int64_t)k;
   }
   pm__db *db = n > 0 ? write_db(c) : NULL;
-  pm__cuda_versions(&driver, &runtime);
-  if (db != NULL && (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK ||
-                     pm__db_seen_add(db, gpu_id, ps, calls, n) != PM_OK))
+  if (db != NULL && pm__db_seen_add(db, s->rw_gpu, ps, calls, n) != PM_OK)
     pm__notice(c, "%s: the sizes served are not recorded", pm_errmsg(c));
 done:
   free(ps);
@@ -124,21 +120,6 @@ done:
 }
 
 /* ---- The slow path (under the lock) --------------------------------------------------------- */
-
-/* Sets this thread's stream capture mode to relaxed (*saved: the mode it had) and back: between
- * the two, the thread may allocate and load modules while a graph is being captured, on its
- * stream or another's, without invalidating the capture (the CUDA programming guide's advice for
- * libraries). */
-static void capture_relax(int *saved) {
-  enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
-  *saved = (int)m;
-}
-
-static void capture_restore(int saved) {
-  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
-  if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) cudaGetLastError();
-}
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else
  * compiled now (and stored for the next process). Loads with the thread's capture mode relaxed
@@ -172,9 +153,9 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
 static int kernel_for_relaxed(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
                               const pm__kernel **out) {
   int mode, rc;
-  capture_relax(&mode);
+  pm__capture_relax(&mode);
   rc = kernel_for(c, op, v, pr, out);
-  capture_restore(mode);
+  pm__capture_restore(mode);
   return rc;
 }
 
@@ -244,20 +225,16 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   pm__cache_key k;
   pm__cache_key_of(op, pr, &k);
   pm__entry spare, *e = pm__cache_lookup(&s->cache, &k);
-  int rc = PM_OK, mode;
+  int rc = PM_OK;
   d->pr = *pr;
   if (e != NULL && e->epoch != atomic_load_explicit(&s->epoch, memory_order_relaxed)) e = NULL;
   d->work = e != NULL && e->work > 0 ? pm__scratch_find(&s->scratch, stream, e->work) : NULL;
   if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
     if (e == NULL) rc = slow_path(c, op, pr, &k, &spare, &e); /* relaxes where it loads */
     if (rc == PM_OK && e->work > 0 &&
-        (d->work = pm__scratch_find(&s->scratch, stream, e->work)) == NULL) {
-      capture_relax(&mode); /* it allocates */
-      if ((d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL)
-        rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name,
-                        pm_errmsg(c));
-      capture_restore(mode);
-    }
+        (d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL) /* relaxes too */
+      rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name,
+                      pm_errmsg(c));
     if (rc != PM_OK) return rc;
   }
   if (s->record && e->source != PM__FROM_EXACT)

@@ -32,12 +32,6 @@
 
 typedef vec_of<VEC>::t vec_t;
 
-__device__ __forceinline__ float add(float a, float b) { return a + b; }
-__device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
-__device__ __forceinline__ float4 add(float4 a, float4 b) {
-  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-}
-
 // A line is a row (row-major) or a column (column-major): `inner` contiguous floats, `pitch`
 // bytes from one line to the next. Vector v of line l starts at byte l * pitch + v * VEC * 4.
 extern "C" __global__ void __launch_bounds__(BX * BY)

@@ -11,6 +11,15 @@ template <> struct vec_of<1> { typedef float t; };
 template <> struct vec_of<2> { typedef float2 t; };
 template <> struct vec_of<4> { typedef float4 t; };
 
+// add(a, b): a + b lane by lane, for each vec_of type (matadd and add).
+__device__ __forceinline__ float add(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 add(float2 a, float2 b) {
+  return make_float2(a.x + b.x, a.y + b.y);
+}
+__device__ __forceinline__ float4 add(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
 // The launch contract. pmtune launches a cubin that defines pm_waits_prior with programmatic
 // stream serialization (sm_90 and later; core/kernel.c): its grid may start while the kernel
 // before it in the stream is still finishing. So every kernel of a template that includes this
