@@ -49,6 +49,8 @@ typedef struct bracket {
   size_t lo, hi;
   both *both;
   size_t nboth;
+  size_t *hull; /* the indices into both that can be least for some place between (below) */
+  size_t nhull;
 } bracket;
 
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
@@ -310,6 +312,41 @@ done:
   return rc;
 }
 
+/* Orders candidates by ratio at lo, then at hi, then index (for the hull). */
+static int by_ratios(const void *x, const void *y) {
+  const both *a = *(const both *const *)x, *b = *(const both *const *)y;
+  if (a->lo_ratio != b->lo_ratio) return a->lo_ratio < b->lo_ratio ? -1 : 1;
+  if (a->hi_ratio != b->hi_ratio) return a->hi_ratio < b->hi_ratio ? -1 : 1;
+  return (a > b) - (a < b);
+}
+
+/* The candidates of b that can be least somewhere between its two sizes: the score
+ * (1 - w) lo_ratio + w hi_ratio is linear in the point (lo_ratio, hi_ratio), so for every w in
+ * [0, 1] it is least at a vertex of the points' lower-left convex hull, from the point least at
+ * lo to the point least at hi (the monotone chain). A lookup scores those few instead of them all. */
+static int make_hull(bracket *b) {
+  const both **p = malloc((b->nboth + 1) * sizeof *p);
+  if (p == NULL || (b->hull = malloc((b->nboth + 1) * sizeof *b->hull)) == NULL)
+    return free(p), PM_ENOMEM;
+  for (size_t i = 0; i < b->nboth; i++) p[i] = &b->both[i];
+  qsort(p, b->nboth, sizeof *p, by_ratios);
+  for (size_t i = 0; i < b->nboth; i++) {
+    const both *c = p[i];
+    if (b->nhull > 0 && c->hi_ratio >= b->both[b->hull[b->nhull - 1]].hi_ratio)
+      continue; /* no lower at hi than a point before it, which is no higher at lo */
+    while (b->nhull >= 2) { /* drop the last vertex where it lies on or above the chord */
+      const both *o = &b->both[b->hull[b->nhull - 2]], *a = &b->both[b->hull[b->nhull - 1]];
+      double cross = (a->lo_ratio - o->lo_ratio) * (c->hi_ratio - o->hi_ratio) -
+                     (a->hi_ratio - o->hi_ratio) * (c->lo_ratio - o->lo_ratio);
+      if (cross > 0) break;
+      b->nhull--;
+    }
+    b->hull[b->nhull++] = (size_t)(c - b->both);
+  }
+  free(p);
+  return PM_OK;
+}
+
 /* The group's sizes in order of elements and the brackets between them. */
 static int index_brackets(const pm__db_known *k, group *g) {
   if (g->nsizes < 2) return PM_OK;
@@ -324,7 +361,8 @@ static int index_brackets(const pm__db_known *k, group *g) {
   for (size_t i = 0; i < g->nsizes; i++) g->by_size[i] = keys[i].i;
   free(keys);
   for (size_t j = 0; j + 1 < g->nsizes; j++)
-    if (make_bracket(k, g, g->by_size[j], g->by_size[j + 1], &g->brackets[j]) != PM_OK)
+    if (make_bracket(k, g, g->by_size[j], g->by_size[j + 1], &g->brackets[j]) != PM_OK ||
+        make_hull(&g->brackets[j]) != PM_OK)
       return PM_ENOMEM;
   return PM_OK;
 }
@@ -368,7 +406,8 @@ void pm__db_known_free(pm__db_known *k) {
   free(k->rows);
   for (size_t g = 0; g < k->ngroups; g++) {
     group *gr = &k->groups[g];
-    for (size_t j = 0; gr->brackets != NULL && j + 1 < gr->nsizes; j++) free(gr->brackets[j].both);
+    for (size_t j = 0; gr->brackets != NULL && j + 1 < gr->nsizes; j++)
+      free(gr->brackets[j].both), free(gr->brackets[j].hull);
     free(gr->brackets), free(gr->by_size), free(gr->sizes);
   }
   free(k->groups);
@@ -522,11 +561,23 @@ static const bracket *bracket_of(const group *g, const pm__db_problem *p, double
 static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
                                        double w, int (*accept)(void *arg, const char *config),
                                        void *arg) {
+  size_t best = b->nboth; /* first the hull's vertices, where the least score always is */
+  double best_score = 0;
+  for (size_t j = 0; j < b->nhull; j++) {
+    const both *c = &b->both[b->hull[j]];
+    double score = (1 - w) * c->lo_ratio + w * c->hi_ratio;
+    if (best == b->nboth || score < best_score || (score == best_score && b->hull[j] < best))
+      best = b->hull[j], best_score = score;
+  }
+  if (best < b->nboth) {
+    const pm__db_known_row *r = &k->rows[w <= 0.5 ? b->both[best].lo_row : b->both[best].hi_row];
+    if (accept == NULL || accept(arg, r->config)) return r;
+  }
+  /* refused (the caller's alignment): every candidate, in order of score */
   double floor = -1; /* the score of the last candidate refused: the next is above it */
   size_t floor_i = 0;
   for (;;) {
-    size_t best = b->nboth;
-    double best_score = 0;
+    best = b->nboth;
     for (size_t i = 0; i < b->nboth; i++) {
       double score = (1 - w) * b->both[i].lo_ratio + w * b->both[i].hi_ratio;
       if (score < floor || (score == floor && i <= floor_i)) continue;

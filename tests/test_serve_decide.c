@@ -192,6 +192,44 @@ Test(serve_decide, between_two_tuned_sizes_the_configuration_best_at_both_serves
   cr_assert_not(d.between);
 }
 
+/* The lookup scores only the hull of the candidates' (ratio at lo, ratio at hi) points: at every
+ * place between two sizes it must pick what scoring all of them picks. 40 configurations with
+ * random times at two sizes, 60 sizes between, each checked against the brute force here. */
+Test(serve_decide, between_picks_the_least_interpolated_slowdown_of_all_candidates) {
+  enum { N = 40 };
+  static const int bx[] = {16, 32, 64, 128, 256}, by[] = {1, 2, 4, 8}, ept[] = {1, 2};
+  char configs[N][96];
+  double lo_ms[N], hi_ms[N], lo_best = 1e9, hi_best = 1e9;
+  pm__problem a = {.rows = 1000, .cols = 1000}, b = {.rows = 8000, .cols = 8000};
+  uint64_t seed = 42;
+  for (int i = 0; i < N; i++) {
+    snprintf(configs[i], sizeof configs[i], "bx=%d by=%d vec=4 ept=%d grid=0 map=0 align=256",
+             bx[i % 5], by[(i / 5) % 4], ept[i / 20]);
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    lo_ms[i] = 1.0 + (double)(seed % 1000) / 1000.0;
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    hi_ms[i] = 64.0 * (1.0 + (double)(seed % 1000) / 1000.0);
+    lo_best = fmin(lo_best, lo_ms[i]), hi_best = fmin(hi_best, hi_ms[i]);
+    put(&pm__op_matadd, a, configs[i], lo_ms[i]);
+    put(&pm__op_matadd, b, configs[i], hi_ms[i]);
+  }
+  for (int k = 1; k <= 60; k++) {
+    unsigned side = (unsigned)llround(1000.0 * pow(8.0, k / 61.0));
+    pm__problem pr = {.rows = side, .cols = side, .caller_align = 16};
+    double w = log((double)side * side / 1e6) / log(64.0), least = 1e9;
+    int pick = -1;
+    for (int i = 0; i < N; i++) {
+      double score = (1 - w) * lo_ms[i] / lo_best + w * hi_ms[i] / hi_best;
+      if (score < least - 1e-12) least = score, pick = i;
+    }
+    pm__decision d;
+    cr_assert_eq(decide(&pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+    cr_assert(d.between, "%ux%u", side, side);
+    cr_assert_str_eq(d.config, configs[pick], "%ux%u (w %.3f): the least score is %.4f", side,
+                     side, w, least);
+  }
+}
+
 Test(serve_decide, the_default_serves_where_nothing_fits_is_tuned) {
   pm__problem col = M1000;
   col.variant = PM_COL_MAJOR;
