@@ -42,7 +42,8 @@ typedef struct pm_ctx pm_ctx;
 #define PM_DEVICE_NONE (-1) /* pm_options.device: open without a device (compiling only) */
 
 /* Options for pm_open. A zeroed struct (or NULL) means: device 0, the default database, no
- * tuning on first use, no recording. */
+ * tuning on first use, no recording. An empty db_path or a negative autotune_budget is
+ * PM_EINVAL. */
 typedef struct pm_options {
   int device;          /* CUDA device ordinal, or PM_DEVICE_NONE */
   const char *db_path; /* the tuning database; NULL: $PMTUNE_DB, else $XDG_CACHE_HOME/pmtune/
@@ -121,9 +122,9 @@ int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out,
               size_t pitch_in, const float *weights, int radius, pm_border border,
               struct CUstream_st *stream);
 
-/* Allocates rows lines of cols floats laid out as the tuned kernels of op want them: each line
- * padded to the pitch alignment that tuning chose for this size (or 256 bytes where nothing is
- * tuned). *pitch receives the pitch in bytes, *padding (may be NULL) the bytes of padding
+/* Allocates rows lines of cols floats (1 to 2^31 - 1 each, at most 2^32 floats: what the calls
+ * take) laid out as the tuned kernels of op want them: each line padded to the pitch alignment
+ * that tuning chose for this size (or 256 bytes where nothing is tuned). *pitch receives the pitch in bytes, *padding (may be NULL) the bytes of padding
  * added in all: rows * (pitch - 4 cols). Free with pm_free. For a column-major matrix, lines
  * are columns: pass (cols, rows). */
 int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,

@@ -49,7 +49,13 @@ static int check_dims(pm_ctx *c, const char *fn, size_t rows, size_t cols, int l
 static int check_pitches(pm_ctx *c, const char *fn, size_t lines, size_t line,
                          const char *line_name, const size_t *pitches, int n) {
   int short_one = 0;
-  for (int i = 0; i < n; i++) short_one |= pitches[i] < line;
+  for (int i = 0; i < n; i++) {
+    short_one |= pitches[i] < line;
+    /* (lines - 1) x pitch + line bytes must be a size: a kernel's line * pitch never wraps */
+    if (lines > 1 && pitches[i] > (SIZE_MAX - line) / (lines - 1))
+      return pm__seterr(c, PM_EINVAL, "%s: a pitch of %zu bytes over %zu %ss overflows a size",
+                        fn, pitches[i], lines, line_name);
+  }
   if (lines <= 1 || !short_one) return PM_OK;
   char list[3 * 24] = "";
   for (int i = 0, len = 0; i < n; i++)
@@ -211,7 +217,8 @@ int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, siz
   *ptr = NULL;
   const pm__op *o = pm__op_of(op);
   if (o == NULL) return pm__seterr(c, PM_EINVAL, "%s: op %d", fn, (int)op);
-  if ((rc = check_dims(c, fn, rows, cols, 0)) != PM_OK) return rc;
+  /* at most 2^32 elements, what every call takes: rows x pitch cannot overflow a size_t */
+  if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK) return rc;
   size_t line = cols * sizeof(float);
   *pitch = pm__pitch(line, layout_for(c, o, rows, cols));
   if (padding != NULL) *padding = rows * (*pitch - line);

@@ -11,6 +11,14 @@ int pm_open(pm_ctx **out, const pm_options *opts) {
   if (out == NULL) return PM_EINVAL;
   *out = NULL;
   if (opts == NULL) opts = &defaults;
+  /* Options that cannot be meant are refused, on a context of no device that says why. */
+  const char *bad = opts->db_path != NULL && opts->db_path[0] == '\0' ? "db_path is empty"
+                    : opts->autotune_budget < 0                          ? "autotune_budget < 0"
+                                                                         : NULL;
+  if (bad != NULL) {
+    if (pm__ctx_create(out, PM_DEVICE_NONE, NULL) != PM_OK) return PM_ENOMEM;
+    return pm__seterr(*out, PM_EINVAL, "pm_open: %s", bad);
+  }
   int rc = pm__ctx_create(out, opts->device, opts->db_path);
   if (rc != PM_OK || (*out)->device == PM_DEVICE_NONE) return rc;
   return pm__serve_init(*out, opts);

@@ -64,6 +64,38 @@ static inline pm__db_measurement dbtest_measurement(int64_t gpu, pm__db_problem 
                               .max_error = 1e-7};
 }
 
+/* The database `file` opened for writing on a context of its own (*c), with the fake GPU of
+ * model 0 recorded (*gpu). */
+static inline pm__db *dbtest_open_with_gpu(const char *file, pm_ctx **c, int64_t *gpu) {
+  pm_options o = {.device = PM_DEVICE_NONE};
+  pm__db *db = NULL;
+  cr_assert_eq(pm_open(c, &o), PM_OK);
+  cr_assert_eq(pm__db_open(*c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(*c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, gpu), PM_OK, "%s", pm_errmsg(*c));
+  return db;
+}
+
+/* A database with one GPU's winner of matadd 4096x4096 (bx=64 by=4, 1 ms), its seed (2 ms) and
+ * a loser (3 ms), written through the library. */
+static inline void dbtest_make_db(const char *file) {
+  pm_ctx *c = NULL;
+  int64_t gpu;
+  pm__db *db = dbtest_open_with_gpu(file, &c, &gpu);
+  const pm__template *t = pm__template_find("matadd");
+  cr_assert_not_null(t);
+  const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
+  const double ms[] = {2.0, 1.0, 3.0};
+  for (int i = 0; i < 3; i++) {
+    pm__db_measurement m =
+        dbtest_measurement(gpu, dbtest_matadd(4096, 4096), t->sha256, params[i], ms[i]);
+    m.is_seed = i == 0;
+    cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  }
+  pm__db_close(db);
+  pm_close(c);
+}
+
 /* The first column of the first row of sql, as an integer (-1 where there is no row). */
 static inline int64_t dbtest_int(sqlite3 *h, const char *sql) {
   sqlite3_stmt *st = NULL;

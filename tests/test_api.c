@@ -2,6 +2,7 @@
  * what it must, with PM_EINVAL and a message that names the call and the fault, before touching
  * a device. The context has serving state but no device; the pointers are never dereferenced. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -115,4 +116,125 @@ Test(api, alignment_is_the_lowest_set_bit_up_to_16) {
   cr_assert_eq(pm__alignment_of(a4, 1), 4);
   cr_assert_eq(pm__alignment_of(bad, 2), 0);
   cr_assert_eq(pm__alignment_of(NULL, 0), 16);
+}
+
+/* ---- Every argument of every call: NULL, zero, huge (products that overflow) and misaligned
+ * (issue 15, bad input). Each is refused before a device is touched. */
+
+#define HUGE_SZ SIZE_MAX
+
+Test(api, matadd_checks_every_argument) {
+  float *p = P(0x10000);
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, NULL, 40, p, 40, NULL), "pm_matadd", "NULL matrix");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, p, 40, NULL, 40, NULL), "pm_matadd", "NULL matrix");
+  refused(pm_matadd(c, 10, 10, (pm_order)-1, p, 40, p, 40, p, 40, NULL), "pm_matadd", "order -1");
+  refused(pm_matadd(c, 10, 0, PM_ROW_MAJOR, p, 40, p, 40, p, 40, NULL), "10 x 0", "1 to 2^31 - 1");
+  refused(pm_matadd(c, HUGE_SZ, 10, PM_ROW_MAJOR, p, 40, p, 40, p, 40, NULL), "pm_matadd", "1 to 2^31 - 1");
+  refused(pm_matadd(c, 10, HUGE_SZ, PM_COL_MAJOR, p, 40, p, 40, p, 40, NULL), "pm_matadd", "1 to 2^31 - 1");
+  /* rows x cols that wraps a size_t: (2^32 + 1) x (2^32 - 1) = 2^64 - 1 */
+  refused(pm_matadd(c, ((size_t)1 << 32) + 1, ((size_t)1 << 32) - 1, PM_ROW_MAJOR, p, 4, p, 4, p, 4,
+                    NULL), "pm_matadd", "1 to 2^31 - 1");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 36, p, 40, p, 40, NULL), "(36, 40, 40 bytes)", "shorter");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, p, 40, p, 0, NULL), "(40, 40, 0 bytes)", "shorter");
+  /* a pitch so large that line x pitch wraps: refused, never handed to a kernel */
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, HUGE_SZ & ~(size_t)15, p, 40, p, 40, NULL), "pm_matadd",
+          "over 10 rows overflows a size");
+  refused(pm_matadd(c, 10, 12, PM_COL_MAJOR, p, 40, p, (size_t)1 << 61, p, 48, NULL), "pm_matadd",
+          "over 12 columns overflows a size");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, P(0x10001), 40, p, 40, NULL), "pm_matadd",
+          "multiples of 4 bytes");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, p, 40, P(0x10003), 40, NULL), "pm_matadd",
+          "multiples of 4 bytes");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, p, 41, p, 40, NULL), "pm_matadd", "multiples of 4 bytes");
+  refused(pm_matadd(c, 10, 10, PM_ROW_MAJOR, p, 40, p, 40, p, 46, NULL), "pm_matadd", "multiples of 4 bytes");
+  /* packed (one line): misaligned pointers are still refused */
+  refused(pm_matadd(c, 1, 10, PM_ROW_MAJOR, P(0x10002), 40, p, 40, p, 40, NULL), "pm_matadd",
+          "multiples of 4 bytes");
+}
+
+Test(api, add_and_reduce_check_every_argument) {
+  float *p = P(0x10000), *q = P(0x20000), *r = P(0x30000);
+  refused(pm_add(c, HUGE_SZ, r, p, q, NULL), "pm_add", "1 to 2^31 - 1");
+  refused(pm_add(c, 10, r, p, P(0x20002), NULL), "pm_add", "multiples of 4 bytes");
+  refused(pm_reduce_sum(c, HUGE_SZ, p, p, NULL), "pm_reduce_sum", "1 to 2^31 - 1");
+  refused(pm_reduce_sum(c, ((size_t)1 << 32) + 10, p, p, NULL), "pm_reduce_sum", "1 to 2^31 - 1");
+  refused(pm_reduce_sum(c, 10, NULL, NULL, NULL), "pm_reduce_sum", "NULL pointer");
+  cr_assert_eq(pm_reduce_sum(NULL, 10, p, p, NULL), PM_EINVAL);
+  cr_assert_eq(pm_filter(NULL, 10, 10, p, 40, p, 40, p, 1, PM_BORDER_CLAMP, NULL), PM_EINVAL);
+}
+
+Test(api, filter_checks_every_argument) {
+  float *p = P(0x10000), w[49] = {0};
+  refused(pm_filter(c, 10, 10, NULL, 40, p, 40, w, 1, PM_BORDER_CLAMP, NULL), "pm_filter", "NULL image");
+  refused(pm_filter(c, 10, 10, p, 40, NULL, 40, w, 1, PM_BORDER_CLAMP, NULL), "pm_filter", "NULL image");
+  refused(pm_filter(c, 10, 10, p, 40, p, 40, w, -1, PM_BORDER_CLAMP, NULL), "radius -1", "1 to 3");
+  refused(pm_filter(c, 10, 10, p, 40, p, 40, w, INT_MAX, PM_BORDER_CLAMP, NULL), "radius 2147483647",
+          "1 to 3");
+  refused(pm_filter(c, 10, 10, p, 40, p, 40, w, INT_MIN, PM_BORDER_CLAMP, NULL), "radius -2147483648",
+          "1 to 3");
+  refused(pm_filter(c, 10, 10, p, 40, p, 40, w, 1, (pm_border)-1, NULL), "border -1", "clamp");
+  refused(pm_filter(c, 0, 10, p, 40, p, 40, w, 1, PM_BORDER_ZERO, NULL), "0 x 10", "rows and cols");
+  refused(pm_filter(c, HUGE_SZ, HUGE_SZ, p, 40, p, 40, w, 1, PM_BORDER_ZERO, NULL), "pm_filter",
+          "rows and cols");
+  refused(pm_filter(c, 65536, 65537, p, 1 << 20, p, 1 << 20, w, 1, PM_BORDER_ZERO, NULL), "pm_filter",
+          "at most 2^32 elements");
+  refused(pm_filter(c, 10, 10, p, 36, p, 40, w, 1, PM_BORDER_ZERO, NULL), "a pitch (36, 40 bytes)",
+          "shorter than a row");
+  refused(pm_filter(c, 10, 10, p, 40, p, HUGE_SZ - 3, w, 1, PM_BORDER_ZERO, NULL), "pm_filter",
+          "overflows a size");
+  refused(pm_filter(c, 10, 10, P(0x10002), 40, p, 40, w, 1, PM_BORDER_ZERO, NULL), "pm_filter",
+          "multiples of 4 bytes");
+  refused(pm_filter(c, 10, 10, p, 40, P(0x10001), 40, w, 1, PM_BORDER_ZERO, NULL), "pm_filter",
+          "multiples of 4 bytes");
+}
+
+Test(api, malloc_2d_checks_every_argument) {
+  float *q = P(0x10000);
+  size_t pitch = 0;
+  cr_assert_eq(pm_malloc_2d(NULL, PM_OP_MATADD, 10, 10, &q, &pitch, NULL), PM_EINVAL);
+  refused(pm_malloc_2d(c, PM_OP_MATADD, 10, 10, &q, NULL, NULL), "pm_malloc_2d", "NULL output");
+  refused(pm_malloc_2d(c, (pm_op)-1, 10, 10, &q, &pitch, NULL), "pm_malloc_2d", "op -1");
+  refused(pm_malloc_2d(c, PM_OP_MATADD, 5, 0, &q, &pitch, NULL), "5 x 0", "1 to 2^31 - 1");
+  refused(pm_malloc_2d(c, PM_OP_MATADD, HUGE_SZ, 5, &q, &pitch, NULL), "pm_malloc_2d", "1 to 2^31 - 1");
+  /* rows x pitch past 2^64 where a tuned pitch were 512-aligned: more than any call takes */
+  refused(pm_malloc_2d(c, PM_OP_MATADD, 0x7fffffff, 0x7fffffff, &q, &pitch, NULL), "pm_malloc_2d",
+          "at most 2^32 elements");
+  cr_assert_null(q);
+  pm_free(c, NULL);
+  pm_free(NULL, NULL);
+}
+
+Test(api, open_reload_and_the_messages_check_their_arguments) {
+  pm_ctx *x = NULL;
+  cr_assert_eq(pm_open(NULL, NULL), PM_EINVAL);
+  pm_options o = {.device = -5};
+  cr_assert_eq(pm_open(&x, &o), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(x), "device -5: not a device ordinal"), "%s", pm_errmsg(x));
+  pm_close(x);
+  o = (pm_options){.device = PM_DEVICE_NONE, .db_path = ""};
+  cr_assert_eq(pm_open(&x, &o), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(x), "pm_open: db_path is empty"), "%s", pm_errmsg(x));
+  pm_close(x);
+  o = (pm_options){.device = INT_MIN, .autotune_budget = -1};
+  cr_assert_eq(pm_open(&x, &o), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(x), "pm_open: autotune_budget < 0"), "%s", pm_errmsg(x));
+  pm_close(x);
+  o = (pm_options){.device = INT_MIN};
+  cr_assert_eq(pm_open(&x, &o), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(x), "not a device ordinal"), "%s", pm_errmsg(x));
+  pm_close(x);
+  pm_close(NULL);
+  cr_assert_eq(pm_reload(NULL), PM_EINVAL);
+  cr_assert_eq(pm__ctx_create(&x, PM_DEVICE_NONE, NULL), PM_OK);
+  cr_assert_eq(pm_reload(x), PM_ENODEV);
+  cr_assert_not_null(strstr(pm_errmsg(x), "pm_reload: this context has no device"), "%s", pm_errmsg(x));
+  cr_assert_null(pm_notice(x));
+  pm__ctx_free(x);
+  cr_assert_not_null(pm_errmsg(NULL));
+  cr_assert_null(pm_notice(NULL));
+  cr_assert_str_eq(pm_strerror(12345), "unknown status");
+  cr_assert_str_eq(pm_strerror(INT_MIN), "unknown status");
+  cr_assert_str_eq(pm_errname(12345), "PM_UNKNOWN");
+  cr_assert_str_eq(pm_errname(PM_EINVAL), "PM_EINVAL");
+  cr_assert_not_null(pm_version());
 }

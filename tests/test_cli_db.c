@@ -202,44 +202,13 @@ Test(cli_db, broken_files_are_named_with_status_1) {
   cr_assert_not_null(strstr(out, "run row 1 refers to a missing gpu row"), "%s", out);
 }
 
-/* A database with one GPU's winner, its seed and a loser, written through the library. */
-/* The database `file` opened for writing on a context of its own (*c), with the fake GPU of
- * dbtest.h's model 0 recorded (*gpu). */
-static pm__db *open_with_gpu(const char *file, pm_ctx **c, int64_t *gpu) {
-  pm_options o = {.device = PM_DEVICE_NONE};
-  pm__db *db = NULL;
-  cr_assert_eq(pm_open(c, &o), PM_OK);
-  cr_assert_eq(pm__db_open(*c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(*c));
-  pm__device_info d = dbtest_gpu(0, 0);
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, gpu), PM_OK, "%s", pm_errmsg(*c));
-  return db;
-}
-
-static void make_db(const char *file) {
-  pm_ctx *c = NULL;
-  int64_t gpu;
-  pm__db *db = open_with_gpu(file, &c, &gpu);
-  const pm__template *t = pm__template_find("matadd");
-  cr_assert_not_null(t);
-  const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
-  const double ms[] = {2.0, 1.0, 3.0};
-  for (int i = 0; i < 3; i++) {
-    pm__db_measurement m =
-        dbtest_measurement(gpu, dbtest_matadd(4096, 4096), t->sha256, params[i], ms[i]);
-    m.is_seed = i == 0;
-    cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
-  }
-  pm__db_close(db);
-  pm_close(c);
-}
-
 /* A row that breaks a CHECK constraint (written with the constraints ignored, as a careless hand
  * or another program might) is found by `db check`, which opens read-only, where SQLite skips
  * CHECK constraints on a read-only connection (issue 15, item 2); the file is left as it was. */
 Test(cli_db, check_finds_rows_that_break_the_schemas_constraints) {
   char src[160], args[256];
   snprintf(src, sizeof src, "%s/src.db", dir);
-  make_db(src);
+  dbtest_make_db(src);
   snprintf(args, sizeof args, "db check --db %s", src);
   cr_assert_eq(run("", args), 0, "a sound file: %s", err);
   dbtest_exec(src, "PRAGMA ignore_check_constraints = 1;"
@@ -268,7 +237,7 @@ Test(cli_db, a_polluted_schema_is_refused_by_writers_and_found_by_check) {
   char file[200], args[512], json[200];
   snprintf(json, sizeof json, "%s/w.json", dir);
   snprintf(file, sizeof file, "%s/src.db", dir);
-  make_db(file);
+  dbtest_make_db(file);
   snprintf(args, sizeof args, "export %s --db %s", json, file);
   cr_assert_eq(run("", args), 0, "%s", err);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -299,7 +268,7 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   snprintf(src, sizeof src, "%s/src.db", dir);
   snprintf(dst, sizeof dst, "%s/dst.db", dir);
   snprintf(json, sizeof json, "%s/winners.json", dir);
-  make_db(src);
+  dbtest_make_db(src);
   snprintf(args, sizeof args, "export %s --db %s", json, src);
   cr_assert_eq(run("", args), 0, "%s", err);
   cr_assert_not_null(strstr(out, "exported 2 measurements"), "the winner and its seed: %s", out);
@@ -333,7 +302,7 @@ Test(cli_db, export_refuses_what_is_not_a_regular_file) {
   snprintf(target, sizeof target, "%s/target.txt", dir);
   snprintf(link, sizeof link, "%s/link.json", dir);
   snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
-  make_db(src);
+  dbtest_make_db(src);
   FILE *f = fopen(target, "w");
   cr_assert_not_null(f);
   fputs("keep me\n", f);
@@ -361,7 +330,7 @@ Test(cli_db, export_refuses_what_is_not_a_regular_file) {
 static void make_big_db(const char *file, int count) {
   pm_ctx *c = NULL;
   int64_t gpu;
-  pm__db *db = open_with_gpu(file, &c, &gpu);
+  pm__db *db = dbtest_open_with_gpu(file, &c, &gpu);
   const pm__op *op = &pm__op_matadd;
   int made = 0;
   for (int bx = 0; bx < 7 && made < count; bx++)
@@ -421,7 +390,7 @@ Test(cli_db, import_past_the_file_size_limit_says_so_and_imports_nothing) {
 Test(cli_db, report_bench_must_be_a_regular_file) {
   char src[160], args[512];
   snprintf(src, sizeof src, "%s/src.db", dir);
-  make_db(src);
+  dbtest_make_db(src);
   snprintf(args, sizeof args, "report --svg %s/r.svg --bench %s --db %s", dir, dir, src);
   expect_failure("", args, "not a regular file");
 }
@@ -430,7 +399,7 @@ Test(cli_db, a_bad_document_imports_nothing_with_status_1) {
   char dst[160], json[160], args[512];
   snprintf(dst, sizeof dst, "%s/dst.db", dir);
   snprintf(json, sizeof json, "%s/bad.json", dir);
-  make_db(dst);
+  dbtest_make_db(dst);
   const char *docs[][2] = {
       {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[{\"gpu\":1}]}",
        "measurements[0].gpu: expected a string"},
@@ -526,10 +495,10 @@ Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
  * 4096x4096 12 calls, matadd 100x200 5 calls) and has a winner for 4096x4096 alone; another GPU
  * recorded one. */
 static void make_seen_db(const char *file) {
-  make_db(file);
+  dbtest_make_db(file);
   pm_ctx *c = NULL;
   int64_t gpu, other;
-  pm__db *db = open_with_gpu(file, &c, &gpu);
+  pm__db *db = dbtest_open_with_gpu(file, &c, &gpu);
   pm__device_info e = dbtest_gpu(1, 0);
   cr_assert_eq(pm__db_gpu_put(db, &e, 12040, 12080, &other), PM_OK);
   pm__db_problem ps[] = {{.op = "reduce", .dtype = "f32", .n = 1000}, dbtest_matadd(4096, 4096),

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -19,10 +20,44 @@ enum {
 const char *const cli_orders[] = {"row", "col", NULL};
 const char *const cli_borders[] = {"clamp", "zero", NULL};
 
+/* Writes msg to f with each quoted value ('...') longer than CLIP_QUOTED characters cut to its
+ * start and "...": a one-line message echoing a 100,000-character argument stays readable.
+ * A message of several lines (NVRTC's log) is written whole. */
+enum { CLIP_QUOTED = 64 };
+static void put_clipped(FILE *f, const char *msg) {
+  if (strchr(msg, '\n') != NULL) {
+    fputs(msg, f);
+    return;
+  }
+  for (const char *p = msg; *p != '\0';) {
+    const char *open = strchr(p, '\''), *close = open ? strchr(open + 1, '\'') : NULL;
+    if (close == NULL) {
+      fputs(p, f);
+      return;
+    }
+    size_t inside = (size_t)(close - open - 1);
+    if (inside <= CLIP_QUOTED) {
+      fwrite(p, 1, (size_t)(close + 1 - p), f);
+    } else {
+      fwrite(p, 1, (size_t)(open + 1 - p) + CLIP_QUOTED - 3, f);
+      fprintf(f, "...' (%zu characters)", inside);
+    }
+    p = close + 1;
+  }
+}
+
 static void vreport(const char *cmd, const char *fmt, va_list ap) {
+  char small[1024], *msg = small;
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
   fprintf(stderr, "pmtune%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-  vfprintf(stderr, fmt, ap);
+  put_clipped(stderr, msg != NULL ? msg : small); /* out of memory: the message's start */
   fputc('\n', stderr);
+  if (msg != small) free(msg);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
@@ -58,7 +93,8 @@ static int int_arg(const char *cmd, const char *opt, const char *arg, long lo, l
   char *end;
   errno = 0;
   long v = strtol(arg, &end, 10);
-  if (*arg == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+  const char *d = arg + (arg[0] == '-'); /* digits, with a sign only for '-': no space or '+' */
+  if (*d < '0' || *d > '9' || *end != '\0' || errno != 0 || v < lo || v > hi)
     return cli_usage_error(cmd, "%s '%s': expected %ld to %ld", opt, arg, lo, hi);
   *out = v;
   return CLI_OK;
@@ -276,6 +312,11 @@ int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv
     return cli_usage_error(cmd, "--radius does not apply to %s", op->name);
   if (pr->radius == 0 && (op == NULL || op->radius_max > 0)) pr->radius = 1; /* the default */
   return CLI_OK;
+}
+
+int cli_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 const char *cli_op_names(void) {

@@ -155,12 +155,13 @@ int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
 /* Parses argv[1 .. argc-1] (argv[0] is the command's name) by the table opts. Where --help or -h
  * comes before any "--", prints the help (cli_print_help) to stdout, parses nothing and returns
  * CLI_DONE. Otherwise stores each option's value as its kind says; a single-value option given
- * twice keeps the last value. Long options may be abbreviated and written --name=VALUE, short
- * ones -XVALUE (getopt_long's rules); operands may come between options. Returns CLI_OK with
- * *rest (where rest is not NULL) the index in argv of the first operand (argv is permuted to
- * put the operands last), or CLI_USAGE after a one-line error: "unknown option '--x' (see
- * ...)", "option '--x' needs a value (see ...)", a bad value as the option's kind words it, or
- * "unexpected argument 'x'" where help->operands is NULL and an operand was given. */
+ * twice is a usage error ("--db given twice"). Long options may be abbreviated and written
+ * --name=VALUE, short ones -XVALUE (getopt_long's rules); operands may come between options.
+ * Returns CLI_OK with *rest (where rest is not NULL) the index in argv of the first operand
+ * (argv is permuted to put the operands last), or CLI_USAGE after a one-line error: "unknown
+ * option '--x' (see ...)", "option '--x' needs a value (see ...)", a bad value as the option's
+ * kind words it, or "unexpected argument 'x'" where help->operands is NULL and an operand was
+ * given. */
 int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest);
 
 /* Prints `pmtune CMD --help`: the usage line (operands, then each option, bracketed unless
@@ -169,7 +170,8 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
 
 /* ---- Errors and lookups ---- */
 
-/* Prints "pmtune CMD: message" on one line to stderr and returns CLI_USAGE. */
+/* Prints "pmtune CMD: message" on one line to stderr and returns CLI_USAGE. A quoted value
+ * ('...') of over 64 characters in a one-line message is cut short, its length said. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. */
@@ -181,6 +183,10 @@ const cli_cmd *cli_find(const char *name);
 /* The operation --op names: *out is it, or NULL for "all" where all_ok. Otherwise prints
  * "unknown --op 'x' (one of: ...)" and returns CLI_USAGE. */
 int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out);
+
+/* Whether paths a and b both exist and are one file (one device and inode: through a link or
+ * another spelling too), such as an output file that is the tuning database. */
+int cli_same_file(const char *a, const char *b);
 
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);

@@ -153,7 +153,8 @@ int cmd_bench(int argc, char **argv) {
   const char *opname = "all", *sizes[32], *dbpath = NULL;
   int device = 0, samples = 25, json = 0;
   cli_list slist = {sizes, 0, 32};
-  pm__problem given = {.radius = 1};
+  pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
+  cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
       CLI_LIST(0, "size", "S", &slist,
@@ -170,6 +171,11 @@ int cmd_bench(int argc, char **argv) {
   const pm__op *only;
   if (cli_op_arg("bench", opname, 1, &only) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");
+  int radius_given = given.radius != 0;
+  if (cli_apply_variants("bench", only, &cv, &given) != CLI_OK) return CLI_USAGE;
+  if (nsizes == 0 && radius_given)
+    return cli_usage_error("bench", "--radius applies to --size (the default sizes have their "
+                                    "own)");
 
   item items[64];
   int nitems = 0, status = CLI_OK;
@@ -178,7 +184,7 @@ int cmd_bench(int argc, char **argv) {
   pm__timer *tm = NULL;
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   for (int i = 0; i < nsizes; i++) {
-    pm__problem pr = {.radius = only->radius_max > 0 ? given.radius : 0};
+    pm__problem pr = given;
     if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
       status = cli_usage_error("bench", "%s", pm_errmsg(c));
       pm_close(c);

@@ -87,6 +87,8 @@ int cmd_compile(int argc, char **argv) {
     return CLI_USAGE;
 
   if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
+  if (op == NULL && (given.radius != 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
+    return cli_usage_error("compile", "--radius and --border need --op (with --file, give -D)");
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__cubin cubin = {0};

@@ -13,7 +13,8 @@ static const char about[] =
     "size, with their seed configurations and GPUs) to FILE as JSON, for 'pmtune import' on\n"
     "other machines with the same GPU model. FILE '-' is the standard output. FILE is\n"
     "replaced at once when the document is complete, never left half written; it must be a\n"
-    "regular file or a new one (a symlink, device, FIFO or directory is refused, not replaced).\n";
+    "regular file or a new one (a symlink, device, FIFO or directory is refused, not replaced;\n"
+    "so is the tuning database itself).\n";
 
 static const cli_help help = {.cmd = "export", .operands = "FILE", .about = about};
 
@@ -48,6 +49,11 @@ int cmd_export(int argc, char **argv) {
   int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
   if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (!to_stdout && cli_same_file(file, pm__db_filename(db))) {
+    status = cli_fail("export", "'%s' is the tuning database itself: export would replace it",
+                      file);
     goto done;
   }
   if (to_stdout) {

@@ -221,6 +221,11 @@ int cmd_report(int argc, char **argv) {
     status = cli_fail("report", "nothing tuned in %s to draw: run 'pmtune tune'", pm__db_filename(db));
     goto done;
   }
+  if (cli_same_file(svg, pm__db_filename(db))) {
+    status = cli_fail("report", "'%s' is the tuning database itself: the picture would replace it",
+                      svg);
+    goto done;
+  }
   if ((out = fopen(svg, "w")) == NULL ||
       fprintf(out, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='%d' "
                    "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",

@@ -27,11 +27,13 @@ static const char after[] =
 
 static const cli_help help = {.cmd = "tune", .about = about, .after = after};
 
-/* The callback of --device: an index or "all", kept as text in the const char * at o->value. */
+/* The callback of --device: an index (0 to 1023, decimal digits alone, as other commands'
+ * --device) or "all", kept as text in the const char * at o->value. */
 static int device_option(const char *cmd, const cli_option *o, const char *arg) {
-  char *end = NULL;
-  if (strcmp(arg, "all") != 0 && (strtol(arg, &end, 10) < 0 || *arg == '\0' || *end))
-    return cli_usage_error(cmd, "--%s '%s': expected an index or all", o->name, arg);
+  size_t digits = strspn(arg, "0123456789");
+  if (strcmp(arg, "all") != 0 && (digits == 0 || arg[digits] != '\0' || digits > 4 ||
+                                  strtol(arg, NULL, 10) > 1023))
+    return cli_usage_error(cmd, "--%s '%s': expected an index (0 to 1023) or all", o->name, arg);
   *(const char **)o->value = arg;
   return CLI_OK;
 }
@@ -336,7 +338,12 @@ int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
+  int variant_given = given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
+                      cv.given[CLI_VARIANT_BORDER] >= 0;
   if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
+  if (nsizes == 0 && seen == 0 && variant_given)
+    return cli_usage_error("tune", "--radius, --order and --border apply to --size (the default "
+                                   "sizes have their own)");
 
   job jobs[JOBS_MAX];
   int njobs = 0;

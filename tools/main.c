@@ -35,6 +35,12 @@ int main(int argc, char **argv) {
     return CLI_USAGE;
   }
   const char *name = argv[1];
+  int is_help = strcmp(name, "help") == 0;
+  /* `--help`, `-h` and `--version` take nothing after them, `help` one command: more is
+   * refused, never passed over in silence. */
+  if (argc > 2 + is_help && (is_help || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+                             strcmp(name, "--version") == 0))
+    return cli_usage_error(NULL, "%s: unexpected argument '%s'", name, argv[2 + is_help]);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
     print_help(stdout);
     return CLI_OK;
@@ -43,7 +49,7 @@ int main(int argc, char **argv) {
     printf("pmtune %s (NVRTC %s)\n", pm_version(), pm__nvrtc_version());
     return CLI_OK;
   }
-  if (strcmp(name, "help") == 0) {
+  if (is_help) {
     if (argc < 3) {
       print_help(stdout);
       return CLI_OK;

@@ -1,0 +1,682 @@
+/* test_cli_badinput.c: every pmtune command fed missing, repeated, malformed and absurd arguments
+ * (issue 15, bad input): each case ends with the status it must (2 bad usage, 1 a failed
+ * operation), exactly one line on stderr, within its time, by no signal, and leaves the database
+ * it was given as it was. Most cases are generated: every option that a command's --help lists
+ * is repeated, left without its value and given absurd values; the option table below gives each
+ * one a value that is right in context, and a command's --help listing an option the table lacks
+ * fails the test, so that a new option is not left untried. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "dbtest.h"
+
+enum {
+  TIMEOUT_MS = 60000, /* a case that runs longer hangs (NVRTC under the sanitizers is slow) */
+  ERR_MAX = 512,      /* a clear line is at most this long: a quoted value is cut short */
+  LONG_LEN = 100000   /* the absurdly long argument */
+};
+
+static char dir[64], db[128], doc[128], ro_dir[128], *long_arg;
+static char *db_before;
+static size_t db_before_len;
+static int cases, failures;
+
+/* ---- Running pmtune with an argument vector (no shell), a time limit and no signal ------------ */
+
+typedef struct outcome {
+  int exited, status, signal, timed_out;
+  char err[4096], out[256];
+} outcome;
+
+static void slurp_into(const char *file, char *buf, size_t cap) {
+  FILE *f = fopen(file, "rb");
+  size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+  buf[n] = '\0';
+  if (f) fclose(f);
+}
+
+/* The length of a file, or -1. */
+static long file_size(const char *file) {
+  struct stat st;
+  return stat(file, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Runs pmtune argv[0..] in dir, with $HOME in it and PMTUNE_DB and XDG_CACHE_HOME unset, stdin
+ * /dev/null; its stderr (its size in *err_len) and the start of its stdout into o. */
+static void run(char *const argv[], outcome *o, long *err_len) {
+  char out_file[160], err_file[160];
+  snprintf(out_file, sizeof out_file, "%s/.out", dir);
+  snprintf(err_file, sizeof err_file, "%s/.err", dir);
+  memset(o, 0, sizeof *o);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    char home[160];
+    snprintf(home, sizeof home, "%s/home", dir);
+    setenv("HOME", home, 1);
+    unsetenv("PMTUNE_DB");
+    unsetenv("XDG_CACHE_HOME");
+    int in = open("/dev/null", O_RDONLY), out = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+        err = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || err < 0 || chdir(dir) != 0) _exit(126);
+    dup2(in, 0), dup2(out, 1), dup2(err, 2);
+    char *args[40] = {(char *)PMTUNE_BIN};
+    for (int i = 0; argv[i] != NULL && i < 38; i++) args[i + 1] = argv[i];
+    execv(PMTUNE_BIN, args);
+    _exit(127);
+  }
+  int st = 0;
+  for (int waited = 0;; waited += 2) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) break;
+    if (waited >= TIMEOUT_MS) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      o->timed_out = 1;
+      break;
+    }
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
+  }
+  o->exited = WIFEXITED(st) && !o->timed_out;
+  o->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  o->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  slurp_into(err_file, o->err, sizeof o->err);
+  slurp_into(out_file, o->out, sizeof o->out);
+  *err_len = file_size(err_file);
+}
+
+/* ---- Cases ------------------------------------------------------------------------------------ */
+
+enum { ONE_LINE = 0, USAGE_BLOCK = 1 }; /* what stderr must hold */
+
+/* An argument as a case writes it, the placeholders expanded: "@DB" the fabricated database,
+ * "@DOC" a document exported from it, "@DIR" the scratch directory, "@MISSING" a directory that
+ * does not exist, "@RO" a read-only one, "@LONG" 100,000 characters (each followed by what
+ * follows it in the argument). Returns a heap copy. */
+static char *expand(const char *a) {
+  static const char *const keys[] = {"@DB", "@DOC", "@DIR", "@MISSING", "@RO", "@LONG"};
+  char vals[6][160];
+  snprintf(vals[0], sizeof vals[0], "%s", db);
+  snprintf(vals[1], sizeof vals[1], "%s", doc);
+  snprintf(vals[2], sizeof vals[2], "%s", dir);
+  snprintf(vals[3], sizeof vals[3], "%s/missing/sub", dir);
+  snprintf(vals[4], sizeof vals[4], "%s/ro", dir);
+  for (int k = 0; k < 6; k++) {
+    size_t n = strlen(keys[k]);
+    if (strncmp(a, keys[k], n) != 0 || (a[n] != '\0' && a[n] != '/' && a[n] != '.')) continue;
+    const char *v = k == 5 ? long_arg : vals[k];
+    char *s = malloc(strlen(v) + strlen(a + n) + 1);
+    cr_assert_not_null(s);
+    strcpy(s, v);
+    strcat(s, a + n);
+    return s;
+  }
+  return strdup(a);
+}
+
+/* Writes a case as a command line, long arguments cut short, for messages. */
+static const char *shown(char *const argv[]) {
+  static char buf[1024];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "pmtune");
+  for (int i = 0; argv[i] != NULL && len < sizeof buf; i++) {
+    size_t n = strlen(argv[i]);
+    len += (size_t)snprintf(buf + len, sizeof buf - len, n > 40 ? " '%.20s...'(%zu chars)" : " '%s'",
+                            argv[i], n);
+  }
+  return buf;
+}
+
+/* Runs one case: the arguments (NULL-terminated, placeholders as expand says) must end with
+ * status `want`, stderr one line holding `needle` (NULL: any) or, for USAGE_BLOCK, pmtune's
+ * usage; never a signal or a hang; a database given as @DB is left byte for byte as it was.
+ * A failure is reported (cr_expect) and counted; the walk goes on. */
+static void check_case(const char *const *args, int want, const char *needle, int err_kind) {
+  char *argv[40] = {NULL};
+  int n = 0, uses_db = 0;
+  for (; args[n] != NULL; n++) {
+    cr_assert_lt(n, 38, "a case of too many arguments");
+    argv[n] = expand(args[n]);
+    uses_db |= strncmp(args[n], "@DB", 3) == 0 && args[n][3] == '\0';
+  }
+  outcome o;
+  long err_len = 0;
+  run(argv, &o, &err_len);
+  cases++;
+  const char *cmd = shown(argv);
+  int lines = 0;
+  for (const char *p = o.err; *p; p++) lines += *p == '\n';
+  int ok = 1;
+  if (o.timed_out) {
+    ok = 0;
+    cr_expect(0, "%s: still running after %d ms (a hang)", cmd, TIMEOUT_MS);
+  } else if (!o.exited) {
+    ok = 0;
+    cr_expect(0, "%s: killed by signal %d: %s", cmd, o.signal, o.err);
+  } else if (o.status != want) {
+    ok = 0;
+    cr_expect(0, "%s: status %d, not %d; stderr: %s", cmd, o.status, want, o.err);
+  } else if (err_kind == USAGE_BLOCK) {
+    ok = strncmp(o.err, "usage: pmtune", 13) == 0;
+    cr_expect(ok, "%s: a usage block on stderr, got: %s", cmd, o.err);
+  } else if (want != 0 && (lines != 1 || err_len > ERR_MAX)) {
+    ok = 0;
+    cr_expect(0, "%s: stderr must be one clear line (at most %d bytes), got %d lines, %ld bytes: "
+              "%.600s", cmd, ERR_MAX, lines, err_len, o.err);
+  } else if (want == 0 && err_len != 0) {
+    ok = 0;
+    cr_expect(0, "%s: succeeded but said on stderr: %s", cmd, o.err);
+  } else if (needle != NULL && strstr(o.err, needle) == NULL) {
+    ok = 0;
+    cr_expect(0, "%s: '%s' not in: %s", cmd, needle, o.err);
+  }
+  if (uses_db) {
+    size_t len = 0;
+    char *now = dbtest_slurp(db, &len);
+    int same = now != NULL && len == db_before_len && memcmp(now, db_before, len) == 0;
+    cr_expect(same, "%s: the database it was given changed", cmd);
+    ok &= same;
+    free(now);
+  }
+  failures += !ok;
+  for (int i = 0; i < n; i++) free(argv[i]);
+}
+
+#define CASE(want, needle, ...) check_case((const char *const[]){__VA_ARGS__, NULL}, want, needle, ONE_LINE)
+
+/* ---- The option table: every option of every command, with a value right in context ---------- */
+
+enum kind {
+  K_FLAG,     /* takes no value */
+  K_VALUE,    /* a value: each of common_bad and of its extra_bad is bad usage */
+  K_LIST,     /* a value, repeatable (giving it twice is right): bad values as K_VALUE */
+  K_DEFINE,   /* -D: repeatable, and only its extra_bad are bad (any name is a define) */
+  K_OPTIONAL, /* --name[=VALUE]: the bad values go after '=' */
+  K_PATH      /* a path: what absurd paths do is in the path cases' table */
+};
+
+typedef struct opt_spec {
+  const char *name;  /* as --help lists it: "--size" ("-D, --define" is "--define") */
+  enum kind kind;
+  const char *valid; /* a value that is right with the command's base (NULL: a flag, or none
+                        applies there: see the does-not-apply cases) */
+  int in_base;       /* the base command line gives it (a required option) */
+  const char *extra_bad[7]; /* bad values beyond the common ones */
+} opt_spec;
+
+typedef struct cmd_spec {
+  const char *name;
+  const char *operand; /* the operand of a right command line ("check"), or NULL */
+  opt_spec opts[16];
+} cmd_spec;
+
+#define RADIUS_BAD {"0", "4", "1000", "-1", " 2", "+2"}
+static const cmd_spec commands[] = {
+    {"devices", NULL, {{NULL}}},
+    {"compile", NULL,
+     {{"--op", K_VALUE, "filter", 1, {NULL}},
+      {"--arch", K_VALUE, "sm_90", 1, {"sm_20", "sm_9x", "sm90"}},
+      {"--config", K_VALUE, "seed", 0, {"block=500"}},
+      {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--border", K_VALUE, "zero", 0, {"wrap"}},
+      {"--define", K_DEFINE, "X=1", 0, {"", "1BAD", "-5", "A B", "@LONG", "=1"}},
+      {"--file", K_PATH, "@DIR/k.cu", 0, {NULL}},
+      {"--output", K_PATH, "@DIR/k.cubin", 0, {NULL}},
+      {NULL}}},
+    {"space", NULL,
+     {{"--op", K_VALUE, "filter", 1, {NULL}},
+      {"--size", K_VALUE, "64x64", 0, {"0", "1x0", "65536x65537", "64x", "x64", "64x64x64"}},
+      {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--border", K_VALUE, "zero", 0, {"wrap"}},
+      {"--order", K_VALUE, NULL, 0, {NULL}}, /* not filter's: in the does-not-apply cases */
+      {"--nondeterministic", K_FLAG, NULL, 0, {NULL}},
+      {"--list", K_FLAG, NULL, 0, {NULL}},
+      {NULL}}},
+    {"tune", NULL,
+     {{"--op", K_VALUE, "filter", 1, {NULL}},
+      {"--size", K_LIST, "64x64", 1, {NULL}},
+      {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--border", K_VALUE, "zero", 0, {"wrap"}},
+      {"--order", K_VALUE, NULL, 0, {NULL}},
+      {"--seen", K_OPTIONAL, NULL, 0, {"0", "129", "1.5"}},
+      {"--device", K_VALUE, "0", 0, {"1024", " 1", "+0", "all0"}},
+      {"--strategy", K_VALUE, "random", 0, {"greedy"}},
+      {"--budget", K_VALUE, "10", 0, {"0", "99999999999999999999", "0x10", "1000000000001"}},
+      {"--time", K_VALUE, "10", 0, {"0", "inf", "nan", "1e999", "0x10", "604801"}},
+      {"--samples", K_VALUE, "5", 0, {"0", "65"}},
+      {"--nondeterministic", K_FLAG, NULL, 0, {NULL}},
+      {"--db", K_PATH, "@DB", 0, {NULL}},
+      {NULL}}},
+    {"show", NULL,
+     {{"--op", K_VALUE, "matadd", 0, {NULL}},
+      {"--seen", K_FLAG, NULL, 0, {NULL}},
+      {"--db", K_PATH, "@DB", 1, {NULL}},
+      {NULL}}},
+    {"explain", NULL,
+     {{"--op", K_VALUE, "filter", 1, {NULL}},
+      {"--size", K_VALUE, "64x64", 1, {"0", "1x0", "65536x65537"}},
+      {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--border", K_VALUE, "zero", 0, {"wrap"}},
+      {"--order", K_VALUE, NULL, 0, {NULL}},
+      {"--align", K_VALUE, "8", 0, {"0", "2", "32", "1000"}},
+      {"--device", K_VALUE, "0", 0, {"1024"}},
+      {"--json", K_FLAG, NULL, 0, {NULL}},
+      {"--db", K_PATH, "@DB", 1, {NULL}},
+      {NULL}}},
+    {"bench", NULL,
+     {{"--op", K_VALUE, "filter", 1, {NULL}},
+      {"--size", K_LIST, "64x64", 1, {NULL}},
+      {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--device", K_VALUE, "0", 0, {"1024"}},
+      {"--samples", K_VALUE, "5", 0, {"0", "65"}},
+      {"--json", K_FLAG, NULL, 0, {NULL}},
+      {"--db", K_PATH, "@DB", 1, {NULL}},
+      {NULL}}},
+    {"report", NULL,
+     {{"--svg", K_PATH, "@DIR/r.svg", 1, {NULL}},
+      {"--bench", K_PATH, "@DIR/b.json", 0, {NULL}},
+      {"--op", K_VALUE, "matadd", 0, {NULL}},
+      {"--db", K_PATH, "@DB", 1, {NULL}},
+      {NULL}}},
+    {"db", "check", {{"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
+    {"export", "@DIR/w.json",
+     {{"--all", K_FLAG, NULL, 0, {NULL}}, {"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
+    {"import", "@DOC", {{"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
+};
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+/* The values that no option of kind K_VALUE takes (its extra_bad add its own). */
+static const char *const common_bad[] = {"", "text", "@LONG", "-5", "1e3", "0x0", "99999999999x2"};
+
+/* A command line: the command, its base options (but `skip`), then its operand; returns the
+ * count. */
+static int base_args(const cmd_spec *c, const opt_spec *skip, const char **args) {
+  int n = 0;
+  args[n++] = c->name;
+  for (const opt_spec *o = c->opts; o->name != NULL; o++)
+    if (o->in_base && o != skip) {
+      args[n++] = o->name;
+      args[n++] = o->valid;
+    }
+  if (c->operand != NULL) args[n++] = c->operand;
+  return n;
+}
+
+/* The option's name without its dashes, which its error message names ("size"). */
+static const char *bare(const opt_spec *o) { return o->name + 2; }
+
+/* ---- Fixtures --------------------------------------------------------------------------------- */
+
+static void setup(void) {
+  dbtest_mkdir(dir);
+  snprintf(db, sizeof db, "%s/fab.db", dir);
+  snprintf(doc, sizeof doc, "%s/doc.json", dir);
+  snprintf(ro_dir, sizeof ro_dir, "%s/ro", dir);
+  dbtest_make_db(db);
+  cr_assert_eq(mkdir(ro_dir, 0755), 0);
+  long_arg = malloc(LONG_LEN + 1);
+  cr_assert_not_null(long_arg);
+  memset(long_arg, '9', LONG_LEN);
+  long_arg[LONG_LEN] = '\0';
+  char *export_args[] = {(char *)"export", doc, (char *)"--db", db, NULL};
+  outcome o;
+  long len;
+  run(export_args, &o, &len);
+  cr_assert_eq(o.status, 0, "the document to import: %s", o.err);
+  db_before = dbtest_slurp(db, &db_before_len);
+  cr_assert_not_null(db_before);
+  cases = failures = 0;
+}
+
+static void teardown(void) {
+  chmod(ro_dir, 0755);
+  free(long_arg);
+  free(db_before);
+  dbtest_cleanup(dir);
+}
+
+TestSuite(badinput, .init = setup, .fini = teardown, .timeout = 900);
+
+static void tally(const char *what) {
+  cr_log_info("%s: %d cases, %d failed", what, cases, failures);
+  printf("badinput %s: %d cases, %d failed\n", what, cases, failures);
+  fflush(stdout);
+}
+
+/* ---- The table against each command's --help -------------------------------------------------- */
+
+/* The long names of the options that `pmtune CMD --help` lists ("  --size S", "  -D, --define"). */
+static int help_options(const char *cmd, char names[32][40]) {
+  char *argv[] = {(char *)cmd, (char *)"--help", NULL};
+  outcome o;
+  long len;
+  int n = 0;
+  run(argv, &o, &len);
+  cr_assert_eq(o.status, 0, "%s --help: %s", cmd, o.err);
+  char help[65536];
+  char file[160];
+  snprintf(file, sizeof file, "%s/.out", dir);
+  slurp_into(file, help, sizeof help);
+  for (const char *line = help; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+    if (strncmp(line, "  -", 3) != 0) continue;
+    const char *p = strstr(line, "--");
+    cr_assert_not_null(p, "%s --help: an option line without a long name: %.60s", cmd, line);
+    size_t k = 2;
+    while (p[k] != '\0' && p[k] != ' ' && p[k] != '[' && p[k] != '\n') k++;
+    cr_assert_lt(n, 32);
+    snprintf(names[n++], 40, "%.*s", (int)k, p);
+  }
+  return n;
+}
+
+Test(badinput, the_table_names_every_option_of_each_commands_help) {
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    char names[32][40];
+    int n = help_options(commands[i].name, names), listed = 0;
+    for (int k = 0; k < n; k++) {
+      int found = 0;
+      for (const opt_spec *o = commands[i].opts; o->name != NULL; o++)
+        found |= strcmp(o->name, names[k]) == 0;
+      cr_expect(found, "pmtune %s --help lists %s, which this test's table lacks: add it",
+                commands[i].name, names[k]);
+    }
+    for (const opt_spec *o = commands[i].opts; o->name != NULL; o++, listed++) {
+      int found = 0;
+      for (int k = 0; k < n; k++) found |= strcmp(o->name, names[k]) == 0;
+      cr_expect(found, "the table has %s %s, which --help does not list", commands[i].name,
+                o->name);
+    }
+    cr_expect_eq(listed, n, "pmtune %s: %d options in the table, %d in --help", commands[i].name,
+                 listed, n);
+  }
+  /* and every command that `pmtune --help` lists is in the table */
+  char *argv[] = {(char *)"--help", NULL}, file[160], help[16384];
+  outcome o;
+  long len;
+  run(argv, &o, &len);
+  snprintf(file, sizeof file, "%s/.out", dir);
+  slurp_into(file, help, sizeof help);
+  const char *p = strstr(help, "commands:\n");
+  cr_assert_not_null(p, "%s", help);
+  int listed = 0;
+  for (p = strchr(p, '\n') + 1; strncmp(p, "  ", 2) == 0; p = strchr(p, '\n') + 1, listed++) {
+    char name[32];
+    cr_assert_eq(sscanf(p, " %31s", name), 1);
+    size_t i = 0;
+    while (i < NCOMMANDS && strcmp(commands[i].name, name) != 0) i++;
+    cr_expect_lt(i, NCOMMANDS, "pmtune --help lists '%s', which this test's table lacks", name);
+  }
+  cr_expect_eq(listed, (int)NCOMMANDS, "pmtune --help lists %d commands, the table %zu", listed,
+               NCOMMANDS);
+}
+
+/* ---- Generated: every option repeated, left without its value, given absurd values ------------ */
+
+Test(badinput, every_single_value_option_given_twice) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    for (const opt_spec *o = commands[i].opts; o->name != NULL; o++) {
+      if (o->kind == K_LIST || o->kind == K_DEFINE || (o->kind != K_FLAG && o->valid == NULL &&
+                                                       o->kind != K_OPTIONAL))
+        continue;
+      const char *args[40];
+      int n = base_args(&commands[i], NULL, args);
+      for (int k = o->in_base ? 1 : 0; k < 2; k++) {
+        args[n++] = o->name;
+        if (o->kind != K_FLAG && o->kind != K_OPTIONAL) args[n++] = o->valid;
+      }
+      args[n] = NULL;
+      char needle[64];
+      snprintf(needle, sizeof needle, "%s given twice", o->name);
+      check_case(args, 2, needle, ONE_LINE);
+    }
+  tally("options given twice");
+  cr_assert_eq(failures, 0);
+}
+
+Test(badinput, every_option_left_without_its_value) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    for (const opt_spec *o = commands[i].opts; o->name != NULL; o++) {
+      if (o->kind == K_FLAG || o->kind == K_OPTIONAL) continue;
+      const char *args[40];
+      int n = base_args(&commands[i], o, args);
+      args[n++] = o->name;
+      args[n] = NULL;
+      check_case(args, 2, "needs a value", ONE_LINE);
+    }
+  tally("options without their value");
+  cr_assert_eq(failures, 0);
+}
+
+Test(badinput, every_value_option_given_absurd_values) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    for (const opt_spec *o = commands[i].opts; o->name != NULL; o++) {
+      if (o->kind == K_FLAG || o->kind == K_PATH) continue;
+      const char *bad[16];
+      int nbad = 0;
+      if (o->kind != K_DEFINE)
+        for (size_t k = 0; k < sizeof common_bad / sizeof *common_bad; k++) bad[nbad++] = common_bad[k];
+      for (int k = 0; k < 7 && o->extra_bad[k] != NULL; k++) bad[nbad++] = o->extra_bad[k];
+      for (int b = 0; b < nbad; b++) {
+        const char *args[40];
+        char eq[64];
+        int n = base_args(&commands[i], o, args);
+        if (o->kind == K_OPTIONAL) {
+          if (strcmp(bad[b], "@LONG") == 0) continue; /* "--seen=@LONG" is not expanded */
+          snprintf(eq, sizeof eq, "%s=%s", o->name, bad[b]);
+          args[n++] = eq;
+        } else {
+          args[n++] = o->name;
+          args[n++] = bad[b];
+        }
+        args[n] = NULL;
+        /* the message names the option, or the value where that says it better ("NVRTC
+         * cannot compile for sm_20") */
+        const char *needle = o->kind == K_DEFINE ? "define" : bare(o);
+        if (strcmp(o->name, "--arch") == 0 && strncmp(bad[b], "sm_", 3) == 0) needle = bad[b];
+        check_case(args, 2, needle, ONE_LINE);
+      }
+    }
+  tally("absurd values");
+  cr_assert_eq(failures, 0);
+}
+
+Test(badinput, unknown_options_and_operands) {
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    static const struct {
+      const char *arg, *needle;
+    } extra[] = {{"--bogus", "unknown option '--bogus'"}, {"-Z", "unknown option '-Z'"},
+                 {"--@LONG", "unknown option"},       {"extra", "unexpected argument 'extra'"},
+                 {"", "unexpected argument ''"},       {"@LONG", "unexpected argument"}};
+    for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) {
+      const char *args[40];
+      int n = base_args(&commands[i], NULL, args);
+      if (strncmp(extra[k].arg, "--@", 3) == 0) {
+        static char opt[LONG_LEN + 3];
+        snprintf(opt, sizeof opt, "--%s", long_arg);
+        args[n++] = opt;
+      } else {
+        args[n++] = extra[k].arg;
+      }
+      args[n] = NULL;
+      check_case(args, 2, extra[k].needle, ONE_LINE);
+    }
+  }
+  /* the operand missing, empty or absurd */
+  CASE(2, "no action given", "db", "--db", "@DB");
+  CASE(2, "unknown action ''", "db", "", "--db", "@DB");
+  CASE(2, "unknown action", "db", "@LONG", "--db", "@DB");
+  CASE(2, "unknown action 'CHECK'", "db", "CHECK", "--db", "@DB");
+  CASE(2, "no FILE given", "export", "--db", "@DB");
+  CASE(2, "FILE is empty", "export", "", "--db", "@DB");
+  CASE(2, "no FILE given", "import", "--db", "@DB");
+  CASE(2, "FILE is empty", "import", "", "--db", "@DB");
+  /* a required option missing */
+  CASE(2, "no --op", "space");
+  CASE(2, "no --op", "compile", "--arch", "sm_90");
+  CASE(2, "no --op", "explain", "--size", "10", "--db", "@DB");
+  CASE(2, "no --size", "explain", "--op", "reduce", "--db", "@DB");
+  CASE(2, "no --svg", "report", "--db", "@DB");
+  CASE(2, "no --svg", "report", "--svg", "", "--db", "@DB");
+  tally("unknown options and operands");
+  cr_assert_eq(failures, 0);
+}
+
+/* ---- Options that do not apply to the operation, or to what else was given -------------------- */
+
+Test(badinput, options_that_do_not_apply) {
+  CASE(2, "--radius does not apply to matadd", "space", "--op", "matadd", "--radius", "2");
+  CASE(2, "--radius does not apply to add", "space", "--op", "add", "--radius", "1");
+  CASE(2, "--order does not apply to filter", "space", "--op", "filter", "--order", "col");
+  CASE(2, "--border does not apply to reduce", "space", "--op", "reduce", "--border", "zero");
+  CASE(2, "--radius does not apply to reduce", "explain", "--op", "reduce", "--size", "10",
+       "--radius", "2", "--db", "@DB");
+  CASE(2, "--border does not apply to matadd", "explain", "--op", "matadd", "--size", "8x8",
+       "--border", "zero", "--db", "@DB");
+  CASE(2, "--order does not apply to filter", "explain", "--op", "filter", "--size", "8x8",
+       "--order", "col", "--db", "@DB");
+  CASE(2, "--radius does not apply to matadd", "compile", "--op", "matadd", "--arch", "sm_90",
+       "--radius", "2");
+  CASE(2, "--border does not apply to add", "compile", "--op", "add", "--arch", "sm_90",
+       "--border", "zero");
+  CASE(2, "need --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--radius", "2");
+  CASE(2, "need --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--border", "zero");
+  CASE(2, "--config needs --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--config",
+       "seed");
+  CASE(2, "--radius does not apply to matadd", "tune", "--op", "matadd", "--size", "8x8",
+       "--radius", "2", "--db", "@DB");
+  CASE(2, "--order does not apply to filter", "tune", "--op", "filter", "--size", "8x8", "--order",
+       "col", "--db", "@DB");
+  CASE(2, "apply to --size", "tune", "--op", "filter", "--radius", "2", "--db", "@DB");
+  CASE(2, "apply to --size", "tune", "--op", "matadd", "--order", "col", "--db", "@DB");
+  CASE(2, "apply to --size", "tune", "--radius", "2", "--db", "@DB");
+  CASE(2, "--border needs one --op", "tune", "--border", "zero", "--db", "@DB");
+  CASE(2, "--size needs one --op", "tune", "--size", "8x8", "--db", "@DB");
+  CASE(2, "do not apply", "tune", "--seen", "--radius", "2", "--db", "@DB");
+  CASE(2, "do not apply", "tune", "--seen", "--size", "10", "--op", "reduce", "--db", "@DB");
+  CASE(2, "--radius does not apply to matadd", "bench", "--op", "matadd", "--size", "8x8",
+       "--radius", "2", "--db", "@DB");
+  CASE(2, "--radius applies to --size", "bench", "--op", "filter", "--radius", "2", "--db", "@DB");
+  CASE(2, "--radius applies to --size", "bench", "--radius", "2", "--db", "@DB");
+  CASE(2, "--size needs one --op", "bench", "--size", "8x8", "--db", "@DB");
+  CASE(2, "unknown --op 'all'", "space", "--op", "all");
+  CASE(2, "unknown --op 'all'", "explain", "--op", "all", "--size", "8", "--db", "@DB");
+  CASE(2, "unknown --op 'all'", "show", "--op", "all", "--db", "@DB");
+  tally("options that do not apply");
+  cr_assert_eq(failures, 0);
+}
+
+/* ---- The command itself ----------------------------------------------------------------------- */
+
+Test(badinput, the_command_line_before_the_command) {
+  check_case((const char *const[]){NULL}, 2, NULL, USAGE_BLOCK); /* no command: the usage */
+  CASE(2, "unknown command ''", "");
+  CASE(2, "unknown command '999", "@LONG");
+  CASE(2, "unknown command '--bogus'", "--bogus");
+  CASE(2, "unknown command 'DB'", "DB");
+  CASE(2, "help: unknown command 'nosuch'", "help", "nosuch");
+  CASE(2, "help: unexpected argument 'extra'", "help", "db", "extra");
+  CASE(2, "--help: unexpected argument 'extra'", "--help", "extra");
+  CASE(2, "-h: unexpected argument", "-h", "db");
+  CASE(2, "--version: unexpected argument", "--version", "x");
+  tally("the command line before the command");
+  cr_assert_eq(failures, 0);
+}
+
+/* ---- Paths: a directory, a device, a file of another kind, a missing directory, too long ------ */
+
+/* The commands that take --db and need no GPU, each with a right command line before --db. A
+ * command that needs a GPU (explain, tune, bench) says "no CUDA device" first on a machine
+ * without one, and is left out here. */
+static const struct {
+  const char *args[6];
+  int creates; /* writes: creates the file (and its directories) where it does not exist */
+} db_users[] = {
+    {{"db", "init"}, 1},      {{"db", "check"}, 0},           {{"show"}, 0},
+    {{"export", "@DIR/w.json"}, 0}, {{"import", "@DOC"}, 1}, {{"report", "--svg", "@DIR/r.svg"}, 0},
+};
+
+/* Runs db_users[u]'s command line with --db path. */
+static void db_case(size_t u, const char *path, int want, const char *needle) {
+  const char *args[12];
+  int n = 0;
+  for (int k = 0; db_users[u].args[k] != NULL; k++) args[n++] = db_users[u].args[k];
+  args[n++] = "--db";
+  args[n++] = path;
+  args[n] = NULL;
+  check_case(args, want, needle, ONE_LINE);
+}
+
+Test(badinput, absurd_paths) {
+  for (size_t u = 0; u < sizeof db_users / sizeof *db_users; u++) {
+    db_case(u, "@DIR", 1, "is a directory");
+    db_case(u, "/dev/null", 1, "not a regular file");
+    db_case(u, "@DOC", 1, "not a database");
+    db_case(u, "@LONG", 1, "too long");
+    db_case(u, "", 2, "--db: empty path");
+    /* by design, a writer creates the database and its directories; a reader creates nothing */
+    if (db_users[u].creates)
+      db_case(u, "@DIR/made/by/it.db", 0, NULL); /* (@MISSING stays missing for the rest) */
+    else
+      db_case(u, "@MISSING/x.db", 1, "no such file");
+  }
+  /* export's FILE, import's FILE */
+  CASE(1, "(a directory)", "export", "@DIR", "--db", "@DB");
+  CASE(1, "(a device or socket)", "export", "/dev/null", "--db", "@DB");
+  CASE(1, "cannot write", "export", "@MISSING/w.json", "--db", "@DB");
+  CASE(1, "cannot write", "export", "@LONG", "--db", "@DB");
+  CASE(1, "is the tuning database itself", "export", "@DB", "--db", "@DB");
+  CASE(1, "is the tuning database itself", "export", "@DIR/./fab.db", "--db", "@DB");
+  CASE(1, "cannot read", "import", "@DIR", "--db", "@DB");
+  CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
+  CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
+  CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");
+  CASE(1, "nothing imported", "import", "@DB", "--db", "@DB");
+  /* report's --svg and --bench */
+  CASE(1, "cannot write", "report", "--svg", "@DIR", "--db", "@DB");
+  CASE(1, "cannot write", "report", "--svg", "@MISSING/r.svg", "--db", "@DB");
+  CASE(1, "cannot write", "report", "--svg", "@LONG", "--db", "@DB");
+  CASE(1, "is the tuning database itself", "report", "--svg", "@DB", "--db", "@DB");
+  CASE(0, NULL, "report", "--svg", "/dev/null", "--db", "@DB"); /* a picture thrown away: right */
+  CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR", "--db", "@DB");
+  CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "/dev/null", "--db",
+       "@DB");
+  CASE(1, "cannot read", "report", "--svg", "@DIR/r.svg", "--bench", "@MISSING/b.json", "--db",
+       "@DB");
+  CASE(1, "cannot read", "report", "--svg", "@DIR/r.svg", "--bench", "@LONG", "--db", "@DB");
+  CASE(1, "cannot read ''", "report", "--svg", "@DIR/r.svg", "--bench", "", "--db", "@DB");
+  /* compile's --file and --output (one small compile each for --output) */
+  CASE(1, "cannot read", "compile", "--arch", "sm_90", "--file", "@DIR");
+  CASE(1, "cannot read", "compile", "--arch", "sm_90", "--file", "@MISSING/k.cu");
+  CASE(1, "cannot read", "compile", "--arch", "sm_90", "--file", "@LONG");
+  CASE(1, "cannot read ''", "compile", "--arch", "sm_90", "--file", "");
+  CASE(1, "cannot write", "compile", "--op", "add", "--arch", "sm_90", "-o", "@DIR");
+  CASE(1, "cannot write", "compile", "--op", "add", "--arch", "sm_90", "-o", "@MISSING/k.cubin");
+  CASE(1, "cannot write", "compile", "--op", "add", "--arch", "sm_90", "-o", "@LONG");
+  CASE(1, "cannot write ''", "compile", "--op", "add", "--arch", "sm_90", "-o", "");
+  tally("absurd paths");
+  cr_assert_eq(failures, 0);
+}
+
+/* A read-only directory: nothing can be created in it. Root writes there all the same, so the
+ * test skips, saying so, where it runs as root. */
+Test(badinput, paths_in_a_read_only_directory) {
+  char probe[200];
+  cr_assert_eq(chmod(ro_dir, 0555), 0);
+  snprintf(probe, sizeof probe, "%s/probe", ro_dir);
+  int fd = open(probe, O_WRONLY | O_CREAT, 0600);
+  if (fd >= 0) {
+    close(fd);
+    remove(probe);
+    cr_skip_test("running as root (uid %d): a read-only directory is writable, so its cases "
+                 "cannot fail as they must", (int)getuid());
+  }
+  for (size_t u = 0; u < sizeof db_users / sizeof *db_users; u++)
+    db_case(u, "@RO/x.db", 1, db_users[u].creates ? "" : "no such file");
+  CASE(1, "cannot write", "export", "@RO/w.json", "--db", "@DB");
+  CASE(1, "cannot write", "report", "--svg", "@RO/r.svg", "--db", "@DB");
+  CASE(1, "cannot write", "compile", "--op", "add", "--arch", "sm_90", "-o", "@RO/k.cubin");
+  tally("paths in a read-only directory");
+  cr_assert_eq(failures, 0);
+}
