@@ -45,7 +45,9 @@ typedef struct pm__device_info {
 int pm__device_count(pm_ctx *c, int *n);
 int pm__device_query(pm_ctx *c, int index, pm__device_info *out);
 
-/* Makes c's device current on this thread; *prev receives the device that was. */
+/* Makes c's device current on this thread; *prev receives the device that was, or -1 where it
+ * was c's already: pm__device_leave(prev) then makes it current again (one cudaGetDevice a
+ * launch, and no more, where the caller's device is pmtune's: the common case). */
 int pm__device_enter(pm_ctx *c, int *prev);
 void pm__device_leave(int prev);
 

@@ -53,18 +53,20 @@ fail:
 }
 
 int pm__device_enter(pm_ctx *c, int *prev) {
-  int rc = PM_OK;
+  int rc = PM_OK, cur;
   *prev = -1;
   if (c->device < 0) return pm__seterr(c, PM_ENODEV, "this context was opened without a device");
-  PM__CUDA(c, cudaGetDevice(prev));
-  if (*prev != c->device) PM__CUDA(c, cudaSetDevice(c->device));
+  PM__CUDA(c, cudaGetDevice(&cur));
+  if (cur != c->device) {
+    PM__CUDA(c, cudaSetDevice(c->device));
+    *prev = cur;
+  }
 fail:
   return rc;
 }
 
 void pm__device_leave(int prev) {
-  int cur;
-  if (prev >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev) cudaSetDevice(prev);
+  if (prev >= 0) cudaSetDevice(prev);
 }
 
 void pm__cuda_versions(int *driver, int *runtime) {
