@@ -174,17 +174,19 @@ static int migration_number(const pm__db_migration *m) {
   return digits == 4 && m->name[4] == '_' ? v : -1;
 }
 
-/* Applies the migrations the file lacks, each in its own IMMEDIATE transaction, re-reading
- * user_version inside it: several processes may open a new file at once. */
+/* Applies the migrations the file lacks, all in one IMMEDIATE transaction, re-reading
+ * user_version inside it (several processes may open a new file at once): a process killed
+ * part way leaves the file as it was, never at a version between (which db check would flag
+ * until the next writer). */
 static int migrate(pm__db *db) {
   int rc = PM_OK, latest = pm__db_schema_latest();
   int64_t now = 0;
   /* Up to date, as nearly every open finds it: nothing to write, so no write lock to wait for
    * (versions only grow: a file at the latest version stays there). */
   if ((rc = query_int(db, "PRAGMA user_version", &now)) != PM_OK || now == latest) return rc;
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
   for (;;) {
     int64_t v = 0, objects = 0;
-    if ((rc = pm__db_begin(db)) != PM_OK) return rc;
     if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
     if (v > latest) {
       rc = pm__seterr(db->c, PM_EDB,
@@ -227,7 +229,6 @@ static int migrate(pm__db *db) {
                       db->path, m->file, (long long)after, (long long)(v + 1));
       goto fail;
     }
-    if ((rc = pm__db_commit(db)) != PM_OK) return rc;
   }
   return pm__db_commit(db);
 fail:

@@ -14,7 +14,7 @@
 
 #define KILLS 100    /* kills that land mid-run, per case */
 #define ATTEMPTS 400 /* at most this many tries to get them */
-#define ROWS 100     /* measurements in an imported document */
+#define ROWS 50      /* measurements in an imported document */
 
 extern char **environ;
 static char dir[64], errfile[128];

@@ -373,7 +373,8 @@ Test(serve_decide, a_forged_import_serves_no_other_template_and_brings_no_cubin)
   pm__db_cubin_key forged = key;
   forged.template_sha256 = SHA_A;
   pm__db *db = NULL;
-  pm__cubin planted = {.data = "\177ELF forged", .size = 13}, got;
+  static char forged_elf[] = "\177ELF forged";
+  pm__cubin planted = {.data = forged_elf, .size = sizeof forged_elf - 1}, got;
   cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__db_cubin_put(db, &forged, &planted), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__db_cubin_get(db, &key, &got), PM_ENOTFOUND, "serving's key finds no cubin");
