@@ -37,7 +37,7 @@ static void setup(void) {
 }
 static void teardown(void) { dbtest_cleanup(dir); }
 
-TestSuite(crash, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(crash, .init = setup, .fini = teardown, .timeout = 300);
 
 /* Starts `pmtune ARGS... --db db` (args ends with NULL), its output to /dev/null and its
  * stderr to errfile; returns its pid. */
