@@ -64,9 +64,13 @@ typedef struct pm__db_known_group {
   bracket *brackets; /* nsizes - 1: brackets[j] is by_size[j], by_size[j + 1] */
 }  group;
 
+/* The GPU itself or one of its model: the same name, compute capability and SM count always
+ * (a row that names this GPU's uuid but another model, as a forged or mistaken import could
+ * write, is never served here), and the same memory size unless it is the GPU itself (turning
+ * ECC on or off changes what it reports). */
 #define SAME_MODEL                                                                           \
-  "(g.uuid = ?1 OR (g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5" \
-  " AND g.mem_bytes = ?6))"
+  "(g.name = ?2 AND g.cc_major = ?3 AND g.cc_minor = ?4 AND g.sm_count = ?5"                 \
+  " AND (g.uuid = ?1 OR g.mem_bytes = ?6))"
 
 /* The order of lookups: by problem (op, dtype, variant, radius, size), then the measurements
  * of the GPU itself before those of others of its model, the fastest first. */

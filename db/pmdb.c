@@ -174,17 +174,19 @@ static int migration_number(const pm__db_migration *m) {
   return digits == 4 && m->name[4] == '_' ? v : -1;
 }
 
-/* Applies the migrations the file lacks, each in its own IMMEDIATE transaction, re-reading
- * user_version inside it: several processes may open a new file at once. */
+/* Applies the migrations the file lacks, all in one IMMEDIATE transaction, re-reading
+ * user_version inside it (several processes may open a new file at once): a process killed
+ * part way leaves the file as it was, never at a version between (which db check would flag
+ * until the next writer). */
 static int migrate(pm__db *db) {
   int rc = PM_OK, latest = pm__db_schema_latest();
   int64_t now = 0;
   /* Up to date, as nearly every open finds it: nothing to write, so no write lock to wait for
    * (versions only grow: a file at the latest version stays there). */
   if ((rc = query_int(db, "PRAGMA user_version", &now)) != PM_OK || now == latest) return rc;
+  if ((rc = pm__db_begin(db)) != PM_OK) return rc;
   for (;;) {
     int64_t v = 0, objects = 0;
-    if ((rc = pm__db_begin(db)) != PM_OK) return rc;
     if ((rc = query_int(db, "PRAGMA user_version", &v)) != PM_OK) goto fail;
     if (v > latest) {
       rc = pm__seterr(db->c, PM_EDB,
@@ -227,7 +229,6 @@ static int migrate(pm__db *db) {
                       db->path, m->file, (long long)after, (long long)(v + 1));
       goto fail;
     }
-    if ((rc = pm__db_commit(db)) != PM_OK) return rc;
   }
   return pm__db_commit(db);
 fail:
@@ -742,11 +743,31 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
                       d ? d->arch : "", d ? d->sm_count : 0, d ? d->mem_bytes : 0);
   *id = 0;
   if (added) *added = 0;
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT id FROM gpu WHERE uuid = ?1", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT id, name, cc_major, cc_minor, sm_count FROM gpu"
+                                    " WHERE uuid = ?1",
+                                    -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC));
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
-  if (r == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+  if (r == SQLITE_ROW) {
+    /* The same uuid as another model: its rows were measured on that model (or forged), and
+     * taking them as this GPU's would serve them here. Refused, the file left as it is. */
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    int major = sqlite3_column_int(st, 2), minor = sqlite3_column_int(st, 3);
+    int sms = sqlite3_column_int(st, 4);
+    if (name == NULL || strcmp(name, d->name) != 0 || major != d->cc_major ||
+        minor != d->cc_minor || sms != d->sm_count) {
+      rc = pm__seterr(db->c, keep_known ? PM_EINVAL : PM_EDB,
+                      "GPU %s is a %s (cc %d.%d, %d SMs) in %s, not a %s (cc %d.%d, %d SMs): one "
+                      "model's measurements are never another's%s",
+                      d->uuid, name ? name : "?", major, minor, sms, db->path, d->name,
+                      d->cc_major, d->cc_minor, d->sm_count,
+                      keep_known ? "" : "; remove that GPU's rows, or use another database");
+      goto fail;
+    }
+    *id = sqlite3_column_int64(st, 0);
+  }
   pm__db_finalize(&st);
   if (*id != 0 && keep_known) return PM_OK;
   PM__SQLITE(db, sqlite3_prepare_v2(

@@ -90,8 +90,10 @@ int pm__db_check(pm__db *db, char **report, int *problems);
 
 /* ---- GPUs and runs -------------------------------------------------------------------------- */
 
-/* Records a GPU (identified by d->uuid; d->name, cc, arch, sm_count and mem_bytes are kept up
- * to date) and the versions it ran with; *id is its row. */
+/* Records a GPU (identified by d->uuid; its arch, memory and the versions it ran with are kept up
+ * to date); *id is its row. A row of d->uuid that names another
+ * model (name, compute capability, SM count) is PM_EDB, the file left as it is: its
+ * measurements were never this GPU's. */
 int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
                    int64_t *id);
 
@@ -360,7 +362,8 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
  * SQLite code (the bits of all the binds' codes or'ed). */
 int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text);
 
-/* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is. */
+/* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is.
+ * A known uuid of another model is refused: PM_EINVAL where keep_known (an import), else PM_EDB. */
 int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
                      int keep_known, int64_t *id, int *added);
 

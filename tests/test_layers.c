@@ -1,8 +1,10 @@
 /* test_layers.c: rules on the source tree, with the file and line that breaks one: the layers'
  * includes point one way (ARCHITECTURE.md): core <- db <- tuner <- runtime <- tools, include/ for
  * all, and db/ includes no CUDA header (the build enforces the same with each layer's include
- * path); and no SQL is built from strings: every value reaches SQLite as a bound parameter. */
+ * path); no SQL is built from strings: every value reaches SQLite as a bound parameter; and no
+ * shell runs anything: another program is started with an argument vector (tools/subprocess.c). */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,4 +143,50 @@ Test(layers, sql_built_from_strings_is_caught) {
   cr_assert_not_null(builds_sql("  snprintf(sql, sizeof sql, \"SELECT * FROM gpu WHERE uuid = '%s'\", u);"));
   cr_assert_not_null(builds_sql("  char *q = sqlite3_mprintf(\"DELETE FROM run WHERE id = %lld\", id);"));
   cr_assert_null(builds_sql("  PM__SQLITE(db, sqlite3_prepare_v2(h, \"SELECT id FROM gpu WHERE uuid = ?1\", -1, &st, NULL));"));
+}
+
+/* ---- No shell (issue 15, "Trust") ---- */
+
+/* Why line runs a shell or searches $PATH for a program, or NULL. */
+static const char *runs_shell(const char *line) {
+  static const char *const calls[] = {"popen(",   "system(", "execl(",  "execlp(",
+                                      "execle(",  "execvp(", "execvpe(", "posix_spawnp(",
+                                      "/bin/sh",  NULL};
+  for (int i = 0; calls[i] != NULL; i++) {
+    const char *at = strstr(line, calls[i]);
+    /* a call, not a longer name ending so (my_system() is fine) */
+    if (at != NULL && (at == line || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')))
+      return calls[i];
+  }
+  return NULL;
+}
+
+/* Expects no line of layer's file to run a shell; returns 0. */
+static int check_shell(int layer, const char *file) {
+  char path[2048], line[4096];
+  snprintf(path, sizeof path, "%s/%s/%s", PM_SOURCE_DIR, layers[layer], file);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
+  for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
+    const char *why = runs_shell(line);
+    cr_expect_null(why, "%s/%s:%d: '%s' runs a shell or searches $PATH: use cli_spawn_read "
+                   "(tools/subprocess.h), an argument vector",
+                   layers[layer], file, no, why);
+  }
+  fclose(f);
+  return 0;
+}
+
+Test(layers, no_shell_runs_anything) {
+  int files = 0;
+  for_each_source(check_shell, &files);
+  cr_assert_gt(files, 20);
+}
+
+Test(layers, a_shell_is_caught) {
+  cr_assert_not_null(runs_shell("  FILE *p = popen(cmd, \"r\");"));
+  cr_assert_not_null(runs_shell("  if (system(cmd) != 0)"));
+  cr_assert_not_null(runs_shell("  execvp(argv[0], argv);"));
+  cr_assert_null(runs_shell("  rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);"));
+  cr_assert_null(runs_shell("  int rc = file_system(x);"));
 }

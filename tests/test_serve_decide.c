@@ -2,10 +2,11 @@
  * database and a fake GPU: the exact winner, else between two tuned sizes the configuration best
  * at both, else the nearest tuned size, else the default;
  * only configurations the caller's alignment allows; never another GPU model's winner or a
- * stale template's. Each case also checks that `pmtune explain`'s path (pm__serve_decide, with
+ * stale template's, whatever an imported document says. Each case also checks that `pmtune explain`'s path (pm__serve_decide, with
  * the context's own read-only handle) gives the same answer as the chain called directly. */
 #include <math.h>
 
+#include "compile.h"
 #include "dbtest.h"
 #include "serve.h"
 
@@ -40,8 +41,8 @@ static const char *real_sha(const pm__op *op) { return pm__template_find(op->nam
 
 /* Stores config as a verified measurement of op on pr taking `ms`, made on GPU gpu with the
  * template hash sha, as `pmtune tune` would. Creates the database where it is missing. */
-static void put_on(const pm__device_info *gpu, const char *sha, const pm__op *op, pm__problem pr,
-                   const char *config, double ms) {
+static void put_in(const char *file, const pm__device_info *gpu, const char *sha,
+                   const pm__op *op, pm__problem pr, const char *config, double ms) {
   pm__db *db = NULL;
   int64_t id;
   int v[PM__MAX_PARAMS];
@@ -50,11 +51,17 @@ static void put_on(const pm__device_info *gpu, const char *sha, const pm__op *op
   cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s: %s", config, pm_errmsg(c));
   pm__config_json(op, v, params, sizeof params);
   pm__op_db_problem(op, &pr, &p);
-  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__db_gpu_put(db, gpu, 12040, 12080, &id), PM_OK, "%s", pm_errmsg(c));
   pm__db_measurement m = dbtest_measurement(id, p, sha, params, ms);
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
   pm__db_close(db);
+}
+
+/* The same in the test's database. */
+static void put_on(const pm__device_info *gpu, const char *sha, const pm__op *op, pm__problem pr,
+                   const char *config, double ms) {
+  put_in(path, gpu, sha, op, pr, config, ms);
 }
 
 /* The same on the context's own (fake) GPU with the template built into this library. */
@@ -310,4 +317,156 @@ Test(serve_decide, a_stale_templates_winner_is_not_used) {
   put(&pm__op_matadd, M1000, MATADD(1), 3.0); /* slower, but of the template built in */
   cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_EXACT);
   cr_assert_str_eq(d.config, MATADD(1));
+}
+
+/* ---- Forged imports (issue 15, "Trust") ----------------------------------------------------- */
+
+/* A document as `pmtune export --all` writes it, of what put_in stored in `source`
+ * (heap, NUL-terminated). */
+static char *document_of(const char *source) {
+  pm__db *db = NULL;
+  char *doc = NULL;
+  size_t len = 0;
+  cr_assert_eq(pm__db_open(c, source, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  FILE *f = open_memstream(&doc, &len);
+  cr_assert_eq(pm__db_export(db, f, 1, NULL), PM_OK, "%s", pm_errmsg(c));
+  fclose(f);
+  pm__db_close(db);
+  return doc;
+}
+
+/* Imports doc into the test's database; returns the status, pm_errmsg(c) saying why. */
+static int import(const char *doc) {
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  int rc = pm__db_import(db, doc, strlen(doc), NULL);
+  pm__db_close(db);
+  return rc;
+}
+
+static int64_t stored(const char *sql) {
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  int64_t v = dbtest_int(h, sql);
+  sqlite3_close(h);
+  return v;
+}
+
+Test(serve_decide, a_forged_import_never_serves_another_models_winner_here) {
+  /* The document: a winner of an A100, under the uuid of this (H100) GPU. */
+  char source[128];
+  snprintf(source, sizeof source, "%s/forged.db", dir);
+  pm__device_info a100_as_me = fake_gpu(1, 0);
+  memcpy(a100_as_me.uuid, c->dev.uuid, sizeof a100_as_me.uuid);
+  put_in(source, &a100_as_me, real_sha(&pm__op_matadd), &pm__op_matadd, M1000, MATADD(4), 1.0);
+  char *doc = document_of(source);
+  pm__decision d;
+
+  /* Where this GPU is not recorded yet, nothing tells the document wrong: it is imported, and
+   * its row, of another model, serves nothing here (it did before: lookups took any row of this
+   * GPU's uuid as its own). */
+  cr_assert_eq(import(doc), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT, "served %s (%s)", d.config,
+               pm__source_name(d.source));
+  cr_assert_eq(decide(&pm__op_matadd, (pm__problem){.rows = 900, .cols = 900, .caller_align = 16},
+                      &d),
+               PM__FROM_DEFAULT, "nor at the nearest size");
+  /* This GPU recording itself (as tuning and serving do) does not adopt that row (it did: the
+   * row was renamed to this GPU's model, and its A100 winner served here). */
+  pm__db *db = NULL;
+  int64_t id = 0;
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &c->dev, 12040, 12080, &id), PM_EDB);
+  cr_assert_not_null(strstr(pm_errmsg(c), "is a Fake A100"), "%s", pm_errmsg(c));
+  cr_assert_not_null(strstr(pm_errmsg(c), "not a Fake H100"), "%s", pm_errmsg(c));
+  pm__db_close(db);
+  cr_assert_eq(stored("SELECT count(*) FROM gpu WHERE name = 'Fake A100'"), 1, "left as it was");
+  cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+
+  /* Where this GPU is recorded, the document is refused whole (it was imported, and its A100
+   * measurements taken as this GPU's). */
+  char side[160];
+  cr_assert_eq(unlink(path), 0);
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
+  put(&pm__op_reduce, (pm__problem){.n = 1u << 20},
+      "block=256 items=4 vec=4 step=2 combine=0 acc=0 grid=4", 1.0); /* records this GPU */
+  int64_t before = stored("SELECT count(*) FROM measurement");
+  cr_assert_eq(import(doc), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "gpus[0]"), "%s", pm_errmsg(c));
+  cr_assert_not_null(strstr(pm_errmsg(c), "is a Fake H100"), "%s", pm_errmsg(c));
+  cr_assert_eq(stored("SELECT count(*) FROM measurement"), before, "nothing imported");
+  cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+  free(doc);
+
+  /* An A100's own document (its own uuid) serves A100s, never this GPU. */
+  snprintf(source, sizeof source, "%s/a100.db", dir);
+  pm__device_info a100 = fake_gpu(1, 7);
+  put_in(source, &a100, real_sha(&pm__op_matadd), &pm__op_matadd, M1000, MATADD(4), 1.0);
+  doc = document_of(source);
+  cr_assert_eq(import(doc), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+  cr_assert_eq(decide_on(&a100, &pm__op_matadd, M1000, &d), PM__FROM_EXACT);
+  free(doc);
+}
+
+Test(serve_decide, a_forged_import_serves_no_other_template_and_brings_no_cubin) {
+  char source[128];
+  snprintf(source, sizeof source, "%s/forged.db", dir);
+  /* A winner of a template this library was not built from (an older or a made-up matadd.cu):
+   * imported, kept, never current, never served. */
+  put_in(source, &c->dev, SHA_A, &pm__op_matadd, M1000, MATADD(4), 0.001);
+  char *doc = document_of(source);
+  pm__decision d;
+  cr_assert_eq(import(doc), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(stored("SELECT current FROM template WHERE sha256 = '" SHA_A "'"), 0);
+  cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+
+  /* matadd's rows under reduce's template hash: refused, nothing imported. */
+  char *other = malloc(strlen(doc) + 1);
+  strcpy(other, doc);
+  for (char *p = other; (p = strstr(p, SHA_A)) != NULL; p += 64)
+    memcpy(p, real_sha(&pm__op_reduce), 64);
+  int64_t before = stored("SELECT count(*) FROM measurement");
+  cr_assert_eq(import(other), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "is reduce's, not matadd's"), "%s", pm_errmsg(c));
+  cr_assert_eq(stored("SELECT count(*) FROM measurement"), before);
+  free(other);
+
+  /* A document cannot carry cubins: a "cubins" member is refused, nothing imported. */
+  char *with_cubins = malloc(strlen(doc) + 128);
+  size_t end = strlen(doc);
+  while (end > 0 && doc[end - 1] != '}') end--;
+  cr_assert_gt(end, 0);
+  sprintf(with_cubins, "%.*s,\"cubins\":[{\"data\":\"f0VMRg==\"}]}\n", (int)end - 1, doc);
+  cr_assert_eq(import(with_cubins), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "unknown field 'cubins'"), "%s", pm_errmsg(c));
+  cr_assert_eq(stored("SELECT count(*) FROM cubin"), 0);
+  free(with_cubins);
+  free(doc);
+
+  /* A cubin planted in the file under another template's hash (anything but the built-in
+   * template's) is not what serving's key finds: it compiles from the template instead. */
+  int v[PM__MAX_PARAMS], driver = 12040;
+  char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
+  cr_assert_eq(pm__config_parse(c, &pm__op_matadd, MATADD(4), v), PM_OK);
+  int nd = pm__config_defines(&pm__op_matadd, v, &M1000, defs);
+  pm__db_cubin_key key;
+  cr_assert_eq(pm__cubin_key(c, real_sha(&pm__op_matadd), (const char(*)[24])defs, nd, driver,
+                             dtext, sizeof dtext, &key),
+               PM_OK);
+  pm__db_cubin_key forged = key;
+  forged.template_sha256 = SHA_A;
+  pm__db *db = NULL;
+  static char forged_elf[] = "\177ELF forged";
+  pm__cubin planted = {.data = forged_elf, .size = sizeof forged_elf - 1}, got;
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_cubin_put(db, &forged, &planted), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_cubin_get(db, &key, &got), PM_ENOTFOUND, "serving's key finds no cubin");
+  cr_assert_eq(pm__db_cubin_get(db, &forged, &got), PM_OK);
+  pm__cubin_free(&got);
+  pm__db_close(db);
 }

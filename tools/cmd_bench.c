@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "serve.h"
+#include "subprocess.h"
 #include "tune.h"
 
 static const char about[] =
@@ -102,11 +103,13 @@ fail:
   return rc;
 }
 
-/* Runs pmtune_peers (beside this program) for the problem, with k copies of its data per
- * sample (the kernels' count); fills name and timing. */
+/* Runs pmtune_peers (beside this program, where it was built) for the problem, with k copies of
+ * its data per sample (the kernels' count), through an argument vector: no shell sees its path.
+ * Fills name and timing; where it cannot start or fails, says so on stderr (its own reason is
+ * there too: its stderr is ours) and leaves the timing empty (the name, where it said one). */
 static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, char *name,
                  size_t len, timing *out) {
-  char exe[PATH_MAX], cmd[PATH_MAX + 128], line[2048];
+  char exe[PATH_MAX], line[2048], why[PATH_MAX + 64];
   memset(out, 0, sizeof *out);
   snprintf(name, len, "-");
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
@@ -115,32 +118,31 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   char *slash = strrchr(exe, '/');
   if (slash == NULL) return;
   strcpy(slash + 1, "pmtune_peers");
-  if (access(exe, X_OK) != 0) return;
-  char size[32], radius[24] = "";
+  if (access(exe, F_OK) != 0) return; /* not built: no peer column, and nothing to say */
+  char size[32], radius[16], nsamples[16], copies[16];
   if (op->dims == 1)
     snprintf(size, sizeof size, "%u", pr->n);
   else
     snprintf(size, sizeof size, "%ux%u", pr->rows, pr->cols);
-  if (op->radius_max > 0)
-    snprintf(radius, sizeof radius, " --radius %d", pr->radius);
-  snprintf(cmd, sizeof cmd, "'%s' --op %s --size %s%s --samples %d --copies %d 2>/dev/null", exe,
-           op->name, size, radius, samples, k);
-  FILE *p = popen(cmd, "r");
-  if (p == NULL) return;
-  if (fgets(line, sizeof line, p) != NULL) {
-    char *s = strstr(line, "\"peer\":\""), *m = strstr(line, "\"median_ms\":");
-    if (s != NULL) {
-      s += 8;
-      char *e = strchr(s, '"');
-      if (e) snprintf(name, len, "%.*s", (int)(e - s), s);
-    }
-    if (m != NULL && strstr(line, "\"verified\":true") != NULL) {
-      out->ms = strtod(m + 12, NULL);
-      out->gbps = op->bytes(pr) / (out->ms * 1e6);
-      out->ok = out->ms > 0;
-    }
+  snprintf(radius, sizeof radius, "%d", pr->radius);
+  snprintf(nsamples, sizeof nsamples, "%d", samples);
+  snprintf(copies, sizeof copies, "%d", k);
+  char *argv[] = {exe,        "--op",     (char *)op->name, "--size", size, "--samples",
+                  nsamples,   "--copies", copies,           NULL,     NULL, NULL};
+  if (op->radius_max > 0) argv[9] = "--radius", argv[10] = radius;
+  int failed = cli_spawn_read(exe, argv, line, sizeof line, why, sizeof why);
+  if (failed) fprintf(stderr, "pmtune bench: %s %s: peer %s: %s; no peer timing\n", op->name, size, exe, why);
+  char *s = strstr(line, "\"peer\":\""), *m = strstr(line, "\"median_ms\":");
+  if (s != NULL) {
+    s += 8;
+    char *e = strchr(s, '"');
+    if (e) snprintf(name, len, "%.*s", (int)(e - s), s);
   }
-  pclose(p);
+  if (!failed && m != NULL && strstr(line, "\"verified\":true") != NULL) {
+    out->ms = strtod(m + 12, NULL);
+    out->gbps = op->bytes(pr) / (out->ms * 1e6);
+    out->ok = out->ms > 0;
+  }
 }
 
 /* Adds op's default sizes (its entry's bench_sizes) to items[n..max); returns the new count. */
