@@ -41,19 +41,7 @@ static const char *real_sha(const pm__op *op) { return pm__template_find(op->nam
  * template hash sha, as `pmtune tune` would. Creates the database where it is missing. */
 static void put_on(const pm__device_info *gpu, const char *sha, const pm__op *op, pm__problem pr,
                    const char *config, double ms) {
-  pm__db *db = NULL;
-  int64_t id;
-  int v[PM__MAX_PARAMS];
-  char params[PM__DB_PARAMS_MAX];
-  pm__db_problem p;
-  cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s: %s", config, pm_errmsg(c));
-  pm__config_json(op, v, params, sizeof params);
-  pm__op_db_problem(op, &pr, &p);
-  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__db_gpu_put(db, gpu, 12040, 12080, &id), PM_OK, "%s", pm_errmsg(c));
-  pm__db_measurement m = dbtest_measurement(id, p, sha, params, ms);
-  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
-  pm__db_close(db);
+  dbtest_put_config(c, path, gpu, sha, op, pr, config, ms);
 }
 
 /* The same on the context's own (fake) GPU with the template built into this library. */
