@@ -31,7 +31,16 @@ void pm_close(pm_ctx *c) {
   pm__ctx_free(c);
 }
 
-const char *pm_notice(const pm_ctx *c) { return c ? c->notice : NULL; }
+/* Read under the context's lock: another thread's first fallback sets it (pm__notice). Once set
+ * it is never changed or freed until pm_close, so the pointer stays valid after the unlock. */
+const char *pm_notice(const pm_ctx *c) {
+  if (c == NULL) return NULL;
+  pm_ctx *m = (pm_ctx *)c; /* the lock is not part of what const promises */
+  pthread_mutex_lock(&m->lock);
+  const char *notice = c->notice;
+  pthread_mutex_unlock(&m->lock);
+  return notice;
+}
 
 int pm_reload(pm_ctx *c) {
   if (c == NULL) return PM_EINVAL;

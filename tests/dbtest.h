@@ -96,6 +96,27 @@ static inline void dbtest_make_db(const char *file) {
   pm_close(c);
 }
 
+/* Stores config as a verified measurement of op on pr taking `ms`, made on GPU gpu with the
+ * template hash sha, in the database at path (created where it is missing), as `pmtune tune`
+ * would; c takes the messages. */
+static inline void dbtest_put_config(pm_ctx *c, const char *path, const pm__device_info *gpu,
+                                     const char *sha, const pm__op *op, pm__problem pr,
+                                     const char *config, double ms) {
+  pm__db *db = NULL;
+  int64_t id;
+  int v[PM__MAX_PARAMS];
+  char params[PM__DB_PARAMS_MAX];
+  pm__db_problem p;
+  cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s: %s", config, pm_errmsg(c));
+  pm__config_json(op, v, params, sizeof params);
+  pm__op_db_problem(op, &pr, &p);
+  cr_assert_eq(pm__db_open(c, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, gpu, 12040, 12080, &id), PM_OK, "%s", pm_errmsg(c));
+  pm__db_measurement m = dbtest_measurement(id, p, sha, params, ms);
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  pm__db_close(db);
+}
+
 /* The first column of the first row of sql, as an integer (-1 where there is no row). */
 static inline int64_t dbtest_int(sqlite3 *h, const char *sql) {
   sqlite3_stmt *st = NULL;

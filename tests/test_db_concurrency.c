@@ -1,7 +1,12 @@
 /* test_db_concurrency.c: many processes tuning into one database file and many reading it at
- * once: no row lost, no "database is locked" ever reaching a caller. */
+ * once: no row lost, no "database is locked" ever reaching a caller. Suite db_concurrency: 8
+ * writers through the library and 8 readers. Suite db_load (CTest's test_db_load, label load):
+ * 16 `pmtune import` processes and 16 readers (`pmtune show`, `pmtune db check`, library opens)
+ * for 20 s. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -197,4 +202,218 @@ Test(db_concurrency, eight_writers_and_eight_readers_on_an_existing_file) {
   pm__db_close(db);
   pm_close(c);
   run_all();
+}
+
+/* ---- Load: 16 importing processes and 16 reading, for 20 s ---------------------------------- */
+
+#define IMPORTERS 16
+#define LOAD_READERS 16
+#define DOCS 8      /* documents per importer, each adding ROWS measurements to the one before */
+#define ROWS 10
+#define LOAD_MS 20000
+
+extern char **environ;
+
+/* Runs argv (PMTUNE_BIN and its arguments) with stdout and stderr appended to log; its exit
+ * status, or -1 where it did not exit. */
+static int run_logged(const char *log, char *const argv[]) {
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  int status = 0;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Says on stderr that who's command failed, with the last line the command wrote to log. */
+static void say_failed(const char *who, const char *what, int status, const char *log) {
+  size_t len = 0;
+  char *text = dbtest_slurp(log, &len);
+  while (text != NULL && len > 0 && text[len - 1] == '\n') text[--len] = '\0';
+  const char *last = text != NULL ? strrchr(text, '\n') : NULL;
+  fprintf(stderr, "%s: %s: status %d: %s\n", who, what, status,
+          last ? last + 1 : text ? text : "(no output)");
+  free(text);
+}
+
+/* Importer i's documents: doc j holds batches 0..j of its rows (so each import after the first
+ * also merges rows the database has), exported by the library from a file of its own. */
+static void make_docs(int i) {
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  char src[160], doc[160];
+  pm__db *db = NULL;
+  int64_t gpu;
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  snprintf(src, sizeof src, "%s/src-%d.db", dir, i);
+  cr_assert_eq(pm__db_open(c, src, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  for (int j = 0; j < DOCS; j++) {
+    for (int k = 0; k < ROWS; k++) {
+      char params[64];
+      snprintf(params, sizeof params, "{\"bx\":%d,\"by\":%d}", i, j * ROWS + k);
+      pm__db_measurement m =
+          dbtest_measurement(gpu, dbtest_matadd(2048, 2048), sha, params, 1.0 + i + k);
+      cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+    }
+    snprintf(doc, sizeof doc, "%s/doc-%d-%d.json", dir, i, j);
+    FILE *f = fopen(doc, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(pm__db_export(db, f, 1, NULL), PM_OK, "%s", pm_errmsg(c));
+    cr_assert_eq(fclose(f), 0);
+  }
+  pm__db_close(db);
+  pm_close(c);
+}
+
+/* Importer i: imports its documents in turn, again and again, until the time is up and each has
+ * been imported once; every import must succeed. */
+static void importer(int i, int start, double until) {
+  char log[160], doc[160];
+  snprintf(log, sizeof log, "%s/importer-%d.log", dir, i);
+  wait_for_start(start);
+  for (int j = 0; j < DOCS || pm__now_ms() < until; j++) {
+    snprintf(doc, sizeof doc, "%s/doc-%d-%d.json", dir, i, j % DOCS);
+    char *argv[] = {PMTUNE_BIN, "import", doc, "--db", path, NULL};
+    int rc = run_logged(log, argv);
+    if (rc != 0) {
+      char who[32];
+      snprintf(who, sizeof who, "importer %d", i);
+      say_failed(who, doc, rc, log);
+      _exit(1);
+    }
+  }
+  _exit(0);
+}
+
+/* Reader r: until the time is up, in turn: `pmtune show`, a library open that counts the rows
+ * (never fewer than before), `pmtune db check`. Until the reader has seen a row, a command may
+ * find no database, or one being made (status 1, PM_ENOTFOUND); from then on each must succeed. */
+static void load_reader(int r, int start, double until) {
+  char log[160];
+  snprintf(log, sizeof log, "%s/reader-%d.log", dir, r);
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  if (pm_open(&c, &o) != PM_OK) _exit(2);
+  wait_for_start(start);
+  int64_t seen = 0;
+  for (int step = 0; pm__now_ms() < until; step++) {
+    int must = seen > 0, rc = 0;
+    if (step % 3 == 0) {
+      char *argv[] = {PMTUNE_BIN, "show", "--db", path, NULL};
+      rc = run_logged(log, argv);
+    } else if (step % 3 == 1) {
+      pm__db *db = NULL;
+      rc = pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db);
+      if (rc == PM_OK) {
+        int64_t now = dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement");
+        pm__db_close(db);
+        if (now < seen) {
+          fprintf(stderr, "reader %d: saw %lld rows, then %lld\n", r, (long long)seen,
+                  (long long)now);
+          _exit(1);
+        }
+        seen = now;
+      } else if (rc != PM_ENOTFOUND || must) {
+        child_fail(r, "open read-only", c);
+      }
+      rc = 0;
+    } else {
+      char *argv[] = {PMTUNE_BIN, "db", "check", "--db", path, NULL};
+      rc = run_logged(log, argv);
+    }
+    if (rc != 0 && must) {
+      char who[32];
+      snprintf(who, sizeof who, "reader %d", r);
+      say_failed(who, step % 3 == 0 ? "pmtune show" : "pmtune db check", rc, log);
+      _exit(1);
+    }
+  }
+  pm_close(c);
+  _exit(0);
+}
+
+/* How many lines of the file at p hold needle. */
+static int lines_with(const char *p, const char *needle) {
+  size_t len = 0;
+  char *text = dbtest_slurp(p, &len);
+  int n = 0;
+  for (char *line = text ? strtok(text, "\n") : NULL; line != NULL; line = strtok(NULL, "\n"))
+    n += strstr(line, needle) != NULL;
+  free(text);
+  return n;
+}
+
+TestSuite(db_load, .init = setup, .fini = teardown, .timeout = 300);
+
+Test(db_load, sixteen_importers_and_sixteen_readers_for_twenty_seconds) {
+  snprintf(path, sizeof path, "%s/load/pmtune.db", dir); /* nobody made it: importers race */
+  for (int i = 0; i < IMPORTERS; i++) make_docs(i);
+  int go[2];
+  cr_assert_eq(pipe(go), 0);
+  pid_t pids[IMPORTERS + LOAD_READERS];
+  double t0 = pm__now_ms(), until = t0 + LOAD_MS;
+  for (int i = 0; i < IMPORTERS + LOAD_READERS; i++) {
+    pids[i] = fork();
+    cr_assert_geq(pids[i], 0);
+    if (pids[i] == 0) {
+      close(go[1]);
+      if (i < IMPORTERS) importer(i, go[0], until);
+      load_reader(i - IMPORTERS, go[0], until);
+    }
+  }
+  close(go[0]);
+  close(go[1]);
+  int failed = 0;
+  for (int i = 0; i < IMPORTERS + LOAD_READERS; i++) {
+    int status = 0;
+    cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
+  }
+  double took = pm__now_ms() - t0;
+  int locked = 0, imports = 0, reads = 0;
+  for (int i = 0; i < IMPORTERS + LOAD_READERS; i++) {
+    char log[160];
+    snprintf(log, sizeof log, "%s/%s-%d.log", dir, i < IMPORTERS ? "importer" : "reader",
+             i < IMPORTERS ? i : i - IMPORTERS);
+    locked += lines_with(log, "locked") + lines_with(log, "busy");
+    if (i < IMPORTERS) imports += lines_with(log, "imported");
+    else reads += lines_with(log, "no problems found");
+  }
+  cr_assert_eq(failed, 0, "%d of the %d processes met an error (their messages are above)", failed,
+               IMPORTERS + LOAD_READERS);
+  cr_assert_eq(locked, 0, "%d lines of the commands' output say the database was locked or busy",
+               locked);
+
+  pm_ctx *c = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(c, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+  sqlite3 *h = pm__db_handle(db);
+  int64_t rows = dbtest_int(h, "SELECT count(*) FROM measurement");
+  for (int i = 0; i < IMPORTERS; i++) {
+    char sql[128];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM measurement WHERE json_extract(params, '$.bx') = %d", i);
+    cr_assert_eq(dbtest_int(h, sql), DOCS * ROWS, "importer %d lost none of its rows", i);
+  }
+  cr_assert_eq(rows, IMPORTERS * DOCS * ROWS, "%lld rows, %d imported", (long long)rows,
+               IMPORTERS * DOCS * ROWS);
+  char *report = NULL;
+  int problems = -1;
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
+  pm__db_close(db);
+  pm_close(c);
+  cr_log_info("%.1f s: %d imports, %d db checks passed, %lld rows, 0 lost, 0 locked", took / 1000,
+              imports, reads, (long long)rows);
 }

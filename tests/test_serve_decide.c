@@ -40,22 +40,10 @@ TestSuite(serve_decide, .init = setup, .fini = teardown, .timeout = 60);
 static const char *real_sha(const pm__op *op) { return pm__template_find(op->name)->sha256; }
 
 /* Stores config as a verified measurement of op on pr taking `ms`, made on GPU gpu with the
- * template hash sha, as `pmtune tune` would. Creates the database where it is missing. */
+ * template hash sha, in the database `file` (dbtest_put_config). */
 static void put_in(const char *file, const pm__device_info *gpu, const char *sha,
                    const pm__op *op, pm__problem pr, const char *config, double ms) {
-  pm__db *db = NULL;
-  int64_t id;
-  int v[PM__MAX_PARAMS];
-  char params[PM__DB_PARAMS_MAX];
-  pm__db_problem p;
-  cr_assert_eq(pm__config_parse(c, op, config, v), PM_OK, "%s: %s", config, pm_errmsg(c));
-  pm__config_json(op, v, params, sizeof params);
-  pm__op_db_problem(op, &pr, &p);
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__db_gpu_put(db, gpu, 12040, 12080, &id), PM_OK, "%s", pm_errmsg(c));
-  pm__db_measurement m = dbtest_measurement(id, p, sha, params, ms);
-  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
-  pm__db_close(db);
+  dbtest_put_config(c, file, gpu, sha, op, pr, config, ms);
 }
 
 /* The same in the test's database. */
