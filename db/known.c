@@ -114,12 +114,15 @@ static int bind(sqlite3_stmt *st, const pm__device_info *d, const char *op, cons
          sqlite3_bind_text(st, 8, sha, -1, SQLITE_STATIC);
 }
 
-/* Fills the problem columns (COLUMNS, from column `at`) of a row or seed. */
+/* Fills the problem columns (COLUMNS, from column `at`) of a row or seed; jumps to `fail` where
+ * SQLite runs out of memory making their text (db, rc in scope). */
 #define READ_PROBLEM(st, at, w)                                                              \
   do {                                                                                       \
-    snprintf((w)->dtype, sizeof (w)->dtype, "%s", (const char *)sqlite3_column_text(st, at)); \
-    snprintf((w)->variant, sizeof (w)->variant, "%s",                                        \
-             (const char *)sqlite3_column_text(st, (at) + 1));                               \
+    const char *dtype_, *variant_;                                                           \
+    PM__SQLITE_TEXT(db, st, at, dtype_);                                                     \
+    PM__SQLITE_TEXT(db, st, (at) + 1, variant_);                                             \
+    snprintf((w)->dtype, sizeof (w)->dtype, "%s", dtype_ ? dtype_ : "");                     \
+    snprintf((w)->variant, sizeof (w)->variant, "%s", variant_ ? variant_ : "");             \
     (w)->radius = sqlite3_column_int(st, (at) + 2);                                          \
     (w)->rows = sqlite3_column_int64(st, (at) + 3);                                          \
     (w)->cols = sqlite3_column_int64(st, (at) + 4);                                          \
@@ -141,7 +144,7 @@ static int load_seeds(pm__db *db, const pm__device_info *d, const char *op, cons
   PM__SQLITE(db, bind(st, d, op, sha));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n == cap) {
-      seed *grown = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *grown);
+      seed *grown = pm__realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *grown);
       if (grown == NULL) {
         rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
                         pm__db_filename(db));
@@ -177,16 +180,19 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     if (k->n == k->cap) {
       size_t cap = k->cap ? 2 * k->cap : 256;
-      pm__db_known_row *grown = realloc(k->rows, cap * sizeof *grown);
+      pm__db_known_row *grown = pm__realloc(k->rows, cap * sizeof *grown);
       if (grown == NULL) goto nomem;
       k->rows = grown, k->cap = cap;
     }
     pm__db_known_row *w = &k->rows[k->n];
+    const char *config, *params;
+    PM__SQLITE_TEXT(db, st, 8, config);
+    PM__SQLITE_TEXT(db, st, 9, params);
     memset(w, 0, sizeof *w);
     snprintf(w->op, sizeof w->op, "%s", op);
     READ_PROBLEM(st, 0, w);
-    w->config = strdup((const char *)sqlite3_column_text(st, 8));
-    w->params = strdup((const char *)sqlite3_column_text(st, 9));
+    w->config = pm__strdup(config ? config : "");
+    w->params = pm__strdup(params ? params : "");
     if (w->config == NULL || w->params == NULL) {
       free(w->config), free(w->params);
       goto nomem;
@@ -232,7 +238,7 @@ static int index_sizes(pm__db_known *k, group *g) {
   for (size_t i = g->begin; i < g->end; i++)
     count += i == g->begin || !same_size(&k->rows[i], k->rows[i - 1].rows, k->rows[i - 1].cols,
                                          k->rows[i - 1].n);
-  if (count > 0 && (g->sizes = calloc(count, sizeof *g->sizes)) == NULL) return PM_ENOMEM;
+  if (count > 0 && (g->sizes = pm__calloc(count, sizeof *g->sizes)) == NULL) return PM_ENOMEM;
   for (size_t i = g->begin; i < g->end; i++) {
     const pm__db_known_row *w = &k->rows[i];
     if (g->nsizes > 0 && same_size(w, g->sizes[g->nsizes - 1].rows, g->sizes[g->nsizes - 1].cols,
@@ -372,7 +378,7 @@ static int index_groups(pm__db_known *k) {
   for (size_t i = 0; i < k->n; i++) {
     if (i > 0 && same_group(&k->rows[i - 1], &k->rows[i])) continue;
     if (k->ngroups % 16 == 0) {
-      group *grown = realloc(k->groups, (k->ngroups + 16) * sizeof *grown);
+      group *grown = pm__realloc(k->groups, (k->ngroups + 16) * sizeof *grown);
       if (grown == NULL) return PM_ENOMEM;
       k->groups = grown;
     }
