@@ -13,50 +13,17 @@
 #include <sys/stat.h>
 
 #include "dbtest.h"
+#include "faulttest.h"
 #include "serve.h"
 
 /* ---- The hook ------------------------------------------------------------------------------- */
 
-#define SQLITE_SITE "sqlite3 (its own allocator)"
-#define MAX_SITES 512
+#define SQLITE_SITE FAULTTEST_SQLITE_SITE
+#define kind_names faulttest_kind_names
 
 static int own_only; /* the walks under way leave SQLite's own allocations alone */
 
-/* Fails the Nth call of one kind (counting from 1), and counts them all, with the distinct
- * sites that asked. */
-typedef struct injector {
-  pm__fault_kind kind;
-  int fail_at; /* 0: never */
-  int calls;   /* of that kind so far */
-  int sqlite;  /* of them, SQLite's own allocations */
-  int fired;
-  int own_only;     /* SQLite's own allocations are neither counted nor failed */
-  const char *site; /* of the call failed */
-  const char *sites[MAX_SITES];
-  int nsites;
-} injector;
-
-static int inject(void *arg, pm__fault_kind kind, const char *site) {
-  injector *in = arg;
-  if (kind != in->kind) return 0;
-  if (strcmp(site, SQLITE_SITE) == 0 && in->own_only) return 0;
-  in->sqlite += strcmp(site, SQLITE_SITE) == 0;
-  int known = 0;
-  for (int i = 0; i < in->nsites && !known; i++) known = strcmp(in->sites[i], site) == 0;
-  if (!known && in->nsites < MAX_SITES) in->sites[in->nsites++] = site;
-  if (++in->calls != in->fail_at) return 0;
-  in->fired = 1;
-  in->site = site;
-  return 1;
-}
-
-
-static void arm(injector *in, pm__fault_kind kind, int n) {
-  *in = (injector){.kind = kind, .fail_at = n, .own_only = own_only};
-  pm__fault_set(inject, in);
-}
-
-static void disarm(void) { pm__fault_set(NULL, NULL); }
+static void arm(injector *in, pm__fault_kind kind, int n) { arm_at(in, kind, NULL, n, own_only); }
 
 /* SQLite's allocator, asking the hook first (as PM__FAULT_MALLOC) for each allocation. SQLite
  * takes an allocator only before it is initialised, for the whole process: a library that sits
@@ -82,8 +49,6 @@ static void install_sqlite_allocator(void) {
   cr_assert_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &m), SQLITE_OK);
   cr_assert_eq(sqlite3_initialize(), SQLITE_OK);
 }
-
-static const char *const kind_names[PM__FAULT_KINDS] = {"cuda", "nvrtc", "sqlite", "malloc"};
 
 /* ---- Scratch files and what they hold ------------------------------------------------------- */
 
