@@ -568,6 +568,16 @@ static void add(report *r, int problem, const char *fmt, ...) {
   r->text[r->len] = '\0';
 }
 
+/* 1 where PRAGMA integrity_check on h says "ok", 0 where it finds something or cannot run. */
+static int integrity_ok(sqlite3 *h) {
+  sqlite3_stmt *st = NULL;
+  int ok = sqlite3_prepare_v2(h, "PRAGMA integrity_check(1)", -1, &st, NULL) == SQLITE_OK &&
+           sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL &&
+           strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+  sqlite3_finalize(st);
+  return ok;
+}
+
 int pm__db_check(pm__db *db, char **text, int *problems) {
   static const char *const objects[] = {"gpu",
                                         "template",
@@ -622,6 +632,16 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(h), sqlite_code_name(step));
   else /* anything else (out of memory, an I/O error, locked) failed the check: not a finding */
     PM__SQLITE_ST(db, st, step);
+  pm__db_finalize(&st);
+  /* SQLite out of memory in the middle of the check may report a CHECK constraint failed on a
+   * sound row: a finding is confirmed by a second check, else the check failed (no finding) */
+  if (!ok && r.problems > 0 && integrity_ok(h)) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s: the integrity check found problems, then none when run "
+                    "again (out of memory?): nothing was changed; check again",
+                    db->path);
+    goto fail;
+  }
   if (ok)
     add(&r, 0, "integrity     ok (PRAGMA integrity_check%s)",
         db->readonly && h == db->sql ? "; CHECK constraints not verified: the file cannot be "
