@@ -57,8 +57,8 @@ static char dir[64], path[128];
 
 static void setup(void) {
   install_sqlite_allocator();
-  /* SQLite's own allocations make walks 50 times as long (5,000 of them in an import): walked
-   * where asked (CTest's test_fault_sqlite_allocs, label slow) */
+  /* SQLite's own allocations make walks 200 times as long (8,500 of them in an import): walked
+   * where asked (test_fault_sqlite_allocs, registered by cmake -DPM_FAULT_DEEP=ON) */
   const char *deep = getenv("PMTUNE_FAULT_SQLITE_ALLOCS");
   own_only = deep == NULL || strcmp(deep, "1") != 0;
   cr_assert_eq(pm__ctx_create(&ctx, PM_DEVICE_NONE, NULL), PM_OK);
