@@ -283,7 +283,7 @@ static int by_config(const void *x, const void *y) {
 /* The rows of size z, one per configuration (the first in z's order: this GPU's before its
  * model's, the fastest first), in order of configuration text; heap, *n of them. */
 static config_key *configs_of(const pm__db_known *k, const size_ix *z, size_t *n) {
-  config_key *ix = malloc((z->end - z->begin) * sizeof *ix);
+  config_key *ix = pm__malloc((z->end - z->begin) * sizeof *ix);
   size_t m = 0;
   if (ix == NULL) return NULL;
   for (size_t i = z->begin; i < z->end; i++) ix[m++] = (config_key){k->rows[i].config, i};
@@ -302,7 +302,7 @@ static int make_bracket(const pm__db_known *k, const group *g, size_t lo, size_t
   int rc = PM_ENOMEM;
   b->lo = lo, b->hi = hi, b->both = NULL, b->nboth = 0;
   if (l == NULL || (h = configs_of(k, &g->sizes[hi], &nh)) == NULL) goto done;
-  if ((b->both = malloc((nl < nh ? nl : nh) * sizeof *b->both + 1)) == NULL) goto done;
+  if ((b->both = pm__malloc((nl < nh ? nl : nh) * sizeof *b->both + 1)) == NULL) goto done;
   double lo_best = k->rows[g->sizes[lo].begin].median_ms;
   double hi_best = k->rows[g->sizes[hi].begin].median_ms;
   for (size_t i = 0, j = 0; i < nl && j < nh;) {
@@ -331,8 +331,8 @@ static int by_ratios(const void *x, const void *y) {
  * [0, 1] it is least at a vertex of the points' lower-left convex hull, from the point least at
  * lo to the point least at hi (the monotone chain). A lookup scores those few instead of them all. */
 static int make_hull(bracket *b) {
-  const both **p = malloc((b->nboth + 1) * sizeof *p);
-  if (p == NULL || (b->hull = malloc((b->nboth + 1) * sizeof *b->hull)) == NULL)
+  const both **p = pm__malloc((b->nboth + 1) * sizeof *p);
+  if (p == NULL || (b->hull = pm__malloc((b->nboth + 1) * sizeof *b->hull)) == NULL)
     return free(p), PM_ENOMEM;
   for (size_t i = 0; i < b->nboth; i++) p[i] = &b->both[i];
   qsort(p, b->nboth, sizeof *p, by_ratios);
@@ -356,10 +356,10 @@ static int make_hull(bracket *b) {
 /* The group's sizes in order of elements and the brackets between them. */
 static int index_brackets(const pm__db_known *k, group *g) {
   if (g->nsizes < 2) return PM_OK;
-  if ((g->by_size = malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
-      (g->brackets = calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
+  if ((g->by_size = pm__malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
+      (g->brackets = pm__calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
     return PM_ENOMEM;
-  size_key *keys = malloc(g->nsizes * sizeof *keys);
+  size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
   if (keys == NULL) return PM_ENOMEM;
   for (size_t i = 0; i < g->nsizes; i++)
     keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};

@@ -532,7 +532,7 @@ static void check_serve(int rc, const char *msg, const injector *in, int n) {
 }
 
 Test(fault, every_call_of_serving_decisions_fails_cleanly_or_serves_right) {
-  fill(path, 0, 3, NULL);
+  fill(path, 0, 6, NULL); /* 1024 x 1024 and 2048 x 1024: a bracket between them */
   before_rows = dump(path, 0);
   cr_assert_eq(run_serve((char[256]){0}, 256), PM_OK, "%s", pm_errmsg(ctx));
   have_want = 1;
