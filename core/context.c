@@ -8,14 +8,14 @@
 #include "core.h"
 
 int pm__ctx_create(pm_ctx **out, int device, const char *db_path) {
-  pm_ctx *c = calloc(1, sizeof *c);
+  pm_ctx *c = pm__calloc(1, sizeof *c);
   *out = c;
   if (c == NULL) return PM_ENOMEM;
   pthread_mutex_init(&c->lock, NULL);
   c->device = PM_DEVICE_NONE;
   const char *log = getenv("PMTUNE_LOG");
   c->log = log != NULL && log[0] != '\0';
-  if (db_path != NULL && (c->db_path = strdup(db_path)) == NULL)
+  if (db_path != NULL && (c->db_path = pm__strdup(db_path)) == NULL)
     return pm__seterr(c, PM_ENOMEM, "out of memory");
 
   if (device == PM_DEVICE_NONE) return PM_OK;
@@ -47,7 +47,7 @@ void pm__notice(pm_ctx *c, const char *fmt, ...) {
   va_end(ap);
   pthread_mutex_lock(&c->lock);
   int first = c->notice == NULL;
-  if (first) c->notice = strdup(buf);
+  if (first) c->notice = pm__strdup(buf);
   pthread_mutex_unlock(&c->lock);
   if (first && c->log) fprintf(stderr, "pmtune: %s\n", buf); /* asked for with PMTUNE_LOG */
 }

@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 
 #include "fault.h"
@@ -111,6 +113,31 @@ void pm__cubin_free(pm__cubin *b);
 /* Whether the cubin (an ELF image) defines the symbol `name` (cubin.c): read from its symbol
  * table, with no CUDA call; 0 for anything that is not a well-formed 64-bit ELF image. */
 int pm__cubin_has_symbol(const pm__cubin *b, const char *name);
+
+/* ---- Memory --------------------------------------------------------------------------------- */
+
+/* Every allocation of the library (core, db, tuner, runtime) goes through these: malloc, calloc,
+ * realloc and strdup, but the fault hook (PM__FAULT_MALLOC) may make one return NULL first, as
+ * an exhausted heap would, so that tests walk every caller's out-of-memory path. Each caller
+ * handles NULL: PM_ENOMEM and a message, with what it held freed. Freed with free(). The
+ * serving hot path allocates nothing. */
+#define pm__malloc(n) pm__malloc_at((n), PM__FAULT_SITE)
+#define pm__calloc(k, n) pm__calloc_at((k), (n), PM__FAULT_SITE)
+#define pm__realloc(p, n) pm__realloc_at((p), (n), PM__FAULT_SITE)
+#define pm__strdup(s) pm__strdup_at((s), PM__FAULT_SITE)
+
+static inline void *pm__malloc_at(size_t n, const char *site) {
+  return pm__fault(PM__FAULT_MALLOC, site) ? NULL : malloc(n);
+}
+static inline void *pm__calloc_at(size_t k, size_t n, const char *site) {
+  return pm__fault(PM__FAULT_MALLOC, site) ? NULL : calloc(k, n);
+}
+static inline void *pm__realloc_at(void *p, size_t n, const char *site) {
+  return pm__fault(PM__FAULT_MALLOC, site) ? NULL : realloc(p, n); /* p is then kept */
+}
+static inline char *pm__strdup_at(const char *s, const char *site) {
+  return pm__fault(PM__FAULT_MALLOC, site) ? NULL : strdup(s);
+}
 
 /* ---- Small helpers -------------------------------------------------------------------------- */
 

@@ -30,7 +30,7 @@ int pm__vseterr(pm_ctx *c, int status, const char *fmt, va_list ap) {
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
-  char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  char *msg = n >= 0 ? pm__malloc((size_t)n + 1) : NULL;
   if (msg != NULL) vsnprintf(msg, (size_t)n + 1, fmt, ap);
   pthread_mutex_lock(&c->lock);
   free(c->errmsg);
@@ -88,7 +88,7 @@ static copy *copy_for(const pm_ctx *c) {
   pthread_once(&copies_once, copies_init);
   copies *t = pthread_getspecific(copies_key);
   if (t == NULL) {
-    if ((t = calloc(1, sizeof *t)) == NULL || pthread_setspecific(copies_key, t) != 0) {
+    if ((t = pm__calloc(1, sizeof *t)) == NULL || pthread_setspecific(copies_key, t) != 0) {
       free(t);
       return NULL;
     }
@@ -112,7 +112,7 @@ const char *pm_errmsg(const pm_ctx *c) {
     out = s->text; /* unchanged: the pointer handed out before stays valid */
   } else if (s != NULL) {
     if (n > s->cap) {
-      char *grown = malloc(n);
+      char *grown = pm__malloc(n);
       if (grown != NULL) free(s->text), s->text = grown, s->cap = n;
     }
     if (n <= s->cap) out = memcpy(s->text, text, n);

@@ -1,16 +1,13 @@
-/* fault.c: the fault hook that tests install to make chosen CUDA, NVRTC and SQLite calls fail. */
+/* fault.c: the fault hook that tests install to make chosen CUDA, NVRTC and SQLite calls and
+ * allocations fail. */
 #include <stddef.h>
 
 #include "fault.h"
 
-static pm__fault_fn hook;
-static void *hook_arg;
+pm__fault_fn pm__fault_hook;
+void *pm__fault_arg;
 
 void pm__fault_set(pm__fault_fn fn, void *arg) {
-  hook_arg = arg;
-  hook = fn;
-}
-
-int pm__fault(pm__fault_kind kind, const char *site) {
-  return hook != NULL && hook(hook_arg, kind, site);
+  pm__fault_arg = arg;
+  pm__fault_hook = fn;
 }

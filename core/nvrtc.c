@@ -45,8 +45,9 @@ int pm__arch_check(pm_ctx *c, const char *arch, int *sm) {
 
   int n = 0, *archs = NULL, found = 0;
   if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
-      (archs = malloc(sizeof *archs * (size_t)n)) != NULL &&
-      nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS)
+      (archs = pm__malloc(sizeof *archs * (size_t)n)) == NULL) /* not "cannot compile for" */
+    return pm__seterr(c, PM_ENOMEM, "compile for %s: out of memory", arch);
+  if (archs != NULL && nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS)
     for (int i = 0; i < n; i++) found |= archs[i] == v;
   if (!found) {
     char list[512] = "";
@@ -93,15 +94,15 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
 
   double t0 = pm__now_ms();
   size_t arglen = strlen(arch) + 8;
-  if ((opts[nopts] = malloc(arglen)) == NULL) goto nomem;
+  if ((opts[nopts] = pm__malloc(arglen)) == NULL) goto nomem;
   snprintf(opts[nopts++], arglen, "-arch=%s", arch);
-  if ((opts[nopts++] = strdup("-std=c++17")) == NULL) goto nomem;
+  if ((opts[nopts++] = pm__strdup("-std=c++17")) == NULL) goto nomem;
   /* the templates use no textures, surfaces or device runtime: without NVRTC's declarations of
    * them a compile takes a third less time (150 ms instead of 230 for the filter's seed) */
-  if ((opts[nopts++] = strdup("-minimal")) == NULL) goto nomem;
+  if ((opts[nopts++] = pm__strdup("-minimal")) == NULL) goto nomem;
   for (size_t i = 0; i < ndefines; i++) {
     size_t len = strlen(defines[i]) + 3;
-    if ((opts[nopts] = malloc(len)) == NULL) goto nomem;
+    if ((opts[nopts] = pm__malloc(len)) == NULL) goto nomem;
     snprintf(opts[nopts++], len, "-D%s", defines[i]);
   }
 
@@ -114,7 +115,7 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
   if (r != NVRTC_SUCCESS) {
     size_t loglen = 0;
     nvrtcGetProgramLogSize(prog, &loglen);
-    if ((log = malloc(loglen + 1)) == NULL) goto nomem;
+    if ((log = pm__malloc(loglen + 1)) == NULL) goto nomem;
     log[0] = '\0';
     nvrtcGetProgramLog(prog, log);
     char optline[1024] = "";
@@ -125,7 +126,7 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
     goto fail;
   }
   PM__NVRTC(c, nvrtcGetCUBINSize(prog, &size));
-  if ((out->data = malloc(size)) == NULL) goto nomem;
+  if ((out->data = pm__malloc(size)) == NULL) goto nomem;
   PM__NVRTC(c, nvrtcGetCUBIN(prog, out->data));
   out->size = size;
   out->compile_ms = pm__now_ms() - t0;

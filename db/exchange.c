@@ -48,8 +48,11 @@ static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *coun
   sqlite3_stmt *st = NULL;
   PM__SQLITE(db, sqlite3_prepare_v2(h, sql, -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_int(st, 1, all));
-  while ((r = sqlite3_step(st)) == SQLITE_ROW)
-    fprintf(out, "%s\n  %s", n++ ? "," : "", (const char *)sqlite3_column_text(st, 0));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *row;
+    PM__SQLITE_TEXT(db, st, 0, row);
+    fprintf(out, "%s\n  %s", n++ ? "," : "", row ? row : "null");
+  }
   PM__SQLITE_ST(db, st, r);
   if (count) *count = n;
 fail:
@@ -77,7 +80,9 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
   PM__SQLITE(db, sqlite3_bind_text(st, 3, pm_version(), -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 4, all));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *head = (const char *)sqlite3_column_text(st, 0);
+  const char *head;
+  PM__SQLITE_TEXT(db, st, 0, head);
+  if (head == NULL) head = "{}";
   /* {"format":...,"all":false} -> {"format":...,"all":false,\n"gpus":[...],\n"measurements":[...]}
    */
   fprintf(out, "%.*s,\n\"gpus\": [", (int)strlen(head) - 1, head);
@@ -201,7 +206,8 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
   PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_type(?1)", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *what = (const char *)sqlite3_column_text(st, 0);
+  const char *what;
+  PM__SQLITE_TEXT(db, st, 0, what);
   if (what == NULL || strcmp(what, "object") != 0) {
     rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
     goto fail;
@@ -212,8 +218,13 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
                              -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key = (const char *)sqlite3_column_text(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
+    const char *key, *type;
+    PM__SQLITE_TEXT(db, st, 0, key);
+    PM__SQLITE_TEXT(db, st, 1, type);
+    if (key == NULL || type == NULL) { /* json_each gives neither for an object's member */
+      rc = pm__seterr(c, PM_EINVAL, "%s: a member without a name or type", where);
+      goto fail;
+    }
     size_t k = 0;
     while (k < nfields && strcmp(fields[k].name, key) != 0) k++;
     if (k == nfields) {
@@ -259,8 +270,9 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
     }
     if (f->type == F_INT || f->type == F_BOOL) v[k].i = sqlite3_column_int64(st, 2);
     if (f->type == F_TEXT || f->type == F_OBJECT || f->type == F_ARRAY) {
-      const char *t = (const char *)sqlite3_column_text(st, col);
-      if (t == NULL || (v[k].text = strdup(t)) == NULL) {
+      const char *t;
+      PM__SQLITE_TEXT(db, st, col, t);
+      if (t == NULL || (v[k].text = pm__strdup(t)) == NULL) {
         rc = pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
         goto fail;
       }
@@ -511,7 +523,8 @@ static int each_element(pm__db *db, const char *json,
       db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT value FROM json_each(?1)", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *elem = (const char *)sqlite3_column_text(st, 0);
+    const char *elem;
+    PM__SQLITE_TEXT(db, st, 0, elem);
     if ((rc = fn(db, elem ? elem : "null", i++, arg)) != PM_OK) goto fail;
   }
   PM__SQLITE_ST(db, st, r);
@@ -568,7 +581,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   }
   pm__db_finalize(&st);
   /* json may lack a NUL at len: the fields are read from a copy that has one. */
-  char *doc = malloc(len + 1);
+  char *doc = pm__malloc(len + 1);
   if (doc == NULL) return pm__seterr(c, PM_ENOMEM, "import: out of memory");
   memcpy(doc, json, len);
   doc[len] = '\0';
@@ -587,7 +600,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if ((rc = check_text(c, &v[T_PMTUNE], "document", "pmtune_version", 64, 0)) != PM_OK ||
       (rc = check_text(c, &v[T_EXPORTED], "document", "exported_at", 64, 0)) != PM_OK)
     goto fail;
-  if ((s.gpus = calloc(IMPORT_MAX_GPUS, sizeof *s.gpus)) == NULL) {
+  if ((s.gpus = pm__calloc(IMPORT_MAX_GPUS, sizeof *s.gpus)) == NULL) {
     rc = pm__seterr(c, PM_ENOMEM, "import: out of memory");
     goto fail;
   }

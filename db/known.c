@@ -118,12 +118,15 @@ static int bind(sqlite3_stmt *st, const pm__device_info *d, const char *op, cons
          sqlite3_bind_text(st, 8, sha, -1, SQLITE_STATIC);
 }
 
-/* Fills the problem columns (COLUMNS, from column `at`) of a row or seed. */
+/* Fills the problem columns (COLUMNS, from column `at`) of a row or seed; jumps to `fail` where
+ * SQLite runs out of memory making their text (db, rc in scope). */
 #define READ_PROBLEM(st, at, w)                                                              \
   do {                                                                                       \
-    snprintf((w)->dtype, sizeof (w)->dtype, "%s", (const char *)sqlite3_column_text(st, at)); \
-    snprintf((w)->variant, sizeof (w)->variant, "%s",                                        \
-             (const char *)sqlite3_column_text(st, (at) + 1));                               \
+    const char *dtype_, *variant_;                                                           \
+    PM__SQLITE_TEXT(db, st, at, dtype_);                                                     \
+    PM__SQLITE_TEXT(db, st, (at) + 1, variant_);                                             \
+    snprintf((w)->dtype, sizeof (w)->dtype, "%s", dtype_ ? dtype_ : "");                     \
+    snprintf((w)->variant, sizeof (w)->variant, "%s", variant_ ? variant_ : "");             \
     (w)->radius = sqlite3_column_int(st, (at) + 2);                                          \
     (w)->rows = sqlite3_column_int64(st, (at) + 3);                                          \
     (w)->cols = sqlite3_column_int64(st, (at) + 4);                                          \
@@ -145,7 +148,7 @@ static int load_seeds(pm__db *db, const pm__device_info *d, const char *op, cons
   PM__SQLITE(db, bind(st, d, op, sha));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n == cap) {
-      seed *grown = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *grown);
+      seed *grown = pm__realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *grown);
       if (grown == NULL) {
         rc = pm__seterr(pm__db_ctx(db), PM_ENOMEM, "tuning database %s: out of memory",
                         pm__db_filename(db));
@@ -181,16 +184,19 @@ static int load_op(pm__db *db, const pm__device_info *d, const char *op, const c
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     if (k->n == k->cap) {
       size_t cap = k->cap ? 2 * k->cap : 256;
-      pm__db_known_row *grown = realloc(k->rows, cap * sizeof *grown);
+      pm__db_known_row *grown = pm__realloc(k->rows, cap * sizeof *grown);
       if (grown == NULL) goto nomem;
       k->rows = grown, k->cap = cap;
     }
     pm__db_known_row *w = &k->rows[k->n];
+    const char *config, *params;
+    PM__SQLITE_TEXT(db, st, 8, config);
+    PM__SQLITE_TEXT(db, st, 9, params);
     memset(w, 0, sizeof *w);
     snprintf(w->op, sizeof w->op, "%s", op);
     READ_PROBLEM(st, 0, w);
-    w->config = strdup((const char *)sqlite3_column_text(st, 8));
-    w->params = strdup((const char *)sqlite3_column_text(st, 9));
+    w->config = pm__strdup(config ? config : "");
+    w->params = pm__strdup(params ? params : "");
     if (w->config == NULL || w->params == NULL) {
       free(w->config), free(w->params);
       goto nomem;
@@ -236,7 +242,7 @@ static int index_sizes(pm__db_known *k, group *g) {
   for (size_t i = g->begin; i < g->end; i++)
     count += i == g->begin || !same_size(&k->rows[i], k->rows[i - 1].rows, k->rows[i - 1].cols,
                                          k->rows[i - 1].n);
-  if (count > 0 && (g->sizes = calloc(count, sizeof *g->sizes)) == NULL) return PM_ENOMEM;
+  if (count > 0 && (g->sizes = pm__calloc(count, sizeof *g->sizes)) == NULL) return PM_ENOMEM;
   for (size_t i = g->begin; i < g->end; i++) {
     const pm__db_known_row *w = &k->rows[i];
     if (g->nsizes > 0 && same_size(w, g->sizes[g->nsizes - 1].rows, g->sizes[g->nsizes - 1].cols,
@@ -281,7 +287,7 @@ static int by_config(const void *x, const void *y) {
 /* The rows of size z, one per configuration (the first in z's order: this GPU's before its
  * model's, the fastest first), in order of configuration text; heap, *n of them. */
 static config_key *configs_of(const pm__db_known *k, const size_ix *z, size_t *n) {
-  config_key *ix = malloc((z->end - z->begin) * sizeof *ix);
+  config_key *ix = pm__malloc((z->end - z->begin) * sizeof *ix);
   size_t m = 0;
   if (ix == NULL) return NULL;
   for (size_t i = z->begin; i < z->end; i++) ix[m++] = (config_key){k->rows[i].config, i};
@@ -300,7 +306,7 @@ static int make_bracket(const pm__db_known *k, const group *g, size_t lo, size_t
   int rc = PM_ENOMEM;
   b->lo = lo, b->hi = hi, b->both = NULL, b->nboth = 0;
   if (l == NULL || (h = configs_of(k, &g->sizes[hi], &nh)) == NULL) goto done;
-  if ((b->both = malloc((nl < nh ? nl : nh) * sizeof *b->both + 1)) == NULL) goto done;
+  if ((b->both = pm__malloc((nl < nh ? nl : nh) * sizeof *b->both + 1)) == NULL) goto done;
   double lo_best = k->rows[g->sizes[lo].begin].median_ms;
   double hi_best = k->rows[g->sizes[hi].begin].median_ms;
   for (size_t i = 0, j = 0; i < nl && j < nh;) {
@@ -329,8 +335,8 @@ static int by_ratios(const void *x, const void *y) {
  * [0, 1] it is least at a vertex of the points' lower-left convex hull, from the point least at
  * lo to the point least at hi (the monotone chain). A lookup scores those few instead of them all. */
 static int make_hull(bracket *b) {
-  const both **p = malloc((b->nboth + 1) * sizeof *p);
-  if (p == NULL || (b->hull = malloc((b->nboth + 1) * sizeof *b->hull)) == NULL)
+  const both **p = pm__malloc((b->nboth + 1) * sizeof *p);
+  if (p == NULL || (b->hull = pm__malloc((b->nboth + 1) * sizeof *b->hull)) == NULL)
     return free(p), PM_ENOMEM;
   for (size_t i = 0; i < b->nboth; i++) p[i] = &b->both[i];
   qsort(p, b->nboth, sizeof *p, by_ratios);
@@ -354,10 +360,10 @@ static int make_hull(bracket *b) {
 /* The group's sizes in order of elements and the brackets between them. */
 static int index_brackets(const pm__db_known *k, group *g) {
   if (g->nsizes < 2) return PM_OK;
-  if ((g->by_size = malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
-      (g->brackets = calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
+  if ((g->by_size = pm__malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
+      (g->brackets = pm__calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
     return PM_ENOMEM;
-  size_key *keys = malloc(g->nsizes * sizeof *keys);
+  size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
   if (keys == NULL) return PM_ENOMEM;
   for (size_t i = 0; i < g->nsizes; i++)
     keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};
@@ -376,7 +382,7 @@ static int index_groups(pm__db_known *k) {
   for (size_t i = 0; i < k->n; i++) {
     if (i > 0 && same_group(&k->rows[i - 1], &k->rows[i])) continue;
     if (k->ngroups % 16 == 0) {
-      group *grown = realloc(k->groups, (k->ngroups + 16) * sizeof *grown);
+      group *grown = pm__realloc(k->groups, (k->ngroups + 16) * sizeof *grown);
       if (grown == NULL) return PM_ENOMEM;
       k->groups = grown;
     }

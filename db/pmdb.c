@@ -292,7 +292,8 @@ static int set_wal(pm__db *db) {
     sqlite3_reset(st);
     nanosleep(&(struct timespec){0, 5000000}, NULL);
   }
-  const char *mode = (const char *)sqlite3_column_text(st, 0);
+  const char *mode;
+  PM__SQLITE_TEXT(db, st, 0, mode);
   if (mode == NULL || strcmp(mode, "wal") != 0)
     rc = pm__seterr(db->c, PM_EDB, "tuning database %s: cannot switch to WAL (journal mode %s)",
                     db->path, mode ? mode : "?");
@@ -371,9 +372,12 @@ fail:
  * migrations 1 .. version make is in the file, of the same type, made by the same SQL (as
  * sqlite_schema keeps it), built for reference in a database in memory. Objects a user added
  * (an index, a view for their own queries) are allowed. PM_EDB naming the first object that
- * differs (a `gpu` table of other columns, the `winner` view or an index dropped). */
-static int check_shape(pm__db *db, int64_t version) {
+ * differs (a `gpu` table of other columns, the `winner` view or an index dropped), with *differs
+ * (may be NULL) set; an error with *differs 0 where the shape could not be read (out of memory,
+ * an I/O error): no finding about the file. */
+static int check_shape(pm__db *db, int64_t version, int *differs) {
   int rc = PM_OK, r;
+  if (differs) *differs = 0;
   sqlite3 *ref = NULL;
   sqlite3_stmt *want = NULL, *have = NULL;
   if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
@@ -389,23 +393,27 @@ static int check_shape(pm__db *db, int64_t version) {
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "SELECT type, sql FROM sqlite_schema WHERE name = ?1",
                                     -1, &have, NULL));
   while ((r = sqlite3_step(want)) == SQLITE_ROW) {
-    const char *type = (const char *)sqlite3_column_text(want, 0);
-    const char *name = (const char *)sqlite3_column_text(want, 1);
-    const char *sql = (const char *)sqlite3_column_text(want, 2);
+    const char *type, *name, *sql, *htype, *hsql;
+    PM__SQLITE_TEXT(db, want, 0, type);
+    PM__SQLITE_TEXT(db, want, 1, name);
+    PM__SQLITE_TEXT(db, want, 2, sql);
+    if (type == NULL || name == NULL || sql == NULL) continue; /* (sql IS NOT NULL: none) */
     sqlite3_reset(have);
     PM__SQLITE(db, sqlite3_bind_text(have, 1, name, -1, SQLITE_TRANSIENT));
     int h = sqlite3_step(have);
     if (h != SQLITE_ROW) {
       PM__SQLITE_ST(db, have, h);
+      if (differs) *differs = 1;
       rc = pm__seterr(db->c, PM_EDB,
                       "tuning database %s: schema version %lld, but the %s '%s' it has is missing; "
                       "the file was left as it is",
                       db->path, (long long)version, type, name);
       goto fail;
     }
-    const char *htype = (const char *)sqlite3_column_text(have, 0);
-    const char *hsql = (const char *)sqlite3_column_text(have, 1);
+    PM__SQLITE_TEXT(db, have, 0, htype);
+    PM__SQLITE_TEXT(db, have, 1, hsql);
     if (htype == NULL || strcmp(htype, type) != 0 || hsql == NULL || strcmp(hsql, sql) != 0) {
+      if (differs) *differs = 1;
       rc = pm__seterr(db->c, PM_EDB,
                       "tuning database %s: schema version %lld, but its %s '%s' is not as pmtune "
                       "makes it (%s); the file was left as it is",
@@ -447,8 +455,8 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   if (out == NULL) return pm__seterr(c, PM_EINVAL, "pm__db_open: no place for the handle");
   *out = NULL;
   if ((rc = pm__db_path(c, path, file, sizeof file)) != PM_OK) return rc;
-  pm__db *db = calloc(1, sizeof *db);
-  if (db == NULL || (db->path = strdup(file)) == NULL) {
+  pm__db *db = pm__calloc(1, sizeof *db);
+  if (db == NULL || (db->path = pm__strdup(file)) == NULL) {
     free(db);
     return pm__seterr(c, PM_ENOMEM, "tuning database %s: out of memory", file);
   }
@@ -529,7 +537,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   }
   /* Before writing, the shape too (a few ms: not on the read-only opens that serve calls, whose
    * queries fail cleanly on a polluted file; db check verifies it). */
-  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest())) != PM_OK) goto fail;
+  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest(), NULL)) != PM_OK) goto fail;
   if (!db->readonly && (rc = register_templates(db)) != PM_OK) goto fail;
   *out = db;
   return PM_OK;
@@ -567,7 +575,7 @@ static void add(report *r, int problem, const char *fmt, ...) {
   r->problems += problem;
   if (r->len + (size_t)n + 2 > r->cap) {
     size_t cap = (r->cap + (size_t)n + 2) * 2;
-    char *p = realloc(r->text, cap);
+    char *p = pm__realloc(r->text, cap);
     if (p == NULL) {
       r->nomem = 1;
       return;
@@ -578,6 +586,16 @@ static void add(report *r, int problem, const char *fmt, ...) {
   r->len += (size_t)n;
   r->text[r->len++] = '\n';
   r->text[r->len] = '\0';
+}
+
+/* 1 where PRAGMA integrity_check on h says "ok", 0 where it finds something or cannot run. */
+static int integrity_ok(sqlite3 *h) {
+  sqlite3_stmt *st = NULL;
+  int ok = sqlite3_prepare_v2(h, "PRAGMA integrity_check(1)", -1, &st, NULL) == SQLITE_OK &&
+           sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL &&
+           strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+  sqlite3_finalize(st);
+  return ok;
 }
 
 int pm__db_check(pm__db *db, char **text, int *problems) {
@@ -621,6 +639,10 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   int ok = 0, step;
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     const char *m = (const char *)sqlite3_column_text(st, 0);
+    if (m == NULL && (sqlite3_errcode(h) & 0xff) == SQLITE_NOMEM) { /* not a finding: an error */
+      step = SQLITE_NOMEM;
+      break;
+    }
     if (m && strcmp(m, "ok") == 0)
       ok = 1;
     else
@@ -628,10 +650,18 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   }
   if ((step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB) /* too damaged to list */
     add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(h), sqlite_code_name(step));
-  else if (h == db->sql)
+  else /* anything else (out of memory, an I/O error, locked) failed the check: not a finding */
     PM__SQLITE_ST(db, st, step);
-  else if (step != SQLITE_DONE)
-    add(&r, 1, "integrity     PROBLEM: %s (%s)", sqlite3_errmsg(h), sqlite_code_name(step));
+  pm__db_finalize(&st);
+  /* SQLite out of memory in the middle of the check may report a CHECK constraint failed on a
+   * sound row: a finding is confirmed by a second check, else the check failed (no finding) */
+  if (!ok && r.problems > 0 && integrity_ok(h)) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s: the integrity check found problems, then none when run "
+                    "again (out of memory?): nothing was changed; check again",
+                    db->path);
+    goto fail;
+  }
   if (ok)
     add(&r, 0, "integrity     ok (PRAGMA integrity_check%s)",
         db->readonly && h == db->sql ? "; CHECK constraints not verified: the file cannot be "
@@ -643,9 +673,13 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     add(&r, 0, "(the other checks need a sound file: skipped)");
     goto done;
   }
-  if (check_shape(db, db->version_was) == PM_OK) {
+  int differs = 0;
+  if ((rc = check_shape(db, db->version_was, &differs)) == PM_OK) {
     add(&r, 0, "schema        ok (as migrations 1 to %d make it)", db->version_was);
+  } else if (!differs) { /* the check could not run (out of memory, I/O): an error, no finding */
+    goto fail;
   } else {
+    rc = PM_OK;
     add(&r, 1, "schema        PROBLEM: %s", pm_errmsg(db->c));
     add(&r, 0, "(the other checks need pmtune's schema: skipped)");
     goto done;
@@ -1020,8 +1054,9 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
                                     -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, params, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *type = (const char *)sqlite3_column_text(st, 0);
-  const char *min = (const char *)sqlite3_column_text(st, 1);
+  const char *type, *min;
+  PM__SQLITE_TEXT(db, st, 0, type);
+  PM__SQLITE_TEXT(db, st, 1, min);
   if (type == NULL || strcmp(type, "object") != 0 || min == NULL) {
     rc = pm__seterr(db->c, PM_EINVAL, "configuration %.80s: not a JSON object", params);
     goto fail;
@@ -1038,8 +1073,9 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));
   int r;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key = (const char *)sqlite3_column_text(st, 0);
-    const char *t = (const char *)sqlite3_column_text(st, 1);
+    const char *key, *t;
+    PM__SQLITE_TEXT(db, st, 0, key);
+    PM__SQLITE_TEXT(db, st, 1, t);
     size_t klen = key ? strlen(key) : 0;
     int ident = klen > 0 && klen <= 32 && (isalpha((unsigned char)key[0]) || key[0] == '_') &&
                 (size_t)sqlite3_column_bytes(st, 0) == klen;
@@ -1129,7 +1165,8 @@ static int template_known(pm__db *db, const char *op, const char *sha256) {
       db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *known = (const char *)sqlite3_column_text(st, 0);
+  const char *known;
+  PM__SQLITE_TEXT(db, st, 0, known);
   if (known == NULL || strcmp(known, op) != 0)
     rc = pm__seterr(db->c, PM_EINVAL, "template %.12s... is %s's, not %s's", sha256,
                     known ? known : "?", op);
@@ -1383,7 +1420,7 @@ int pm__db_defines_text(pm_ctx *c, const char *const *defines, size_t n, char *o
   if (out == NULL || cap == 0) return pm__seterr(c, PM_EINVAL, "defines: no room for the text");
   out[0] = '\0';
   if (n == 0) return PM_OK;
-  const char **sorted = malloc(n * sizeof *sorted);
+  const char **sorted = pm__malloc(n * sizeof *sorted);
   if (sorted == NULL) return pm__seterr(c, PM_ENOMEM, "defines: out of memory");
   for (size_t i = 0; i < n; i++) {
     if (defines[i] == NULL || defines[i][0] == '\0' || defines[i][0] == '=' ||
@@ -1450,7 +1487,7 @@ int pm__db_cubin_get(pm__db *db, const pm__db_cubin_key *k, pm__cubin *out) {
   }
   const void *data = sqlite3_column_blob(st, 0);
   int size = sqlite3_column_bytes(st, 0);
-  if (data == NULL || size <= 0 || (out->data = malloc((size_t)size)) == NULL) {
+  if (data == NULL || size <= 0 || (out->data = pm__malloc((size_t)size)) == NULL) {
     rc = data == NULL || size <= 0
              ? pm__seterr(db->c, PM_EDB, "tuning database %s: an empty cubin is stored", db->path)
              : pm__seterr(db->c, PM_ENOMEM, "tuning database %s: cubin: out of memory", db->path);

@@ -389,6 +389,18 @@ int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, i
     }                                                                                       \
   } while (0)
 
+/* The text of column i of st's row, as sqlite3_column_text gives it, into the const char *var.
+ * NULL is an SQL NULL, or SQLite out of memory making the text: that one is an error as in
+ * PM__SQLITE (SQLITE_NOMEM recorded, rc set, a jump to `fail`), never taken for a NULL value. */
+#define PM__SQLITE_TEXT(db, st, i, var)                                                   \
+  do {                                                                                    \
+    (var) = (const char *)sqlite3_column_text((st), (i));                                 \
+    if ((var) == NULL && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM) {        \
+      rc = pm__db_sqlite_error((db), SQLITE_NOMEM, sqlite3_sql(st), __FILE__, __LINE__);  \
+      goto fail;                                                                          \
+    }                                                                                     \
+  } while (0)
+
 /* Finalizes *st and sets it to NULL, so that a `fail` path's finalize of the same statement is
  * harmless after a later call failed. */
 static inline void pm__db_finalize(sqlite3_stmt **st) {

@@ -17,7 +17,7 @@ int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const 
   if (n == 0) return PM_OK;
   if (ps == NULL || calls == NULL)
     return pm__seterr(c, PM_EINVAL, "seen: no problems or no counts given");
-  if (n > SIZE_MAX / sizeof *texts || (texts = malloc(n * sizeof *texts)) == NULL)
+  if (n > SIZE_MAX / sizeof *texts || (texts = pm__malloc(n * sizeof *texts)) == NULL)
     return pm__seterr(c, PM_ENOMEM, "tuning database %s: seen: out of memory",
                       pm__db_filename(db));
   /* Every problem and count is checked before anything is written. */
@@ -46,7 +46,9 @@ int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const 
                     pm__db_filename(db));
     goto fail;
   }
-  snprintf(now, sizeof now, "%s", (const char *)sqlite3_column_text(st, 1));
+  const char *clock;
+  PM__SQLITE_TEXT(db, st, 1, clock);
+  snprintf(now, sizeof now, "%s", clock ? clock : "");
   pm__db_finalize(&st);
   PM__SQLITE(db, sqlite3_prepare_v2(
                      h,
@@ -102,13 +104,17 @@ int pm__db_seen_list(pm__db *db, int64_t gpu_id, const char *op, size_t limit,
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    pm__db_problem p = {.op = (const char *)sqlite3_column_text(st, 0),
-                        .dtype = (const char *)sqlite3_column_text(st, 1),
+    const char *op_text, *dtype, *variant;
+    PM__SQLITE_TEXT(db, st, 0, op_text);
+    PM__SQLITE_TEXT(db, st, 1, dtype);
+    PM__SQLITE_TEXT(db, st, 6, variant);
+    pm__db_problem p = {.op = op_text,
+                        .dtype = dtype,
                         .rows = sqlite3_column_int64(st, 2),
                         .cols = sqlite3_column_int64(st, 3),
                         .n = sqlite3_column_int64(st, 4),
                         .radius = sqlite3_column_int(st, 5),
-                        .variant = (const char *)sqlite3_column_text(st, 6)};
+                        .variant = variant};
     int64_t calls = sqlite3_column_int64(st, 7);
     if (pm__db_problem_text(db, &p, text) != PM_OK) continue; /* not a problem of these ops */
     if (cb(arg, &p, calls) != 0 || ++handed == limit) break;

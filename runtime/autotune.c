@@ -106,7 +106,7 @@ int pm__autotune_request(pm_ctx *c, const pm__op *op, const pm__problem *pr) {
   pm__serve *s = c->serve;
   struct pm__tuner *t = s->tuner;
   if (t == NULL) { /* the first request: the thread */
-    if ((t = calloc(1, sizeof *t)) == NULL) return 0;
+    if ((t = pm__calloc(1, sizeof *t)) == NULL) return 0;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);
     s->tuner = t;

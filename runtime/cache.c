@@ -83,7 +83,7 @@ static int place(struct pm__table *tab, pm__entry *e) {
 static int grow(pm__cache *t) {
   struct pm__table *old = atomic_load_explicit(&t->table, memory_order_relaxed);
   size_t slots = old != NULL ? 2 * (old->mask + 1) : FIRST_SLOTS;
-  struct pm__table *tab = calloc(1, sizeof *tab + slots * sizeof tab->slot[0]);
+  struct pm__table *tab = pm__calloc(1, sizeof *tab + slots * sizeof tab->slot[0]);
   if (tab == NULL) return PM_ENOMEM;
   tab->mask = slots - 1;
   tab->older = old;
@@ -128,7 +128,7 @@ const pm__choice *pm__cache_choice_find(const pm__cache *t, const pm__op *op, co
 
 const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int *v,
                                        const pm__problem *pr, const pm__kernel *kernel) {
-  pm__choice *h = calloc(1, sizeof *h);
+  pm__choice *h = pm__calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   size_t b = choice_bucket(op, v, pr);
   h->op = op;
@@ -150,7 +150,7 @@ const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, co
 
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
                           const pm__cubin *cubin, const pm__kernel **out) {
-  struct pm__loaded *l = calloc(1, sizeof *l);
+  struct pm__loaded *l = pm__calloc(1, sizeof *l);
   if (l == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   int rc = pm__kernel_load(c, cubin, op->entries, op->nentries, &l->k);
   if (rc != PM_OK) {

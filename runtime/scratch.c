@@ -175,7 +175,7 @@ static void fill(slot *sl, uintptr_t key, unsigned long long id, struct pm__work
 static int grow(pm_ctx *c, pm__scratch *s) {
   struct pm__streams *old = atomic_load_explicit(&s->table, memory_order_relaxed);
   size_t slots = old != NULL ? 2 * (old->mask + 1) : FIRST_SLOTS;
-  struct pm__streams *tab = calloc(1, sizeof *tab + slots * sizeof tab->slot[0]);
+  struct pm__streams *tab = pm__calloc(1, sizeof *tab + slots * sizeof tab->slot[0]);
   if (tab == NULL) return pm__seterr(c, PM_ENOMEM, "reduce scratch: out of memory");
   tab->mask = slots - 1;
   tab->older = old;
@@ -218,7 +218,7 @@ void *pm__scratch_find(pm__scratch *s, struct CUstream_st *stream, size_t bytes)
 static struct pm__workspace *make(pm_ctx *c, pm__scratch *s, size_t bytes, size_t at_least) {
   size_t want = bytes < MIN_BYTES ? MIN_BYTES : bytes;
   if (want < at_least) want = at_least;
-  struct pm__workspace *w = calloc(1, sizeof *w);
+  struct pm__workspace *w = pm__calloc(1, sizeof *w);
   int prev, rc;
   if (w == NULL) return pm__seterr(c, PM_ENOMEM, "reduce scratch: out of memory"), NULL;
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return free(w), NULL;

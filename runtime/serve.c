@@ -97,8 +97,8 @@ static void write_seen(pm_ctx *c) {
     if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED) continue;
     if (n == cap) {
       cap = cap ? 2 * cap : 256;
-      pm__db_problem *p2 = realloc(ps, cap * sizeof *ps);
-      int64_t *c2 = p2 != NULL ? realloc(calls, cap * sizeof *calls) : NULL;
+      pm__db_problem *p2 = pm__realloc(ps, cap * sizeof *ps);
+      int64_t *c2 = p2 != NULL ? pm__realloc(calls, cap * sizeof *calls) : NULL;
       if (p2 != NULL) ps = p2;
       if (c2 == NULL) {
         pm__notice(c, "out of memory: the sizes served are not recorded");
@@ -208,7 +208,7 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const p
   spare->work = op->work_bytes ? op->work_bytes(d.v, pr, c->dev.sm_count) : 0;
   if ((rc = choice_for(c, op, d.v, pr, &spare->choice)) != PM_OK) goto done;
   *out = spare;
-  if ((e = malloc(sizeof *e)) != NULL) {
+  if ((e = pm__malloc(sizeof *e)) != NULL) {
     memcpy(e, spare, sizeof *e);
     if (pm__cache_put(&s->cache, e) == PM_OK) *out = e;
   }
@@ -245,7 +245,7 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
 /* ---- Serving's life on a context ------------------------------------------------------------ */
 
 int pm__serve_init(pm_ctx *c, const pm_options *o) {
-  pm__serve *s = calloc(1, sizeof *s);
+  pm__serve *s = pm__calloc(1, sizeof *s);
   if (s == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&s->lock, NULL);
   pm__scratch_init(&s->scratch);

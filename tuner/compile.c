@@ -33,7 +33,7 @@ static void *worker(void *arg) {
     const char *defs[PM__MAX_DEFINES];
     for (int d = 0; d < j->ndefines; d++) defs[d] = j->defines[d];
     j->status = pm__compile(c, j->name, j->source, j->arch, defs, (size_t)j->ndefines, &j->cubin);
-    if (j->status != PM_OK) j->error = strdup(pm_errmsg(c));
+    if (j->status != PM_OK) j->error = pm__strdup(pm_errmsg(c));
   }
   pm__ctx_free(c);
   return NULL;
@@ -44,7 +44,7 @@ int pm__compile_many(pm_ctx *c, pm__compile_job *jobs, size_t n, int threads) {
   atomic_init(&p.next, 0);
   if (threads <= 0) threads = pm__compile_threads();
   if ((size_t)threads > n) threads = n ? (int)n : 1;
-  pthread_t *t = calloc((size_t)threads, sizeof *t);
+  pthread_t *t = pm__calloc((size_t)threads, sizeof *t);
   if (t == NULL) return pm__seterr(c, PM_ENOMEM, "compile: out of memory");
   int started = 0;
   for (; started < threads; started++)
@@ -70,8 +70,8 @@ int pm__variants_make(pm_ctx *c, const pm__op *op, const pm__problem *pr, const 
   if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "no template for %s", op->name);
   out->op = op;
   out->nslots = pm__kernel_slots(op);
-  out->job_of = malloc(out->nslots * sizeof *out->job_of);
-  out->jobs = calloc(out->nslots, sizeof *out->jobs);
+  out->job_of = pm__malloc(out->nslots * sizeof *out->job_of);
+  out->jobs = pm__calloc(out->nslots, sizeof *out->jobs);
   if (out->job_of == NULL || out->jobs == NULL) {
     pm__variants_free(out);
     return pm__seterr(c, PM_ENOMEM, "variants: out of memory");

@@ -191,7 +191,7 @@ int pm__util_kernels(pm_ctx *c) {
     pthread_mutex_unlock(&c->lock); /* pm__seterr takes the lock */
     if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "the utility template is not embedded");
     if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, NULL, 0, &bin)) != PM_OK) return rc;
-    struct pm__util *u = calloc(1, sizeof *u);
+    struct pm__util *u = pm__calloc(1, sizeof *u);
     if (u == NULL) {
       pm__cubin_free(&bin);
       return pm__seterr(c, PM_ENOMEM, "out of memory");

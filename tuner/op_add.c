@@ -77,9 +77,9 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
-  d->host_in[0] = malloc(n * sizeof(float));
-  d->host_in[1] = malloc(n * sizeof(float));
-  d->host_ref = malloc(n * sizeof(float));
+  d->host_in[0] = pm__malloc(n * sizeof(float));
+  d->host_in[1] = pm__malloc(n * sizeof(float));
+  d->host_ref = pm__malloc(n * sizeof(float));
   if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
     return pm__seterr(c, PM_ENOMEM, "add n=%u: out of host memory", pr->n);
   pm__random_fill(d->host_in[0], n, seed);

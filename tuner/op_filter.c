@@ -126,8 +126,8 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->pr = *pr;
   d->lines = pr->rows;
   d->inner = pr->cols;
-  if ((d->host_in[0] = malloc(n * sizeof(float))) == NULL ||
-      (d->host_ref = malloc(n * sizeof(float))) == NULL)
+  if ((d->host_in[0] = pm__malloc(n * sizeof(float))) == NULL ||
+      (d->host_ref = pm__malloc(n * sizeof(float))) == NULL)
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   pm__random_fill(d->host_in[0], n, seed);
   pm__random_fill(d->consts, (size_t)(k * k), seed ^ 0x5bd1e995u);

@@ -84,9 +84,9 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->pr = *pr;
   d->lines = COLMAJOR(pr) ? pr->cols : pr->rows;
   d->inner = COLMAJOR(pr) ? pr->rows : pr->cols;
-  d->host_in[0] = malloc(n * sizeof(float));
-  d->host_in[1] = malloc(n * sizeof(float));
-  d->host_ref = malloc(n * sizeof(float));
+  d->host_in[0] = pm__malloc(n * sizeof(float));
+  d->host_in[1] = pm__malloc(n * sizeof(float));
+  d->host_ref = pm__malloc(n * sizeof(float));
   if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
     return pm__seterr(c, PM_ENOMEM, "matadd %ux%u: out of host memory", pr->rows, pr->cols);
   pm__random_fill(d->host_in[0], n, seed);

@@ -81,8 +81,8 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->scalar_out = 1;
   d->out_bytes = sizeof(float);
   d->work_bytes = COUNTER_BYTES + FLAG_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
-  if ((d->host_in[0] = malloc((size_t)pr->n * sizeof(float))) == NULL ||
-      (d->host_ref = malloc(sizeof(float))) == NULL)
+  if ((d->host_in[0] = pm__malloc((size_t)pr->n * sizeof(float))) == NULL ||
+      (d->host_ref = pm__malloc(sizeof(float))) == NULL)
     return pm__seterr(c, PM_ENOMEM, "reduce n=%u: out of host memory", pr->n);
   pm__random_fill(d->host_in[0], pr->n, seed);
   /* The reference: a double sum in 4 interleaved chains, then pairwise; far more exact than

@@ -27,7 +27,7 @@ static void timer_open(pm__timer *t) {
 
 int pm__timer_new(pm_ctx *c, pm__timer **out) {
   int rc = PM_OK;
-  pm__timer *t = *out = calloc(1, sizeof *t);
+  pm__timer *t = *out = pm__calloc(1, sizeof *t);
   if (t == NULL) return pm__seterr(c, PM_ENOMEM, "timer: out of memory");
   t->flush_bytes = 2 * (size_t)(c->dev.l2_bytes > 0 ? c->dev.l2_bytes : 64 << 20);
   timer_open(t);

@@ -134,7 +134,7 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
  * of the budget (random, staged). */
 static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   const pm__op *op = t->op;
-  uint64_t total = pm__space_size(op), valid = 0, *pts = malloc(sizeof *pts * (size_t)total);
+  uint64_t total = pm__space_size(op), valid = 0, *pts = pm__malloc(sizeof *pts * (size_t)total);
   int rc = PM_OK, v[PM__MAX_PARAMS];
   if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
   for (uint64_t i = 0; i < total; i++) {
@@ -167,9 +167,9 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
   pm_ctx *c = t->c;
   pm__variants *vs = &t->vs;
   int rc = PM_OK;
-  pm__compile_job *todo = calloc(vs->n, sizeof *todo);
-  size_t *todo_of = calloc(vs->n, sizeof *todo_of), ntodo = 0;
-  uint8_t *need = calloc(vs->n, 1);
+  pm__compile_job *todo = pm__calloc(vs->n, sizeof *todo);
+  size_t *todo_of = pm__calloc(vs->n, sizeof *todo_of), ntodo = 0;
+  uint8_t *need = pm__calloc(vs->n, 1);
   if (!todo || !todo_of || !need) {
     rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
     goto done;
@@ -216,7 +216,7 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
     if (vs->jobs[j].status != PM_OK) continue;
     if (pm__kernel_load(c, &vs->jobs[j].cubin, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
       vs->jobs[j].status = PM_ELAUNCH;
-      vs->jobs[j].error = strdup(pm_errmsg(c));
+      vs->jobs[j].error = pm__strdup(pm_errmsg(c));
     }
   }
   t->res->compile_ms += pm__now_ms() - t0;
@@ -237,6 +237,9 @@ static int measure_one(tuning *t, cand *x) {
   pm__compile_job *j = &t->vs.jobs[x->job];
   int rc;
   t->done_count++;
+  if (j->status == PM_ENOMEM) /* this process's failure, not the candidate's: nothing stored
+                                 (a stored failure would be skipped by every resumed run) */
+    return pm__seterr(c, PM_ENOMEM, "%s: %s", x->config, j->error ? j->error : "out of memory");
   if (j->status != PM_OK) {
     res->failed++;
     return store(t, x, j->status == PM_ECOMPILE ? PM__DB_COMPILE_ERROR : PM__DB_LAUNCH_ERROR,
@@ -326,7 +329,7 @@ static int refine(tuning *t, cand *cs, size_t *n) {
     double before = t->res->have_winner ? t->res->winner_ms : 0;
     cand best[4];
     size_t nbest = 0;
-    cand *sorted = malloc(sizeof *sorted * (*n ? *n : 1));
+    cand *sorted = pm__malloc(sizeof *sorted * (*n ? *n : 1));
     if (sorted == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
     memcpy(sorted, cs, sizeof *sorted * *n);
     qsort(sorted, *n, sizeof *sorted, by_median_cand);
@@ -361,7 +364,7 @@ static int by_median(const void *a, const void *b) {
 static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm__timer *tm) {
   pm_ctx *c = t->c;
   int rc = PM_OK, top = t->o->top, rounds = t->o->rounds;
-  cand **best = malloc(sizeof *best * (n ? n : 1));
+  cand **best = pm__malloc(sizeof *best * (n ? n : 1));
   pm__data copies[16];
   memset(copies, 0, sizeof copies);
   double *ms = NULL;
@@ -377,7 +380,7 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
   /* each round times each candidate BATCH times back to back, as screening and pmtune bench do */
   enum { BATCH = 3 };
   int per = rounds * BATCH;
-  if ((ms = malloc(sizeof *ms * (size_t)top * (size_t)per)) == NULL) {
+  if ((ms = pm__malloc(sizeof *ms * (size_t)top * (size_t)per)) == NULL) {
     rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
     goto done;
   }
@@ -443,10 +446,10 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
   /* 1. the kernels the valid points make, and the first candidates (less those stored) */
   uint64_t total = pm__space_size(op);
   if ((rc = pm__variants_make(c, op, pr, &t.lim, c->dev.arch, &t.vs)) != PM_OK) goto done;
-  cs = malloc(sizeof *cs * (size_t)total);
-  t.in_set = calloc((size_t)total, 1);
-  t.ready = calloc(t.vs.n ? t.vs.n : 1, 1);
-  t.ks = calloc(t.vs.n ? t.vs.n : 1, sizeof *t.ks);
+  cs = pm__malloc(sizeof *cs * (size_t)total);
+  t.in_set = pm__calloc((size_t)total, 1);
+  t.ready = pm__calloc(t.vs.n ? t.vs.n : 1, 1);
+  t.ks = pm__calloc(t.vs.n ? t.vs.n : 1, sizeof *t.ks);
   if (!cs || !t.in_set || !t.ready || !t.ks) {
     rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
     goto done;
