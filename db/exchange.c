@@ -514,13 +514,18 @@ done:
   return rc;
 }
 
-/* Runs fn on each element of the array text json. */
+/* Runs fn on each element of the array text json, handed as JSON text: json_each's value is
+ * SQL's (a string element is its bare text, which read as JSON is malformed, or an object where
+ * it holds one's text), so each element is quoted back into JSON first (an object or array
+ * stays as it is; true and false, which SQL makes 1 and 0, stay true and false). */
 static int each_element(pm__db *db, const char *json,
                         int (*fn)(pm__db *, const char *, int, void *), void *arg) {
   int rc = PM_OK, r, i = 0;
   sqlite3_stmt *st = NULL;
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT value FROM json_each(?1)", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
+                                    "SELECT CASE WHEN type IN ('true', 'false') THEN type"
+                                    " ELSE json_quote(value) END FROM json_each(?1)",
+                                    -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *elem;

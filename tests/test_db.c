@@ -1268,6 +1268,44 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
   pm__db_close(db);
 }
 
+/* An element of gpus or measurements that is not an object is refused as such, whatever it
+ * holds: a string was handed on as its bare text, read as malformed JSON (PM_EDB, "malformed
+ * JSON", found by fuzz_import) or, where the string held an object's text, imported as that
+ * object. */
+Test(db, array_elements_that_are_not_objects_are_refused_as_such) {
+  pm__db *db = open_rw();
+#define DOC(gpus, measurements)                                                              \
+  "{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[" gpus "],\"measurements\":[" \
+  measurements "]}"
+#define GPU                                                                                  \
+  "{\"uuid\":\"GPU-1\",\"name\":\"Fake H100\",\"cc_major\":9,\"cc_minor\":0,\"arch\":\"sm_90\"," \
+  "\"sm_count\":132,\"mem_bytes\":85899345920,\"driver_version\":1,\"runtime_version\":1}"
+  const char *docs[][2] = {
+      {DOC("", "\"ok\""), "measurements[0]: expected an object, got text"},
+      {DOC("\"{}\"", ""), "gpus[0]: expected an object, got text"},
+      {DOC("true", ""), "gpus[0]: expected an object, got true"},
+      {DOC("", "false"), "measurements[0]: expected an object, got false"},
+      {DOC("", "1.5"), "measurements[0]: expected an object, got real"},
+      {DOC("", "[]"), "measurements[0]: expected an object, got array"},
+      /* a string holding a whole GPU's object text: still a string */
+      {DOC("\"{\\\"uuid\\\":\\\"GPU-1\\\",\\\"name\\\":\\\"Fake H100\\\",\\\"cc_major\\\":9,"
+           "\\\"cc_minor\\\":0,\\\"arch\\\":\\\"sm_90\\\",\\\"sm_count\\\":132,"
+           "\\\"mem_bytes\\\":85899345920,\\\"driver_version\\\":1,\\\"runtime_version\\\":1}\"",
+           ""),
+       "gpus[0]: expected an object, got text"},
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
+    expect_import_refused(db, docs[i][0], strlen(docs[i][0]), docs[i][1]);
+  /* The same GPU as an object imports. */
+  const char *good = DOC(GPU, "");
+  pm__db_import_stats st;
+  cr_assert_eq(pm__db_import(db, good, strlen(good), &st), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(st.gpus_added, 1);
+#undef GPU
+#undef DOC
+  pm__db_close(db);
+}
+
 Test(db, randomly_damaged_documents_never_crash_or_half_import) {
   pm__db *src = open_rw();
   populate(src);
