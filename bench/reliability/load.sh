@@ -65,7 +65,8 @@ wrong=$(cat "$out"/serve/*.txt | grep -c '^WRONG')
 written=0 present=0 lost=0
 while read -r op n status run; do
   [ "$status" = 0 ] || continue
-  w=$(grep -oE '[0-9]+ measured, [0-9]+ wrong, [0-9]+ failed' "$out/tune/$run.txt" |
+  # the run's total line (its last): the problem's own line says the same numbers again
+  w=$(grep -oE '[0-9]+ measured, [0-9]+ wrong, [0-9]+ failed' "$out/tune/$run.txt" | tail -1 |
       awk '{ s += $1 + $3 + $5 } END { print s + 0 }')
   p=$(grep -c "\"op\":\"$op\".*\"n\":$n," "$out/all.json")
   written=$((written + w)) present=$((present + p))
@@ -86,6 +87,14 @@ check=$?
   echo "measurements written $written, present $present, lost $lost;" \
        "'database is locked' lines reaching a user: $locked"
   echo "db check: $(tail -1 "$out/check.txt") (status $check)"
+  # why runs failed, where some did: the end of the first failed run's output of each kind
+  first=$(awk '$3 != 0 { print $4; exit }' "$out"/tune/*.runs)
+  [ -n "$first" ] && echo "first failed tuning run ($first):" && tail -5 "$out/tune/$first.txt"
+  first=$(for f in "$out"/serve/*.runs; do
+            awk -v i="$(basename "$f" .runs)" '$2 != 0 { print i "-" $1 " (exit " $2 ")"; exit }' "$f"
+          done | head -1)
+  [ -n "$first" ] && echo "first failed serving run $first:" &&
+    tail -8 "$out/serve/${first%% *}.txt"
 } | tee "$out/summary.txt"
 [ "$tune_failed" = 0 ] && [ "$serve_failed" = 0 ] && [ "$wrong" = 0 ] && [ "$lost" = 0 ] &&
   [ "$locked" = 0 ] && [ "$check" = 0 ] && [ "$tune_runs" -gt 0 ]
