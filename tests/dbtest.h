@@ -117,6 +117,21 @@ static inline void dbtest_put_config(pm_ctx *c, const char *path, const pm__devi
   pm__db_close(db);
 }
 
+/* pmtune db check's verdict on the database `file` (opened read-only on c): the number of
+ * problems found, the report logged where there are any. */
+static inline int dbtest_problems(pm_ctx *c, const char *file) {
+  pm__db *db = NULL;
+  char *report = NULL;
+  int problems = -1;
+  cr_assert_eq(pm__db_open(c, file, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(c));
+  if (problems != 0) cr_log_error("%s", report);
+  free(report);
+  pm__db_close(db);
+  return problems;
+}
+
 /* The first column of the first row of sql, as an integer (-1 where there is no row). */
 static inline int64_t dbtest_int(sqlite3 *h, const char *sql) {
   sqlite3_stmt *st = NULL;

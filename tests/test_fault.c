@@ -142,18 +142,7 @@ static char *dump(const char *file, int stable) {
 }
 
 /* pmtune db check's verdict on the file: the number of problems found. */
-static int problems_in(const char *file) {
-  pm__db *db = NULL;
-  char *report = NULL;
-  int problems = -1;
-  cr_assert_eq(pm__db_open(ctx, file, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
-               pm_errmsg(ctx));
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
-  if (problems != 0) cr_log_error("%s", report);
-  free(report);
-  pm__db_close(db);
-  return problems;
-}
+static int problems_in(const char *file) { return dbtest_problems(ctx, file); }
 
 /* Removes the file and SQLite's files beside it. */
 static void remove_db(const char *file) {

@@ -46,18 +46,7 @@ static char *rows_of(const char *file) {
   return r;
 }
 
-static int problems_in(const char *file) {
-  pm__db *db = NULL;
-  char *report = NULL;
-  int problems = -1;
-  cr_assert_eq(pm__db_open(ctx, file, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
-               pm_errmsg(ctx));
-  cr_assert_eq(pm__db_check(db, &report, &problems), PM_OK, "%s", pm_errmsg(ctx));
-  if (problems != 0) cr_log_error("%s", report);
-  free(report);
-  pm__db_close(db);
-  return problems;
-}
+static int problems_in(const char *file) { return dbtest_problems(ctx, file); }
 
 /* The file's bytes, put back before each run (no WAL beside it: the database is closed). */
 static char *image;

@@ -6,19 +6,13 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "testutil.h"
 
 static pm_ctx *c;
 
-static void setup(void) {
-  pm_options o = {0};
-  cr_assert_eq(pm__ctx_create(&c, PM_DEVICE_NONE, "/nonexistent/pmtune.db"), PM_OK);
-  cr_assert_eq(pm__serve_init(c, &o), PM_OK);
-}
+static void setup(void) { c = pm_test_serving_open("/nonexistent/pmtune.db"); }
 
-static void teardown(void) {
-  pm__serve_free(c); /* frees the scratch */
-  pm__ctx_free(c);
-}
+static void teardown(void) { pm_test_serving_close(c); }
 
 TestSuite(scratch, .init = setup, .fini = teardown, .timeout = 30);
 

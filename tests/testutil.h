@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "serve.h"
 
 /* Skips the calling test, with the reason, where this machine has no usable CUDA device. */
 static inline void pm_test_require_gpu(void) {
@@ -16,6 +17,21 @@ static inline void pm_test_require_gpu(void) {
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0)
     cr_skip_test("no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+}
+
+/* A context with serving's state and no device, on the database at db_path: what the argument
+ * checks and the scratch's bookkeeping need, no GPU. pm_test_serving_close undoes it. */
+static inline pm_ctx *pm_test_serving_open(const char *db_path) {
+  pm_ctx *c = NULL;
+  pm_options o = {0};
+  cr_assert_eq(pm__ctx_create(&c, PM_DEVICE_NONE, db_path), PM_OK);
+  cr_assert_eq(pm__serve_init(c, &o), PM_OK, "serving's state needs no GPU");
+  return c;
+}
+
+static inline void pm_test_serving_close(pm_ctx *c) {
+  pm__serve_free(c); /* frees the scratch */
+  pm__ctx_free(c);
 }
 
 /* Fails the test with file and line when a CUDA runtime call fails. */
