@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh: compute-sanitizer's memcheck (API errors and leaks included), racecheck, synccheck and
 # initcheck, each with --error-exitcode 1, on pmtune_sanitize_calls (every op at odd sizes, cold,
-# warm, in a graph; bench/sanitize/calls.c) and on a short tuning run of each op; each run's
+# warm, in a graph; bench/sanitize/calls.c), on test_gpu_nan (NaN and Inf through every call) and
+# on a short tuning run of each op; each run's
 # output goes to the folder OUT, and one summary line per (tool, program) to stdout and to
 # OUT/summary.txt.
 # Usage, from the repository root with the build in build/:
@@ -35,11 +36,12 @@ head="$("$cs" --version | tail -1); $gpu; build of $commit"
 now() { date +%s.%N; }
 
 # The programs, by name: small sizes, few points (a sanitized kernel runs 10-100x slower).
-programs=(calls tune-matadd tune-reduce tune-filter tune-add)
+programs=(calls nan tune-matadd tune-reduce tune-filter tune-add)
 command_of() { # program tool -> the command line, with its own fresh database
   local db="$tmp/$2-$1.db" tune=("$bin/pmtune" tune --device 0 --strategy random --budget 4 --samples 2)
   case $1 in
     calls) echo "$bin/pmtune_sanitize_calls $db" ;;
+    nan) echo "${BUILD:-build}/tests/test_gpu_nan --jobs 1" ;; # NaN and Inf through every call
     tune-matadd) echo "${tune[*]} --op matadd --size 67x45 --order col --db $db" ;;
     tune-reduce) echo "${tune[*]} --op reduce --size 10007 --db $db" ;;
     tune-filter) echo "${tune[*]} --op filter --size 61x37 --radius 2 --border zero --db $db" ;;
