@@ -27,6 +27,14 @@ static int align_option(const char *cmd, const cli_option *o, const char *arg) {
   return CLI_OK;
 }
 
+/* A tuned size as explain shows it: "ROWSxCOLS", or the vector's n after `vector` ("n=" in
+ * the text, nothing in JSON). */
+static void size_text(const pm__op *op, unsigned rows, unsigned cols, unsigned n,
+                      const char *vector, char *out, size_t cap) {
+  if (op->dims == 1) snprintf(out, cap, "%s%u", vector, n);
+  else snprintf(out, cap, "%ux%u", rows, cols);
+}
+
 int cmd_explain(int argc, char **argv) {
   const char *opname = NULL, *size = NULL, *dbpath = NULL;
   int json = 0, device = 0;
@@ -70,34 +78,32 @@ int cmd_explain(int argc, char **argv) {
   }
   pm__decision d;
   pm__serve_decide(c, op, &pr, &d);
-  char ptext[96];
+  char ptext[96], tuned[48], other[48];
   pm__problem_text(op, &pr, ptext, sizeof ptext);
   if (json) {
     printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\"",
            c->dev.name, op->name, ptext, pm__source_name(d.source), d.config);
-    if (d.source != PM__FROM_DEFAULT)
-      printf(",\"tuned_size\":\"%u%s%u\",\"median_ms\":%.6g,\"gbps\":%.6g,\"speedup\":%.6g,"
+    if (d.source != PM__FROM_DEFAULT) {
+      size_text(op, d.tuned_rows, d.tuned_cols, d.tuned_n, "", tuned, sizeof tuned);
+      printf(",\"tuned_size\":\"%s\",\"median_ms\":%.6g,\"gbps\":%.6g,\"speedup\":%.6g,"
              "\"distance\":%.6g",
-             op->dims == 1 ? d.tuned_n : d.tuned_rows, op->dims == 1 ? "" : "x",
-             op->dims == 1 ? 0 : d.tuned_cols, d.median_ms, d.gbps, d.speedup, d.distance);
-    if (d.between)
-      printf(",\"between\":\"%u%s%u\",\"weight\":%.4f", op->dims == 1 ? d.other_n : d.other_rows,
-             op->dims == 1 ? "" : "x", op->dims == 1 ? 0 : d.other_cols, d.weight);
-    else
+             tuned, d.median_ms, d.gbps, d.speedup, d.distance);
+      if (d.between) {
+        size_text(op, d.other_rows, d.other_cols, d.other_n, "", other, sizeof other);
+        printf(",\"between\":\"%s\",\"weight\":%.4f", other, d.weight);
+      }
+    } else {
       printf(",\"why\":\"%s\"", "nothing tuned fits this size on this GPU");
+    }
     printf("}\n");
   } else {
     printf("%s %s on %s (GPU %d)\n  runs    %s\n", op->name, ptext, c->dev.name, device, d.config);
     if (d.source == PM__FROM_DEFAULT) {
       printf("  because nothing tuned fits it: the built-in default (%s)\n", d.why);
     } else {
-      char tuned[48];
-      if (op->dims == 1) snprintf(tuned, sizeof tuned, "n=%u", d.tuned_n);
-      else snprintf(tuned, sizeof tuned, "%ux%u", d.tuned_rows, d.tuned_cols);
+      size_text(op, d.tuned_rows, d.tuned_cols, d.tuned_n, "n=", tuned, sizeof tuned);
       if (d.between) {
-        char other[48];
-        if (op->dims == 1) snprintf(other, sizeof other, "n=%u", d.other_n);
-        else snprintf(other, sizeof other, "%ux%u", d.other_rows, d.other_cols);
+        size_text(op, d.other_rows, d.other_cols, d.other_n, "n=", other, sizeof other);
         printf("  because it lies between the tuned sizes %s and %s (%.2f of the way in\n"
                "  ln(size)), and of the configurations measured at both, this one's slowdown\n"
                "  against each size's fastest, interpolated to this size, is least\n",
