@@ -500,14 +500,22 @@ int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
+/* ln(elements) of p (rows x cols, or n for a vector) and ln(rows / cols) (0 for a vector): what
+ * the lookups compare with a size_ix's log_size and log_aspect. */
+static void problem_logs(const pm__db_problem *p, double *size, double *aspect) {
+  int matrix = p->n == 0;
+  *size = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
+  *aspect = matrix ? log((double)p->rows / (double)p->cols) : 0;
+}
+
 /* The size of g nearest to p: the least |ln(size / tuned size)| in elements, then (matrices) the
  * least |ln(aspect / tuned aspect)|, then the smaller size; NULL where g has none. *dist and
  * *adist receive its distances. */
 static const size_ix *nearest_size(const group *g, const pm__db_problem *p, double *dist,
                                    double *adist) {
   int matrix = p->n == 0;
-  double size = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
-  double aspect = matrix ? log((double)p->rows / (double)p->cols) : 0;
+  double size, aspect;
+  problem_logs(p, &size, &aspect);
   const size_ix *best = NULL;
   for (size_t i = 0; g != NULL && i < g->nsizes; i++) {
     const size_ix *z = &g->sizes[i];
@@ -543,13 +551,11 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
-/* The bracket of g whose two sizes p's size lies strictly between (in elements), with *w the
- * place of p's size between them (0 at lo, 1 at hi, linear in ln(size)); NULL where p's size is
- * not between two tuned sizes. */
-static const bracket *bracket_of(const group *g, const pm__db_problem *p, double *w) {
+/* The bracket of g whose two sizes the size s = ln(elements) lies strictly between, with *w the
+ * place of s between them (0 at lo, 1 at hi, linear in ln(size)); NULL where s is not between
+ * two tuned sizes. */
+static const bracket *bracket_of(const group *g, double s, double *w) {
   if (g == NULL || g->nsizes < 2) return NULL;
-  int matrix = p->n == 0;
-  double s = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
   const size_ix *first = &g->sizes[g->by_size[0]], *last = &g->sizes[g->by_size[g->nsizes - 1]];
   if (!(s > first->log_size && s < last->log_size)) return NULL;
   size_t lo = 0, hi = g->nsizes - 1; /* the last j with log_size(by_size[j]) <= s, by bisection */
@@ -568,19 +574,27 @@ static const bracket *bracket_of(const group *g, const pm__db_problem *p, double
  * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
  * least (the lower row first on a tie); its row at the nearer of the two sizes. NULL where none
  * is taken. */
+/* A candidate's interpolated slowdown at w, and its row at the nearer of the two sizes. */
+static double score_at(const both *c, double w) {
+  return (1 - w) * c->lo_ratio + w * c->hi_ratio;
+}
+
+static const pm__db_known_row *row_at(const pm__db_known *k, const both *c, double w) {
+  return &k->rows[w <= 0.5 ? c->lo_row : c->hi_row];
+}
+
 static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
                                        double w, int (*accept)(void *arg, const char *config),
                                        void *arg) {
   size_t best = b->nboth; /* first the hull's vertices, where the least score always is */
   double best_score = 0;
   for (size_t j = 0; j < b->nhull; j++) {
-    const both *c = &b->both[b->hull[j]];
-    double score = (1 - w) * c->lo_ratio + w * c->hi_ratio;
+    double score = score_at(&b->both[b->hull[j]], w);
     if (best == b->nboth || score < best_score || (score == best_score && b->hull[j] < best))
       best = b->hull[j], best_score = score;
   }
   if (best < b->nboth) {
-    const pm__db_known_row *r = &k->rows[w <= 0.5 ? b->both[best].lo_row : b->both[best].hi_row];
+    const pm__db_known_row *r = row_at(k, &b->both[best], w);
     if (accept == NULL || accept(arg, r->config)) return r;
   }
   /* refused (the caller's alignment): every candidate, in order of score */
@@ -589,12 +603,12 @@ static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
   for (;;) {
     best = b->nboth;
     for (size_t i = 0; i < b->nboth; i++) {
-      double score = (1 - w) * b->both[i].lo_ratio + w * b->both[i].hi_ratio;
+      double score = score_at(&b->both[i], w);
       if (score < floor || (score == floor && i <= floor_i)) continue;
       if (best == b->nboth || score < best_score) best = i, best_score = score;
     }
     if (best == b->nboth) return NULL;
-    const pm__db_known_row *r = &k->rows[w <= 0.5 ? b->both[best].lo_row : b->both[best].hi_row];
+    const pm__db_known_row *r = row_at(k, &b->both[best], w);
     if (accept == NULL || accept(arg, r->config)) return r;
     floor = best_score, floor_i = best;
   }
@@ -606,11 +620,12 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
   const group *g = group_of(k, p);
   const pm__db_known_row *w = find_exact(k, g, p, accept, arg);
   const bracket *b = NULL;
-  double dist = 0, adist = 0, weight = 0;
+  double dist = 0, adist = 0, weight = 0, size = 0, aspect = 0;
   const size_ix *z;
   *exact = w != NULL;
   memset(out, 0, sizeof *out);
-  if (w == NULL && (b = bracket_of(g, p, &weight)) != NULL &&
+  if (w == NULL) problem_logs(p, &size, &aspect);
+  if (w == NULL && (b = bracket_of(g, size, &weight)) != NULL &&
       (w = between(k, b, weight, accept, arg)) == NULL)
     b = NULL;
   if (w == NULL && (z = nearest_size(g, p, &dist, &adist)) != NULL) {
@@ -621,12 +636,10 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
   if (w == NULL) return PM_ENOTFOUND; /* quietly: the caller words it if it must */
   winner_of(w, out);
   if (b != NULL) { /* the distances to the nearer of the two sizes, whose row w is */
-    int matrix = p->n == 0;
     const size_ix *near = &g->sizes[weight <= 0.5 ? b->lo : b->hi];
     const size_ix *other = &g->sizes[weight <= 0.5 ? b->hi : b->lo];
-    double s = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
-    dist = fabs(s - near->log_size);
-    adist = matrix ? fabs(log((double)p->rows / (double)p->cols) - near->log_aspect) : 0;
+    dist = fabs(size - near->log_size);
+    adist = fabs(aspect - near->log_aspect); /* 0 - 0 for a vector */
     out->between = 1, out->weight = weight;
     out->other_rows = other->rows, out->other_cols = other->cols, out->other_n = other->n;
   }
