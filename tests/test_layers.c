@@ -118,19 +118,24 @@ static const char *builds_sql(const char *line) {
   return NULL;
 }
 
-/* Expects no line of layer's file to build SQL from strings; returns 0. */
-static int check_sql(int layer, const char *file) {
+/* Expects no line of layer's file to be one `finds` names (it returns why, or NULL), saying
+ * where and `advice`; returns 0. */
+static int check_lines(int layer, const char *file, const char *(*finds)(const char *line),
+                       const char *advice) {
   char path[2048], line[4096];
   snprintf(path, sizeof path, "%s/%s/%s", PM_SOURCE_DIR, layers[layer], file);
   FILE *f = fopen(path, "r");
   cr_assert_not_null(f, "%s", path);
   for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
-    const char *why = builds_sql(line);
-    cr_expect_null(why, "%s/%s:%d builds SQL from strings (%s): bind the values instead",
-                   layers[layer], file, no, why);
+    const char *why = finds(line);
+    cr_expect_null(why, "%s/%s:%d: %s: %s", layers[layer], file, no, why, advice);
   }
   fclose(f);
   return 0;
+}
+
+static int check_sql(int layer, const char *file) {
+  return check_lines(layer, file, builds_sql, "builds SQL from strings: bind the values instead");
 }
 
 Test(layers, no_sql_is_built_from_strings) {
@@ -161,20 +166,10 @@ static const char *runs_shell(const char *line) {
   return NULL;
 }
 
-/* Expects no line of layer's file to run a shell; returns 0. */
 static int check_shell(int layer, const char *file) {
-  char path[2048], line[4096];
-  snprintf(path, sizeof path, "%s/%s/%s", PM_SOURCE_DIR, layers[layer], file);
-  FILE *f = fopen(path, "r");
-  cr_assert_not_null(f, "%s", path);
-  for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
-    const char *why = runs_shell(line);
-    cr_expect_null(why, "%s/%s:%d: '%s' runs a shell or searches $PATH: use cli_spawn_read "
-                   "(tools/subprocess.h), an argument vector",
-                   layers[layer], file, no, why);
-  }
-  fclose(f);
-  return 0;
+  return check_lines(layer, file, runs_shell,
+                     "runs a shell or searches $PATH: use cli_spawn_read (tools/subprocess.h), "
+                     "an argument vector");
 }
 
 Test(layers, no_shell_runs_anything) {
