@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUSY_TIMEOUT_MS 10000     /* how long a statement waits at least for another's lock */
+#define BUSY_TIMEOUT_MS 10000     /* how long a statement waits for a lock while nothing moves */
+#define BUSY_LIMIT_MS 300000      /* how long it waits at most, however busy the file is */
 #define APPLICATION_ID 1886221429 /* 0x706d7475, 'pmtu', set by 0001_initial.sql */
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 /* The oldest schema a read-only handle reads (library calls never migrate): every migration
@@ -22,8 +23,17 @@
  * newer pmtune has written yet still serves. A migration that changes what is read raises it. */
 #define READ_SINCE 1
 
+/* What the busy handler of a connection knows of its current wait (see busy_wait). */
+typedef struct {
+  const char *path;    /* the database file; PATH-wal is watched beside it */
+  long long start_ms;  /* when this wait began */
+  long long moved_ms;  /* when another process was last seen writing */
+  long long signature; /* the files' sizes and times when last looked at */
+} waiter;
+
 struct pm__db {
   pm_ctx *c;
+  waiter wait;
   const pm__db_op *const *ops; /* what problems may be: the caller's list */
   sqlite3 *sql;
   char *path;
@@ -76,21 +86,52 @@ void pm__db_schema(const pm__db *db, int *was, int *now) {
 /* ---- Waiting for another process's lock ----------------------------------------------------- */
 
 /* The busy handler of every connection: tries again every 1 to 2 ms (the part in it that differs
- * between processes keeps waiters out of step) for at least BUSY_TIMEOUT_MS. SQLite's own busy
- * timeout sleeps longer and longer between tries, up to 100 ms each, and under many writers one
- * that waits so finds the lock taken again at each try, for the whole timeout, and fails with
- * "database is locked": 16 `pmtune import` processes and 16 readers on 2 cores (test_db_load)
- * saw 6 or 7 of the 16 importers fail so at BEGIN IMMEDIATE, none with this handler. */
+ * between processes keeps waiters out of step), and gives up only when no other process has
+ * written to the file for BUSY_TIMEOUT_MS (a writer that holds its lock and does nothing), or
+ * after BUSY_LIMIT_MS in all. SQLite's own busy timeout sleeps longer and longer between tries, up
+ * to 100 ms each, and under many writers one that waits so finds the lock taken again at each try,
+ * for the whole timeout, and fails with "database is locked": 16 `pmtune import` processes and 16
+ * readers on 2 cores (test_db_load) saw 6 or 7 of the 16 importers fail so. A fixed 10 s of quick
+ * tries still lost the race now and then under AddressSanitizer, where each import is slower:
+ * one importer of 16 saw every commit of the others go first for 10 s. Progress is what the
+ * others' commits leave on disk: the size or time of PATH-wal or PATH changes. */
+static long long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static long long file_signature(const char *path) {
+  char wal[PM__DB_PATH_MAX + 8];
+  struct stat a = {0}, b = {0};
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  (void)stat(path, &a);
+  (void)stat(wal, &b);
+  return (long long)a.st_size * 31 + a.st_mtim.tv_sec * 1000003LL + a.st_mtim.tv_nsec +
+         ((long long)b.st_size * 37 + b.st_mtim.tv_sec * 999983LL + b.st_mtim.tv_nsec) * 7;
+}
+
 static int busy_wait(void *arg, int tries) {
-  (void)arg;
-  if (tries >= BUSY_TIMEOUT_MS) return 0; /* each try sleeps 1 ms or more: at least the timeout */
+  waiter *w = arg;
+  long long now = now_ms(), sig = file_signature(w->path);
+  if (tries == 0) {
+    w->start_ms = w->moved_ms = now;
+    w->signature = sig;
+  } else if (sig != w->signature) {
+    w->moved_ms = now;
+    w->signature = sig;
+  }
+  if (now - w->moved_ms >= BUSY_TIMEOUT_MS || now - w->start_ms >= BUSY_LIMIT_MS) return 0;
   unsigned jitter = ((unsigned)tries * 2654435761u ^ (unsigned)getpid() * 40503u) % 1000u;
   struct timespec ts = {0, (long)(1000 + jitter) * 1000};
   nanosleep(&ts, NULL);
   return 1;
 }
 
-static void set_busy_wait(sqlite3 *h) { sqlite3_busy_handler(h, busy_wait, NULL); }
+static void set_busy_wait(sqlite3 *h, waiter *w, const char *path) {
+  *w = (waiter){.path = path};
+  sqlite3_busy_handler(h, busy_wait, w);
+}
 
 /* ---- Small statements ----------------------------------------------------------------------- */
 
@@ -344,7 +385,7 @@ static int open_and_read_header(pm__db *db, int64_t *app, int64_t *version, int6
   const char *name = db->path;
   for (int attempt = 0;; attempt++) {
     PM__SQLITE(db, sqlite3_open_v2(name, &db->sql, flags, NULL));
-    set_busy_wait(db->sql);
+    set_busy_wait(db->sql, &db->wait, db->path);
     PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN", NULL, NULL, NULL));
     if ((rc = query_int(db, "PRAGMA application_id", app)) == PM_OK &&
         (rc = query_int(db, "PRAGMA user_version", version)) == PM_OK &&
@@ -615,6 +656,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
   report r = {0};
   sqlite3_stmt *st = NULL;
   sqlite3 *rw = NULL, *h = db->sql; /* the connection of the integrity check (below) */
+  waiter rw_wait;
   int64_t v = 0;
   *text = NULL;
   *problems = 0;
@@ -625,7 +667,7 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
    * writing, the report says that CHECK constraints were not verified. */
   if (db->readonly) {
     if (sqlite3_open_v2(db->path, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
-      set_busy_wait(rw);
+      set_busy_wait(rw, &rw_wait, db->path);
       h = rw;
     } else {
       sqlite3_close(rw);

@@ -2,7 +2,8 @@
  * once: no row lost, no "database is locked" ever reaching a caller. Suite db_concurrency: 8
  * writers through the library and 8 readers. Suite db_load (CTest's test_db_load, label load):
  * 16 `pmtune import` processes and 16 readers (`pmtune show`, `pmtune db check`, library opens)
- * for 20 s. */
+ * for 20 s. Suite db_lock_wait (CTest's test_db_lock_wait, labels load and slow): how long a
+ * writer waits for another's lock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -416,4 +417,65 @@ Test(db_load, sixteen_importers_and_sixteen_readers_for_twenty_seconds) {
   pm_close(c);
   cr_log_info("%.1f s: %d imports, %d db checks passed, %lld rows, 0 lost, 0 locked", took / 1000,
               imports, reads, (long long)rows);
+}
+
+/* Holds the write lock of PATH from a child process for HOLD_MS, touching PATH-wal every 100 ms
+ * where TOUCH (another process at work, as far as a waiter can tell); returns the child once it
+ * holds the lock. */
+static pid_t hold_write_lock(int hold_ms, int touch) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    sqlite3 *h = NULL;
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (sqlite3_open(path, &h) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+      _exit(3);
+    if (write(fds[1], "x", 1) != 1) _exit(4);
+    for (int t = 0; t < hold_ms; t += 100) {
+      if (touch && utimensat(AT_FDCWD, wal, NULL, 0) != 0) _exit(5);
+      nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    _exit(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : 6);
+  }
+  char x;
+  close(fds[1]);
+  cr_assert_eq(read(fds[0], &x, 1), 1, "the child did not take the write lock");
+  close(fds[0]);
+  return pid;
+}
+
+/* A writer waits for the write lock as long as the others holding it are seen writing (it gave
+ * up after 10 s however busy the file was, and one importer of 16 failed so under
+ * AddressSanitizer), and gives up, with "database is locked", 10 s after they stop moving. */
+TestSuite(db_lock_wait, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(db_lock_wait, lasts_while_the_file_moves_and_ends_when_it_stops) {
+  pm_ctx *ctx = NULL;
+  pm__db *db = NULL;
+  snprintf(path, sizeof path, "%s/pmtune.db", dir);
+  cr_assert_eq(pm_open(&ctx, &(pm_options){.device = PM_DEVICE_NONE}), PM_OK);
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
+  int status = 0;
+  pid_t pid = hold_write_lock(30000, 1);
+  double t0 = pm__now_ms();
+  cr_assert_eq(pm__db_begin(db), PM_OK, "after %.0f ms: %s", pm__now_ms() - t0, pm_errmsg(ctx));
+  double ms = pm__now_ms() - t0;
+  cr_assert_eq(pm__db_commit(db), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed: %#x", status);
+  cr_assert_gt(ms, 29000, "the lock was had after %.0f ms, before the holder let it go", ms);
+
+  pid = hold_write_lock(14000, 0);
+  t0 = pm__now_ms();
+  cr_assert_eq(pm__db_begin(db), PM_EDB);
+  ms = pm__now_ms() - t0;
+  cr_assert(strstr(pm_errmsg(ctx), "locked"), "%s", pm_errmsg(ctx));
+  cr_assert(ms > 9500 && ms < 13000, "gave up after %.0f ms, not 10 s", ms);
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  pm__db_close(db);
+  pm_close(ctx);
 }
