@@ -29,6 +29,8 @@ typedef struct {
   long long start_ms;  /* when this wait began */
   long long moved_ms;  /* when another process was last seen writing */
   long long signature; /* the files' sizes and times when last looked at */
+  int at_once;         /* fail at once rather than wait (pm__db_set_wait) */
+  int gave_up;         /* the last wait ended without the lock */
 } waiter;
 
 struct pm__db {
@@ -113,6 +115,7 @@ static long long file_signature(const char *path) {
 
 static int busy_wait(void *arg, int tries) {
   waiter *w = arg;
+  if (w->at_once) return !(w->gave_up = 1);
   long long now = now_ms(), sig = file_signature(w->path);
   if (tries == 0) {
     w->start_ms = w->moved_ms = now;
@@ -121,7 +124,8 @@ static int busy_wait(void *arg, int tries) {
     w->moved_ms = now;
     w->signature = sig;
   }
-  if (now - w->moved_ms >= BUSY_TIMEOUT_MS || now - w->start_ms >= BUSY_LIMIT_MS) return 0;
+  if (now - w->moved_ms >= BUSY_TIMEOUT_MS || now - w->start_ms >= BUSY_LIMIT_MS)
+    return !(w->gave_up = 1);
   unsigned jitter = ((unsigned)tries * 2654435761u ^ (unsigned)getpid() * 40503u) % 1000u;
   struct timespec ts = {0, (long)(1000 + jitter) * 1000};
   nanosleep(&ts, NULL);
@@ -132,6 +136,13 @@ static void set_busy_wait(sqlite3 *h, waiter *w, const char *path) {
   *w = (waiter){.path = path};
   sqlite3_busy_handler(h, busy_wait, w);
 }
+
+void pm__db_set_wait(pm__db *db, int wait) {
+  db->wait.at_once = !wait;
+  db->wait.gave_up = 0;
+}
+
+int pm__db_locked_out(const pm__db *db) { return db->wait.gave_up; }
 
 /* ---- Small statements ----------------------------------------------------------------------- */
 

@@ -72,6 +72,15 @@ enum {
 int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *ops,
                 pm__db **out);
 
+/* How a statement of db meets another process's write lock: where wait is 1 (as opened) it waits
+ * while that process is seen writing and up to 10 s after it stops; where 0 it fails at once
+ * with "database is locked" (serving, which must not stall a call behind a tuning run). */
+void pm__db_set_wait(pm__db *db, int wait);
+
+/* Whether db's last statement failed because another process held the lock (see
+ * pm__db_set_wait): try again later. Cleared by pm__db_set_wait. */
+int pm__db_locked_out(const pm__db *db);
+
 /* Closes it. pm__db_close(NULL) does nothing. */
 void pm__db_close(pm__db *db);
 

@@ -150,7 +150,8 @@ typedef struct pm__serve {
   unsigned char known_loaded[PM__MAX_OPS];
   pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
-  int64_t rw_gpu;         /* this GPU's id in rw (recorded when rw was opened) */
+  int64_t rw_gpu;         /* this GPU's id in rw (0 until recorded: rw's first write) */
+  struct pm__pending *pending; /* cubins compiled here, not stored yet (the lock was held) */
   int said_default;       /* the notice that a default serves has been given */
   int record;             /* count the calls of sizes without an exact winner (pm_options.record,
                              PMTUNE_RECORD=1); written to the database by pm_close */

@@ -45,23 +45,86 @@ static const pm__db_known *known_of(pm_ctx *c, const pm__op *op) {
   return s->known_loaded[i] == 1 ? &s->known[i] : NULL;
 }
 
-/* The read-write handle that cubins compiled here are stored with, opened on first need with
- * this GPU recorded in it (the database lists every GPU that used it); NULL (said once) where
- * the database cannot be written. */
-static pm__db *write_db(pm_ctx *c) {
+/* The read-write handle that cubins compiled here and the sizes served are stored with, opened on
+ * first need, with this GPU recorded in it (the database lists every GPU that used it). Where
+ * `wait` is 0 no statement waits for another process's write lock (a call must not stall behind
+ * a tuning run): *locked then says the lock was held, and the caller tries again later. NULL
+ * where the database cannot be written (said once with pm__notice) or, *locked set, is busy. */
+static pm__db *write_db(pm_ctx *c, int wait, int *locked) {
   pm__serve *s = c->serve;
+  *locked = 0;
   if (!s->rw_tried) {
-    int driver, runtime;
     s->rw_tried = 1;
+    if (pm__db_open(c, c->db_path, 0, pm__ops_db(), &s->rw) != PM_OK) goto cannot;
+  }
+  if (s->rw == NULL) return NULL;
+  pm__db_set_wait(s->rw, wait);
+  if (s->rw_gpu == 0) {
+    int driver, runtime;
     pm__cuda_versions(&driver, &runtime);
-    if (pm__db_open(c, c->db_path, 0, pm__ops_db(), &s->rw) != PM_OK ||
-        pm__db_gpu_put(s->rw, &c->dev, driver, runtime, &s->rw_gpu) != PM_OK) {
-      pm__notice(c, "%s: compiled kernels are not stored", pm_errmsg(c));
-      pm__db_close(s->rw);
-      s->rw = NULL;
+    if (pm__db_gpu_put(s->rw, &c->dev, driver, runtime, &s->rw_gpu) != PM_OK) {
+      s->rw_gpu = 0;
+      if ((*locked = pm__db_locked_out(s->rw))) return NULL;
+      goto cannot;
     }
   }
   return s->rw;
+cannot:
+  pm__notice(c, "%s: compiled kernels are not stored", pm_errmsg(c));
+  pm__db_close(s->rw);
+  s->rw = NULL;
+  return NULL;
+}
+
+/* A cubin compiled here, waiting to be stored for the next process. */
+struct pm__pending {
+  struct pm__pending *next;
+  const char *sha256; /* the template's (static) */
+  char defines[PM__MAX_DEFINES * 26];
+  int driver;
+  pm__cubin bin;
+};
+
+/* Stores the cubins compiled here that are not stored yet, oldest first; where `wait` is 0 and
+ * another process holds the write lock, they are kept for the next try (the next compile, or
+ * pm_close, which waits). Where the database cannot be written they are dropped. */
+static void store_pending(pm_ctx *c, int wait) {
+  pm__serve *s = c->serve;
+  while (s->pending != NULL) {
+    struct pm__pending *p = s->pending, **last = &s->pending;
+    while (p->next != NULL) last = &p->next, p = p->next;
+    int locked;
+    pm__db *rw = write_db(c, wait, &locked);
+    if (locked) return;
+    if (rw != NULL) {
+      pm__db_cubin_key key = {p->sha256, p->defines, c->dev.arch, pm__nvrtc_version(), p->driver};
+      if (pm__db_cubin_put(rw, &key, &p->bin) != PM_OK) {
+        if (pm__db_locked_out(rw)) return;
+        pm__notice(c, "%s: the compiled kernel is not stored", pm_errmsg(c));
+      }
+    }
+    *last = NULL;
+    pm__cubin_free(&p->bin);
+    free(p);
+  }
+}
+
+/* Takes bin (compiled here for key) to be stored, now if the database is free. */
+static void store_cubin(pm_ctx *c, const pm__db_cubin_key *key, pm__cubin *bin) {
+  pm__serve *s = c->serve;
+  struct pm__pending *p = pm__calloc(1, sizeof *p);
+  if (p == NULL) {
+    pm__notice(c, "out of memory: the compiled kernel is not stored");
+    return;
+  }
+  p->sha256 = key->template_sha256;
+  snprintf(p->defines, sizeof p->defines, "%s", key->defines);
+  p->driver = key->driver_version;
+  p->bin = *bin;
+  *bin = (pm__cubin){0};
+  p->next = s->pending;
+  s->pending = p;
+  store_pending(c, 0);
 }
 
 void pm__serve_refresh(pm_ctx *c) {
@@ -111,7 +174,8 @@ static void write_seen(pm_ctx *c) {
     pm__op_db_problem(e->choice->op, &pr, &ps[n]);
     calls[n++] = (int64_t)k;
   }
-  pm__db *db = n > 0 ? write_db(c) : NULL;
+  int locked;
+  pm__db *db = n > 0 ? write_db(c, 1, &locked) : NULL;
   if (db != NULL && pm__db_seen_add(db, s->rw_gpu, ps, calls, n) != PM_OK)
     pm__notice(c, "%s: the sizes served are not recorded", pm_errmsg(c));
 done:
@@ -122,7 +186,7 @@ done:
 /* ---- The slow path (under the lock) --------------------------------------------------------- */
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else
- * compiled now (and stored for the next process). Loads with the thread's capture mode relaxed
+ * compiled now (and stored for the next process, without waiting for the write lock). Loads with the thread's capture mode relaxed
  * (kernel_for_relaxed): loading a module while a graph is captured would invalidate it. */
 static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
                       const pm__kernel **out) {
@@ -138,14 +202,15 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   if ((*out = pm__cache_kernel_find(&s->cache, op, dtext)) != NULL) return PM_OK;
   for (int i = 0; i < nd; i++) dp[i] = defs[i];
   pm__cubin bin = {0};
-  pm__db *db = read_db(c), *rw;
+  pm__db *db = read_db(c);
+  int compiled = 0;
   if (db == NULL || pm__db_cubin_get(db, &key, &bin) != PM_OK) {
     if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin)) != PM_OK)
       return rc;
-    if ((rw = write_db(c)) != NULL && pm__db_cubin_put(rw, &key, &bin) != PM_OK)
-      pm__notice(c, "%s: the compiled kernel is not stored", pm_errmsg(c));
+    compiled = 1;
   }
   rc = pm__cache_kernel_load(c, &s->cache, op, dtext, &bin, out);
+  if (rc == PM_OK && compiled) store_cubin(c, &key, &bin); /* takes bin */
   pm__cubin_free(&bin);
   return rc;
 }
@@ -261,6 +326,7 @@ void pm__serve_free(pm_ctx *c) {
   pm__serve *s = c->serve;
   if (s == NULL) return;
   pm__autotune_stop(c);
+  store_pending(c, 1);
   if (s->record) write_seen(c);
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "op.h"
@@ -216,6 +218,35 @@ static inline void dbtest_write(const char *path, const void *data, size_t len) 
   cr_assert_not_null(f, "%s", path);
   cr_assert_eq(fwrite(data, 1, len, f), len);
   cr_assert_eq(fclose(f), 0);
+}
+
+/* Holds the write lock of PATH from a child process for HOLD_MS, touching PATH-wal every 100 ms
+ * where TOUCH (another process at work, as far as a waiter can tell); returns the child once it
+ * holds the lock. */
+static inline pid_t dbtest_hold_write_lock(const char *path, int hold_ms, int touch) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    sqlite3 *h = NULL;
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (sqlite3_open(path, &h) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+      _exit(3);
+    if (write(fds[1], "x", 1) != 1) _exit(4);
+    for (int t = 0; t < hold_ms; t += 100) {
+      if (touch && utimensat(AT_FDCWD, wal, NULL, 0) != 0) _exit(5);
+      nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    _exit(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : 6);
+  }
+  char x;
+  close(fds[1]);
+  cr_assert_eq(read(fds[0], &x, 1), 1, "the child did not take the write lock");
+  close(fds[0]);
+  return pid;
 }
 
 #endif /* PM_DBTEST_H */

@@ -419,35 +419,6 @@ Test(db_load, sixteen_importers_and_sixteen_readers_for_twenty_seconds) {
               imports, reads, (long long)rows);
 }
 
-/* Holds the write lock of PATH from a child process for HOLD_MS, touching PATH-wal every 100 ms
- * where TOUCH (another process at work, as far as a waiter can tell); returns the child once it
- * holds the lock. */
-static pid_t hold_write_lock(int hold_ms, int touch) {
-  int fds[2];
-  cr_assert_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  cr_assert_neq(pid, -1);
-  if (pid == 0) {
-    sqlite3 *h = NULL;
-    char wal[160];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    if (sqlite3_open(path, &h) != SQLITE_OK ||
-        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-      _exit(3);
-    if (write(fds[1], "x", 1) != 1) _exit(4);
-    for (int t = 0; t < hold_ms; t += 100) {
-      if (touch && utimensat(AT_FDCWD, wal, NULL, 0) != 0) _exit(5);
-      nanosleep(&(struct timespec){0, 100000000}, NULL);
-    }
-    _exit(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : 6);
-  }
-  char x;
-  close(fds[1]);
-  cr_assert_eq(read(fds[0], &x, 1), 1, "the child did not take the write lock");
-  close(fds[0]);
-  return pid;
-}
-
 /* A writer waits for the write lock as long as the others holding it are seen writing (it gave
  * up after 10 s however busy the file was, and one importer of 16 failed so under
  * AddressSanitizer), and gives up, with "database is locked", 10 s after they stop moving. */
@@ -460,7 +431,7 @@ Test(db_lock_wait, lasts_while_the_file_moves_and_ends_when_it_stops) {
   cr_assert_eq(pm_open(&ctx, &(pm_options){.device = PM_DEVICE_NONE}), PM_OK);
   cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   int status = 0;
-  pid_t pid = hold_write_lock(30000, 1);
+  pid_t pid = dbtest_hold_write_lock(path, 30000, 1);
   double t0 = pm__now_ms();
   cr_assert_eq(pm__db_begin(db), PM_OK, "after %.0f ms: %s", pm__now_ms() - t0, pm_errmsg(ctx));
   double ms = pm__now_ms() - t0;
@@ -469,7 +440,7 @@ Test(db_lock_wait, lasts_while_the_file_moves_and_ends_when_it_stops) {
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed: %#x", status);
   cr_assert_gt(ms, 29000, "the lock was had after %.0f ms, before the holder let it go", ms);
 
-  pid = hold_write_lock(14000, 0);
+  pid = dbtest_hold_write_lock(path, 14000, 0);
   t0 = pm__now_ms();
   cr_assert_eq(pm__db_begin(db), PM_EDB);
   ms = pm__now_ms() - t0;
