@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,32 +221,40 @@ static inline void dbtest_write(const char *path, const void *data, size_t len) 
   cr_assert_eq(fclose(f), 0);
 }
 
-/* Holds the write lock of PATH from a child process for HOLD_MS, touching PATH-wal every 100 ms
- * where TOUCH (another process at work, as far as a waiter can tell); returns the child once it
- * holds the lock. */
-static inline pid_t dbtest_hold_write_lock(const char *path, int hold_ms, int touch) {
-  int fds[2];
+/* Holds the write lock of PATH from a child process for HOLD_MS, or until the caller writes a
+ * byte to *release where release is not NULL, touching PATH-wal every 100 ms where TOUCH (another
+ * process at work, as far as a waiter can tell); then commits. Returns the child once it holds the
+ * lock. */
+static inline pid_t dbtest_hold_write_lock(const char *path, int hold_ms, int touch, int *release) {
+  int fds[2], rel[2];
   cr_assert_eq(pipe(fds), 0);
+  cr_assert_eq(pipe(rel), 0);
   pid_t pid = fork();
   cr_assert_neq(pid, -1);
   if (pid == 0) {
     sqlite3 *h = NULL;
     char wal[4200];
     snprintf(wal, sizeof wal, "%s-wal", path);
+    close(rel[1]);
     if (sqlite3_open(path, &h) != SQLITE_OK ||
         sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
       _exit(3);
     if (write(fds[1], "x", 1) != 1) _exit(4);
     for (int t = 0; t < hold_ms; t += 100) {
       if (touch && utimensat(AT_FDCWD, wal, NULL, 0) != 0) _exit(5);
-      nanosleep(&(struct timespec){0, 100000000}, NULL);
+      struct pollfd p = {.fd = rel[0], .events = POLLIN};
+      if (release == NULL) nanosleep(&(struct timespec){0, 100000000}, NULL);
+      else if (poll(&p, 1, 100) > 0) break; /* a byte, or the caller gone */
     }
     _exit(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : 6);
   }
   char x;
   close(fds[1]);
+  close(rel[0]);
   cr_assert_eq(read(fds[0], &x, 1), 1, "the child did not take the write lock");
   close(fds[0]);
+  if (release != NULL) *release = rel[1];
+  else close(rel[1]);
   return pid;
 }
 

@@ -431,7 +431,7 @@ Test(db_lock_wait, lasts_while_the_file_moves_and_ends_when_it_stops) {
   cr_assert_eq(pm_open(&ctx, &(pm_options){.device = PM_DEVICE_NONE}), PM_OK);
   cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   int status = 0;
-  pid_t pid = dbtest_hold_write_lock(path, 30000, 1);
+  pid_t pid = dbtest_hold_write_lock(path, 30000, 1, NULL);
   double t0 = pm__now_ms();
   cr_assert_eq(pm__db_begin(db), PM_OK, "after %.0f ms: %s", pm__now_ms() - t0, pm_errmsg(ctx));
   double ms = pm__now_ms() - t0;
@@ -440,7 +440,7 @@ Test(db_lock_wait, lasts_while_the_file_moves_and_ends_when_it_stops) {
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed: %#x", status);
   cr_assert_gt(ms, 29000, "the lock was had after %.0f ms, before the holder let it go", ms);
 
-  pid = dbtest_hold_write_lock(path, 14000, 0);
+  pid = dbtest_hold_write_lock(path, 14000, 0, NULL);
   t0 = pm__now_ms();
   cr_assert_eq(pm__db_begin(db), PM_EDB);
   ms = pm__now_ms() - t0;
