@@ -6,7 +6,8 @@
 # Then counts: runs and failures of each kind, "database is locked" (or busy) lines that reached
 # a user (must be 0), lost rows (the measurements each finished tuning run says it stored, against
 # the rows of its problem in the database: must be 0), and `pmtune db check` (must pass).
-# Usage, from the repository root with the build in build/ (BUILD=DIR for another):
+# Usage, from the repository root with the build in build/ (BUILD=DIR for another; PM_COMMIT names
+# the commit built where git's would be wrong, as on a device given a copy of the tree):
 #   bench/reliability/load.sh OUT [SECONDS]     (default 60; OUT receives every log and summary.txt)
 # Exit status 0 only where every run succeeded, nothing was lost or locked, and the check passed.
 set -uo pipefail
@@ -81,7 +82,7 @@ check=$?
 {
   echo "# bench/reliability/load.sh $out $secs; $tuners tuners, $servers servers;" \
        "$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null);" \
-       "commit $(git describe --always --dirty 2>/dev/null)"
+       "commit ${PM_COMMIT:-$(git describe --always --dirty 2>/dev/null)}"
   echo "$took s: tuning runs $tune_runs ($tune_failed failed), serving runs $serve_runs" \
        "($serve_failed failed, $wrong wrong results)"
   echo "measurements written $written, present $present, lost $lost;" \
