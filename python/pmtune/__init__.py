@@ -1,0 +1,237 @@
+"""pmtune for Python: pmtune's tuned kernels (matadd, add, reduce_sum, filter) called on any
+float32 GPU array that exposes __cuda_array_interface__ or DLPack (PyTorch, CuPy, Numba, JAX), on
+the caller's current stream, through libpmtune.so's C ABI with ctypes (no compiled extension).
+
+    import pmtune, torch
+    a = torch.rand(7777, 5003, device="cuda"); b = torch.rand_like(a)
+    c = pmtune.matadd(a, b)           # a new array; out= writes into one of yours
+    s = pmtune.reduce_sum(a[:, :100]) # a slice of a wider array: its pitch is read from it
+    pmtune.matadd(a.t(), b.t(), out=c.t())  # transposed: column-major
+
+Each call runs on a context of the array's device, opened on first use on the default database
+($PMTUNE_DB, else ~/.cache/pmtune/pmtune.db); pmtune.Context opens one of your own. A refused
+call raises pmtune.Error with pmtune's own message."""
+import ctypes
+import math
+import threading
+
+from . import _arrays, _lib
+
+__all__ = ["Context", "Error", "LibraryNotFound", "version", "library_path", "matadd", "add",
+           "reduce_sum", "filter"]
+
+LibraryNotFound = _lib.LibraryNotFound
+_C, library_path = None, None
+_C_lock = threading.Lock()
+
+
+def _c():
+    global _C, library_path
+    with _C_lock:
+        if _C is None:
+            _C, library_path = _lib.load()
+        return _C
+
+
+class Error(Exception):
+    """A call pmtune refused or could not run: `status` is pmtune's (negative) status code,
+    `name` its name ("PM_EINVAL"); the text is pmtune's message."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status, self.name = status, _c().pm_errname(status).decode()
+
+
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH"."""
+    return _c().pm_version().decode()
+
+
+class Context:
+    """A pmtune context on one CUDA device: what it has loaded and decided is kept until close().
+    device: a CUDA device ordinal, or None for no device (compiling and checking only); db: the
+    tuning database's path (None: pmtune's default); autotune, record: as pm_options."""
+
+    def __init__(self, device=0, db=None, autotune=False, record=False, autotune_budget=0):
+        lib = _c()
+        o = _lib.Options(-1 if device is None else int(device),
+                         None if db is None else str(db).encode(), int(bool(autotune)),
+                         int(autotune_budget), int(bool(record)))
+        h = ctypes.c_void_p()
+        rc = lib.pm_open(ctypes.byref(h), ctypes.byref(o))
+        self._h, self.device = h, device
+        if rc != 0:
+            msg = lib.pm_errmsg(h) if h else None
+            self.close()
+            raise Error(rc, (msg or lib.pm_strerror(rc)).decode())
+
+    def close(self):
+        """Frees what the context holds; a closed context refuses calls."""
+        if getattr(self, "_h", None):
+            _c().pm_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # at interpreter exit the library may be gone
+            pass
+
+    def notice(self):
+        """What the context fell back on, and why, the first time it did; None where it never did."""
+        n = _c().pm_notice(self._handle())
+        return n.decode() if n else None
+
+    def reload(self):
+        """Reads the tuning database again: later calls serve what was tuned meanwhile."""
+        self._check(_c().pm_reload(self._handle()))
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError("the pmtune context is closed")
+        return self._h
+
+    def _check(self, rc):
+        if rc != 0:
+            raise Error(rc, (_c().pm_errmsg(self._h) or _c().pm_strerror(rc)).decode())
+
+    # ---- the operations (the module's functions call these on the device's context) ----------
+
+    def matadd(self, a, b, out=None, stream=None):
+        """out = a + b over 2-D float32 arrays, each row-major or column-major (the same order for
+        all three) with any pitch; out is made (PyTorch, CuPy) where not given. Returns out."""
+        s = _arrays.stream_handle(stream, a)
+        va, vb = _arrays.view(a, "a", s), _arrays.view(b, "b", s)
+        oa, rows, cols, pa = va.layout("a")
+        if vb.shape != va.shape:
+            raise ValueError("a is %s, b is %s: the same shape is needed" % (va.shape, vb.shape))
+        ob, _, _, pb = vb.layout("b")
+        if out is None:
+            out = _arrays.empty_like(a, (rows, cols), "F" if oa else "C", "matadd")
+        vc = _arrays.view(out, "out", s, writable=True)
+        if vc.shape != va.shape:
+            raise ValueError("out is %s, a is %s: the same shape is needed" % (vc.shape, va.shape))
+        oc, _, _, pc = vc.layout("out")
+        if not oa == ob == oc:
+            raise ValueError("a, b and out are stored in different orders (row-major: %s, %s, %s):"
+                             " pmtune's matadd takes one" % (oa == 0, ob == 0, oc == 0))
+        self._check(_c().pm_matadd(self._handle(), rows, cols, oa, vc.ptr, pc, va.ptr, pa, vb.ptr,
+                                   pb, s))
+        return out
+
+    def add(self, a, b, out=None, stream=None):
+        """out = a + b over contiguous float32 arrays of any shape (one flat vector). Returns out."""
+        s = _arrays.stream_handle(stream, a)
+        va, vb = _arrays.view(a, "a", s), _arrays.view(b, "b", s)
+        if vb.shape != va.shape:
+            raise ValueError("a is %s, b is %s: the same shape is needed" % (va.shape, vb.shape))
+        n = va.packed_vector("a")
+        vb.packed_vector("b")
+        if out is None:
+            out = _arrays.empty_like(a, va.shape, "C", "add")
+        vc = _arrays.view(out, "out", s, writable=True)
+        if vc.shape != va.shape:
+            raise ValueError("out is %s, a is %s: the same shape is needed" % (vc.shape, va.shape))
+        vc.packed_vector("out")
+        self._check(_c().pm_add(self._handle(), n, vc.ptr, va.ptr, vb.ptr, s))
+        return out
+
+    def reduce_sum(self, x, out=None, stream=None):
+        """The sum of a contiguous float32 array's elements, into out (one float32 on the GPU;
+        made, 0-d, where not given). Returns out."""
+        s = _arrays.stream_handle(stream, x)
+        vx = _arrays.view(x, "x", s)
+        n = vx.packed_vector("x")
+        if out is None:
+            out = _arrays.empty_like(x, (), "C", "reduce_sum")
+        vo = _arrays.view(out, "out", s, writable=True)
+        if math.prod(vo.shape) != 1:
+            raise ValueError("out: one element is needed, not %s" % (vo.shape,))
+        self._check(_c().pm_reduce_sum(self._handle(), n, vx.ptr, vo.ptr, s))
+        return out
+
+    def filter(self, x, weights, border="clamp", out=None, stream=None):
+        """out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or
+        flat, or a NumPy array; r 1 to 3), over a row-major 2-D float32 image with any pitch;
+        border "clamp" (the edge repeated) or "zero". Returns out."""
+        if border not in ("clamp", "zero"):
+            raise ValueError("border: 'clamp' or 'zero', not %r" % (border,))
+        if hasattr(weights, "__cuda_array_interface__") or hasattr(weights, "__dlpack_device__") \
+                and not hasattr(weights, "__array__"):
+            raise TypeError("weights: a host sequence or NumPy array (pmtune copies it at the call)")
+        w = _flat_floats(weights)
+        side = math.isqrt(len(w))
+        if side * side != len(w) or side % 2 == 0:
+            raise ValueError("weights: (2 radius + 1)^2 values are needed, not %d" % len(w))
+        s = _arrays.stream_handle(stream, x)
+        vx = _arrays.view(x, "x", s)
+        ox, rows, cols, px = vx.layout("x")
+        if ox != 0:
+            raise ValueError("x: filter takes a row-major image (its rows' floats next to each "
+                             "other)")
+        if out is None:
+            out = _arrays.empty_like(x, (rows, cols), "C", "filter")
+        vo = _arrays.view(out, "out", s, writable=True)
+        if vo.shape != vx.shape:
+            raise ValueError("out is %s, x is %s: the same shape is needed" % (vo.shape, vx.shape))
+        oo, _, _, po = vo.layout("out")
+        if oo != 0:
+            raise ValueError("out: filter writes a row-major image")
+        cw = (ctypes.c_float * len(w))(*w)
+        self._check(_c().pm_filter(self._handle(), rows, cols, vo.ptr, po, vx.ptr, px, cw,
+                                   side // 2, 0 if border == "clamp" else 1, s))
+        return out
+
+
+def _flat_floats(w):
+    if hasattr(w, "tolist"):
+        w = w.tolist()
+    out = []
+    stack = [w]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        else:
+            out.append(float(item))
+    return out
+
+
+# ---- One context a device, opened on first use ----------------------------------------------
+
+_contexts, _contexts_lock = {}, threading.Lock()
+
+
+def _context_for(obj):
+    device = _arrays._device_of(obj)
+    with _contexts_lock:
+        c = _contexts.get(device)
+        if c is None:
+            c = _contexts[device] = Context(device)
+        return c
+
+
+def matadd(a, b, out=None, stream=None):
+    return _context_for(a).matadd(a, b, out, stream)
+
+
+def add(a, b, out=None, stream=None):
+    return _context_for(a).add(a, b, out, stream)
+
+
+def reduce_sum(x, out=None, stream=None):
+    return _context_for(x).reduce_sum(x, out, stream)
+
+
+def filter(x, weights, border="clamp", out=None, stream=None):  # noqa: A001 (pmtune's name)
+    return _context_for(x).filter(x, weights, border, out, stream)
+
+
+for _f in (matadd, add, reduce_sum, filter):
+    _f.__doc__ = getattr(Context, _f.__name__).__doc__ + " On the array's device's context."

@@ -1,0 +1,165 @@
+"""_arrays.py: what pmtune needs of a caller's GPU array (its pointer, shape, strides in bytes,
+device), read from __cuda_array_interface__ (PyTorch, CuPy, Numba) or DLPack (JAX and the rest),
+and the caller's current stream and new output arrays, asked of the array's own library."""
+import ctypes
+import sys
+
+FLOAT32 = "<f4"
+_DL_CUDA, _DL_CUDA_MANAGED, _DL_FLOAT = 2, 13, 2
+
+
+class View:
+    """A float32 array on a GPU as pmtune sees it: strides in bytes, read from its protocol."""
+
+    def __init__(self, obj, ptr, shape, strides, device, keep=None):
+        self.obj, self.ptr, self.shape, self.strides, self.device = obj, ptr, shape, strides, device
+        self._keep = keep  # a DLPack capsule: the memory stays valid while it lives
+
+    def layout(self, what):
+        """(order, rows, cols, pitch) of a 2-D view, order 0 row-major or 1 column-major: the
+        elements of a line 4 bytes apart, lines `pitch` bytes apart (a packed array, a slice of a
+        wider one, a transposed one). ValueError for any other."""
+        if len(self.shape) != 2:
+            raise ValueError("%s: a 2-D array is needed, not %d-D" % (what, len(self.shape)))
+        rows, cols = self.shape
+        s0, s1 = self.strides
+        if rows == 1 and (cols == 1 or s1 == 4):  # one line
+            return 0, rows, cols, 4 * cols
+        if cols == 1 and s0 == 4:  # one column, packed: a column-major line
+            return 1, rows, cols, 4 * rows
+        if (s1 == 4 or cols == 1) and s0 >= 4 * cols:
+            return 0, rows, cols, s0
+        if s0 == 4 and s1 >= 4 * rows:
+            return 1, rows, cols, s1
+        raise ValueError("%s: strides %s bytes: one of the two must be 4 (a line's floats next to "
+                         "each other) and the other at least a line" % (what, (s0, s1)))
+
+    def packed_vector(self, what):
+        """The number of floats of a view whose elements are next to each other in memory."""
+        n, stride = 1, 4
+        for extent, s in sorted(zip(self.shape, self.strides), key=lambda e: e[1]):
+            if extent != 1 and s != stride:
+                raise ValueError("%s: not contiguous (strides %s bytes)" % (what, self.strides))
+            n *= extent
+            stride = 4 * n
+        return n
+
+
+def _from_cai(obj, cai):
+    typestr = cai.get("typestr")
+    if typestr not in ("<f4", "=f4", "|f4") and not (typestr == ">f4" and sys.byteorder == "big"):
+        raise TypeError("pmtune takes float32 arrays, not %s" % typestr)
+    shape = tuple(int(e) for e in cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:  # C-contiguous
+        strides, acc = [], 4
+        for e in reversed(shape):
+            strides.insert(0, acc)
+            acc *= max(e, 1)
+    ptr, readonly = cai["data"]
+    return View(obj, int(ptr or 0), shape, tuple(int(s) for s in strides), _device_of(obj)), readonly
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+def _from_dlpack(obj, stream):
+    try:  # the producer makes the data ready on our stream (1: the legacy default stream)
+        capsule = obj.__dlpack__(stream=stream or 1)
+    except TypeError:
+        capsule = obj.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    # DLManagedTensor begins with its DLTensor; the capsule keeps it alive and frees it when
+    # collected, since it is not renamed "used_dltensor" (pmtune takes no ownership)
+    t = _DLTensor.from_address(get(capsule, b"dltensor"))
+    if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+        raise TypeError("pmtune takes arrays in GPU memory (DLPack device type %d)"
+                        % t.device.device_type)
+    if (t.dtype.code, t.dtype.bits, t.dtype.lanes) != (_DL_FLOAT, 32, 1):
+        raise TypeError("pmtune takes float32 arrays, not DLPack type (%d, %d, %d)"
+                        % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    if t.strides:
+        strides = tuple(4 * t.strides[i] for i in range(t.ndim))
+    else:
+        strides, acc = [], 4
+        for e in reversed(shape):
+            strides.insert(0, acc)
+            acc *= max(e, 1)
+        strides = tuple(strides)
+    return View(obj, (t.data or 0) + t.byte_offset, shape, strides, t.device.device_id, capsule)
+
+
+def view(obj, what, stream=0, writable=False):
+    """The View of obj; TypeError where it is no GPU array pmtune can take."""
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        v, readonly = _from_cai(obj, cai)
+        if writable and readonly:
+            raise ValueError("%s: the array is read-only" % what)
+        return v
+    if hasattr(obj, "__dlpack__"):
+        return _from_dlpack(obj, stream)
+    raise TypeError("%s: %s is not a GPU array (it has neither __cuda_array_interface__ nor "
+                    "__dlpack__)" % (what, type(obj).__name__))
+
+
+def _library_of(obj):
+    return type(obj).__module__.split(".")[0]
+
+
+def _device_of(obj):
+    lib = _library_of(obj)
+    if lib == "torch":
+        return obj.device.index or 0
+    if lib == "cupy":
+        return obj.device.id
+    ident = getattr(getattr(obj, "device", None), "id", None)  # Numba's, for one
+    return ident if isinstance(ident, int) else 0
+
+
+def stream_handle(stream, obj):
+    """The cudaStream_t to launch on: `stream` (an int, a torch.cuda.Stream or a cupy Stream),
+    else the current stream of obj's library (PyTorch's and CuPy's), else the legacy default
+    stream (0)."""
+    if stream is not None:
+        for attr in ("cuda_stream", "ptr", "handle"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        return int(stream)
+    lib = _library_of(obj)
+    if lib == "torch":
+        import torch
+        return torch.cuda.current_stream(obj.device).cuda_stream
+    if lib == "cupy":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def empty_like(obj, shape, order, what):
+    """A new float32 array of shape on obj's device in order ("C" row-major, "F" column-major),
+    from obj's library (PyTorch or CuPy); ValueError for others (pass `out`)."""
+    lib = _library_of(obj)
+    if lib == "torch":
+        import torch
+        if order == "F" and len(shape) == 2:
+            return torch.empty((shape[1], shape[0]), dtype=torch.float32, device=obj.device).t()
+        return torch.empty(shape, dtype=torch.float32, device=obj.device)
+    if lib == "cupy":
+        import cupy
+        with obj.device:
+            return cupy.empty(shape, dtype=cupy.float32, order=order)
+    raise ValueError("%s: pass out= (pmtune makes new arrays only for PyTorch and CuPy)" % what)

@@ -1,0 +1,247 @@
+"""test_pmtune.py: the Python package: the library found (or a clear error), arrays read through
+__cuda_array_interface__ (packed, a slice of a wider array, transposed) and refused with a clear
+exception, pmtune's own messages raised; on a GPU each op on PyTorch and CuPy arrays (and JAX's,
+through DLPack) against the array library's own result. Without a GPU those tests skip, saying so.
+Run: PMTUNE_LIBRARY=build/libpmtune.so python3 -m pytest python/tests"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import pmtune
+from pmtune import _arrays
+
+ROOT = os.environ.get("PMTUNE_SOURCE_DIR") or \
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Fake:
+    """An object exposing __cuda_array_interface__ over memory that is never touched."""
+
+    def __init__(self, shape, strides=None, typestr="<f4", ptr=0x10000, readonly=False):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, readonly),
+                                         "strides": strides, "version": 3}
+
+
+def gpu_count():
+    try:
+        c = pmtune.Context(0)
+        c.close()
+        return 1
+    except pmtune.Error:
+        return 0
+
+
+# ---- The library -----------------------------------------------------------------------------
+
+def test_the_library_is_found_and_its_version_is_the_project_s():
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        want = re.search(r"project\(pmtune VERSION ([0-9.]+)", f.read()).group(1)
+    assert pmtune.version() == want
+    assert pmtune.library_path
+    if os.environ.get("PMTUNE_EXPECT_INSTALLED"):  # python_package.sh: pip's copy, not the tree's
+        assert "site-packages" in pmtune.__file__, pmtune.__file__
+
+
+def test_a_missing_library_says_where_it_looked_and_what_to_set():
+    env = dict(os.environ, PMTUNE_LIBRARY="/nonexistent/libpmtune.so")
+    r = subprocess.run([sys.executable, "-c", "import pmtune; pmtune.version()"], env=env,
+                       capture_output=True, text=True, cwd=os.path.dirname(pmtune.__path__[0]))
+    assert r.returncode != 0
+    assert "LibraryNotFound" in r.stderr and "PMTUNE_LIBRARY" in r.stderr
+    assert "/nonexistent/libpmtune.so" in r.stderr
+
+
+def test_no_gpu_is_a_clear_error():
+    if gpu_count():
+        pytest.skip("a GPU is present: the context opens")
+    with pytest.raises(pmtune.Error) as e:
+        pmtune.Context(0)
+    assert e.value.name == "PM_ENODEV" and "no CUDA device" in str(e.value)
+    with pytest.raises(pmtune.Error, match="no CUDA device"):
+        pmtune.matadd(Fake((4, 4)), Fake((4, 4)), out=Fake((4, 4)))
+
+
+# ---- Reading arrays --------------------------------------------------------------------------
+
+def test_layouts_are_read_from_the_strides():
+    lay = lambda shape, strides=None: _arrays.view(Fake(shape, strides), "a").layout("a")
+    assert lay((3, 5)) == (0, 3, 5, 20)                     # packed, row-major
+    assert lay((3, 5), (4 * 64, 4)) == (0, 3, 5, 256)       # a slice of a 64-wide array
+    assert lay((3, 5), (4, 12)) == (1, 3, 5, 12)            # transposed: column-major, packed
+    assert lay((3, 5), (4, 4 * 32)) == (1, 3, 5, 128)       # a transposed slice
+    assert lay((1, 7), (28, 4)) == (0, 1, 7, 28)            # one line
+    assert lay((7, 1), (4, 4)) == (1, 7, 1, 28)             # one packed column
+    assert lay((7, 1), (40, 4)) == (0, 7, 1, 40)            # a column of a wider matrix
+    with pytest.raises(ValueError, match="one of the two must be 4"):
+        lay((3, 5), (40, 8))                                # every other float
+    with pytest.raises(ValueError, match="one of the two must be 4"):
+        lay((3, 5), (8, 4))                                 # lines overlapping
+    with pytest.raises(ValueError, match="2-D"):
+        lay((3, 5, 2))
+    assert _arrays.view(Fake((6, 7)), "x").packed_vector("x") == 42
+    assert _arrays.view(Fake((6, 7), (4, 24)), "x").packed_vector("x") == 42  # transposed
+    with pytest.raises(ValueError, match="not contiguous"):
+        _arrays.view(Fake((6, 7), (40, 4)), "x").packed_vector("x")
+
+
+def test_what_is_not_a_float32_gpu_array_is_refused():
+    with pytest.raises(TypeError, match="float32"):
+        _arrays.view(Fake((2, 2), typestr="<f8"), "a")
+    with pytest.raises(TypeError, match="not a GPU array"):
+        _arrays.view([1.0, 2.0], "a")
+    with pytest.raises(ValueError, match="read-only"):
+        _arrays.view(Fake((2, 2), readonly=True), "out", writable=True)
+
+
+# ---- Calls refused before and by the library (a context with no device) -----------------------
+
+@pytest.fixture
+def ctx():
+    c = pmtune.Context(device=None, db=os.devnull + ".pmtune-test.db")
+    yield c
+    c.close()
+
+
+def test_calls_are_checked_before_the_library(ctx):
+    a, b = Fake((4, 5)), Fake((4, 5))
+    with pytest.raises(ValueError, match="the same shape"):
+        ctx.matadd(a, Fake((5, 4)), out=Fake((4, 5)))
+    with pytest.raises(ValueError, match="different orders"):
+        ctx.matadd(a, Fake((4, 5), (4, 16)), out=Fake((4, 5)))
+    with pytest.raises(ValueError, match="pass out="):
+        ctx.matadd(a, b)  # not PyTorch's nor CuPy's: pmtune cannot make the output
+    with pytest.raises(ValueError, match="read-only"):
+        ctx.matadd(a, b, out=Fake((4, 5), readonly=True))
+    with pytest.raises(ValueError, match="one element"):
+        ctx.reduce_sum(Fake((10,)), out=Fake((2,)))
+    with pytest.raises(ValueError, match=r"\(2 radius \+ 1\)\^2"):
+        ctx.filter(a, [1.0] * 8, out=Fake((4, 5)))
+    with pytest.raises(ValueError, match="border"):
+        ctx.filter(a, [[0, 0, 0], [0, 1, 0], [0, 0, 0]], border="wrap", out=Fake((4, 5)))
+    with pytest.raises(ValueError, match="row-major"):
+        ctx.filter(Fake((4, 5), (4, 16)), [0.0] * 9, out=Fake((4, 5)))
+    with pytest.raises(TypeError, match="host"):
+        ctx.filter(a, Fake((3, 3)), out=Fake((4, 5)))
+
+
+def test_the_library_s_refusals_raise_its_message(ctx):
+    with pytest.raises(pmtune.Error) as e:  # a context with no device takes no call
+        ctx.matadd(Fake((4, 5)), Fake((4, 5)), out=Fake((4, 5)))
+    assert e.value.name == "PM_ENODEV" and e.value.status == -3
+    assert str(e.value) == "pm_matadd: this context has no device"
+    ctx.close()
+    with pytest.raises(ValueError, match="closed"):
+        ctx.add(Fake((3,)), Fake((3,)), out=Fake((3,)))
+
+
+# ---- On a GPU --------------------------------------------------------------------------------
+
+needs_gpu = pytest.mark.skipif(not gpu_count(), reason="no CUDA device")
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    return torch
+
+
+@needs_gpu
+def test_the_library_s_argument_checks_raise_its_message():
+    c = pmtune.Context(0)
+    with pytest.raises(pmtune.Error) as e:  # a null pointer
+        c.matadd(Fake((4, 5), ptr=0), Fake((4, 5)), out=Fake((4, 5)))
+    assert e.value.name == "PM_EINVAL" and e.value.status == -1 and "pm_matadd" in str(e.value)
+    with pytest.raises(pmtune.Error, match="pitch") as e:  # a pitch that is no multiple of 4
+        c.matadd(Fake((4, 5), (22, 4)), Fake((4, 5)), out=Fake((4, 5)))
+    with pytest.raises(pmtune.Error, match="radius"):  # radius 4
+        c.filter(Fake((4, 5)), [0.0] * 81, out=Fake((4, 5)))
+    c.close()
+
+
+@needs_gpu
+def test_torch_matadd_packed_sliced_transposed_on_the_current_stream():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for rows, cols in [(7777, 5003), (4097, 1500), (1, 1), (3, 1001), (1000, 3)]:
+        a = torch.rand(rows, cols, device="cuda", generator=g)
+        b = torch.rand(rows, cols, device="cuda", generator=g)
+        assert torch.equal(pmtune.matadd(a, b), a + b), (rows, cols, "packed")
+        wa = torch.rand(rows, cols + 37, device="cuda", generator=g)
+        wb = torch.rand(rows, cols + 37, device="cuda", generator=g)
+        sa, sb = wa[:, 5:5 + cols], wb[:, 5:5 + cols]
+        assert torch.equal(pmtune.matadd(sa, sb), sa + sb), (rows, cols, "slice")
+        out = torch.empty(cols, rows, device="cuda").t()
+        at, bt = a.t().contiguous().t(), b.t().contiguous().t()  # column-major storage
+        assert at.stride() == (1, rows)
+        assert torch.equal(pmtune.matadd(at, bt, out=out), a + b), (rows, cols, "column-major")
+    s = torch.cuda.Stream()
+    a = torch.rand(2048, 2048, device="cuda", generator=g)
+    b = torch.rand(2048, 2048, device="cuda", generator=g)
+    with torch.cuda.stream(s):
+        c = pmtune.matadd(a, b)
+        c2 = pmtune.matadd(c, b)  # ordered after c on s: the same stream
+    s.synchronize()
+    assert torch.equal(c2, a + b + b)
+
+
+@needs_gpu
+def test_torch_add_reduce_filter():
+    torch = _torch()
+    import torch.nn.functional as F
+    g = torch.Generator(device="cuda").manual_seed(2)
+    for n in [1, 3, 1000, 65536, 1 << 20, (1 << 20) + 7]:
+        a = torch.randn(n, device="cuda", generator=g)
+        b = torch.randn(n, device="cuda", generator=g)
+        assert torch.equal(pmtune.add(a, b), a + b), n
+        s = pmtune.reduce_sum(a)
+        ref = a.double().sum().item()
+        bound = 1e-5 * a.abs().double().sum().item() + 1e-6
+        assert abs(s.item() - ref) <= bound, (n, s.item(), ref)
+    x = torch.randn(517, 1031, device="cuda", generator=g)
+    for r in (1, 2, 3):
+        w = torch.randn(2 * r + 1, 2 * r + 1)
+        for border, mode in (("clamp", "replicate"), ("zero", "constant")):
+            got = pmtune.filter(x, w.numpy(), border=border)
+            padded = F.pad(x[None, None], (r, r, r, r), mode=mode)
+            ref = F.conv2d(padded.double(), w.double().cuda()[None, None])[0, 0]
+            err = (got.double() - ref).abs().max().item()
+            assert err <= 1e-4 * (1 + ref.abs().max().item()), (r, border, err)
+    with pytest.raises(TypeError, match="float32"):
+        pmtune.add(a.double(), b.double())
+
+
+@needs_gpu
+def test_cupy_matadd_reduce_filter():
+    cupy = pytest.importorskip("cupy")
+    rng = cupy.random.default_rng(3)
+    a = rng.random((3001, 4097), dtype=cupy.float32)
+    b = rng.random((3001, 4097), dtype=cupy.float32)
+    assert bool((pmtune.matadd(a, b) == a + b).all())
+    af, bf = cupy.asfortranarray(a), cupy.asfortranarray(b)
+    c = pmtune.matadd(af, bf)
+    assert c.flags.f_contiguous and bool((c == a + b).all())
+    s = pmtune.reduce_sum(a[:, :])
+    assert abs(float(s) - float(a.astype(cupy.float64).sum())) <= 1e-5 * float(abs(a).sum())
+    x = rng.random((300, 500), dtype=cupy.float32)
+    got = pmtune.filter(x, [[0, 0, 0], [0, 1, 0], [0, 0, 0]])
+    assert bool((got == x).all())  # the identity mask
+
+
+@needs_gpu
+def test_jax_through_dlpack():
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    torch = _torch()
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    import jax.numpy as jnp
+    a = jnp.arange(12.0, dtype=jnp.float32).reshape(3, 4)
+    b = jnp.ones((3, 4), dtype=jnp.float32)
+    out = torch.empty(3, 4, device="cuda")  # JAX's arrays are immutable: the output is torch's
+    pmtune.matadd(a, b, out=out)
+    torch.cuda.synchronize()
+    assert out.cpu().tolist() == [[float(4 * i + j + 1) for j in range(4)] for i in range(3)]
