@@ -125,6 +125,26 @@ Test(cli, space_counts_points_without_a_gpu) {
   cr_assert_not_null(strstr(r->out, "seed: bx=32 by=32 vec=1 ept=1 grid=0 map=0 align=0"), "%s", r->out);
 }
 
+/* A filter size may carry its own radius (issue 17: three sizes with three radii were tuned at
+ * the last --radius): the same as --radius for that size; both given and different: refused. */
+Test(cli, a_filter_size_carries_its_own_radius) {
+  static char own[sizeof R.out];
+  result *r = run("space --op filter --size 640x480:r3");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "640x480 r=3"), "%s", r->out);
+  snprintf(own, sizeof own, "%s", r->out);
+  r = run("space --op filter --size 640x480 --radius 3");
+  cr_assert_str_eq(r->out, own, "the size's radius and --radius say the same");
+  r = run("space --op filter --size 640x480:r3 --radius 3");
+  cr_assert_str_eq(r->out, own);
+  r = run("space --op filter --size 640x480");
+  cr_assert_not_null(strstr(r->out, "640x480 r=1"), "the default radius: %s", r->out);
+  expect_usage_error("space --op filter --size 640x480:r3 --radius 2", "--radius says 2");
+  expect_usage_error("tune --op filter --size 64x64:r2 --size 64x64:r3 --radius 1", "--radius says 1");
+  expect_usage_error("explain --op filter --size 64x64:r4", ":rR, R from 1 to 3");
+  expect_usage_error("bench --op matadd --size 64x64:r2", "ROWSxCOLS");
+}
+
 Test(cli, tune_needs_a_gpu) {
   int n = 0;
   if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0)

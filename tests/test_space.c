@@ -194,7 +194,20 @@ Test(space, problem_sizes_parse_or_say_why_not) {
                          "99999999999x1", "100000x100000"};
   for (size_t i = 0; i < sizeof bad2d / sizeof *bad2d; i++)
     cr_assert_eq(pm__problem_parse(ctx, &pm__op_filter, bad2d[i], &pr), PM_EINVAL, "'%s'", bad2d[i]);
-  const char *bad1d[] = {"0", "2147483648", "-5", "12x4", "1e6", ""};
+  pr.radius = 1;
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_filter, "640x480:r3", &pr), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert(pr.rows == 640 && pr.cols == 480 && pr.radius == 3, "a size's own radius");
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_filter, "640x480", &pr), PM_OK);
+  cr_assert_eq(pr.radius, 3, "a size without one leaves the radius given");
+  const char *badr[] = {"640x480:", "640x480:r", "640x480:r0", "640x480:r4", "640x480:2",
+                        "640x480:r2x", "640x480:r-1", "640x480:r 2", "640x480:r2:r3"};
+  for (size_t i = 0; i < sizeof badr / sizeof *badr; i++)
+    cr_assert_eq(pm__problem_parse(ctx, &pm__op_filter, badr[i], &pr), PM_EINVAL, "'%s'", badr[i]);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), ":rR, R from 1 to 3"), "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_matadd, "640x480:r2", &pr), PM_EINVAL,
+               "matadd has no radius");
+  const char *bad1d[] = {"0", "2147483648", "-5", "12x4", "1e6", "", "1000:r2"};
   for (size_t i = 0; i < sizeof bad1d / sizeof *bad1d; i++)
     cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, bad1d[i], &pr), PM_EINVAL, "'%s'", bad1d[i]);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "from 1 to 2147483647"), "%s", pm_errmsg(ctx));

@@ -314,6 +314,16 @@ int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv
   return CLI_OK;
 }
 
+int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *size,
+                   int radius_given, pm__problem *pr) {
+  int radius = pr->radius;
+  if (pm__problem_parse(c, op, size, pr) != PM_OK) return cli_usage_error(cmd, "%s", pm_errmsg(c));
+  if (radius_given && pr->radius != radius)
+    return cli_usage_error(cmd, "--size %s has radius %d, --radius says %d: give one", size,
+                           pr->radius, radius);
+  return CLI_OK;
+}
+
 int cli_same_file(const char *a, const char *b) {
   struct stat sa, sb;
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

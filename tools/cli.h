@@ -149,6 +149,13 @@ typedef struct cli_variants {
  * (or op is NULL). */
 int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv, pm__problem *pr);
 
+/* Parses --size's value `size` for op into *pr (its dimensions and, written as ":rR", its own
+ * radius), which holds what the options gave (cli_apply_variants); `radius_given`: --radius was
+ * given, and a size's own radius that differs from it is refused rather than either one passed
+ * over. CLI_OK, or CLI_USAGE with the message written (c: a context for the parser's error). */
+int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *size,
+                   int radius_given, pm__problem *pr);
+
 /* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
 

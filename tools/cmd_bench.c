@@ -160,8 +160,9 @@ int cmd_bench(int argc, char **argv) {
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
       CLI_LIST(0, "size", "S", &slist,
-               "ROWSxCOLS or N, repeatable (with one --op); default: the targets' sizes"),
-      CLI_RADIUS(&given, "filter radius for --size (default 1)"),
+               "ROWSxCOLS or N, repeatable (with one --op), a filter size with its own radius "
+               "ROWSxCOLS:rR; default: the targets' sizes"),
+      CLI_RADIUS(&given, "filter radius of the sizes without their own (default 1)"),
       CLI_INT(0, "device", "N", &device, 0, 1023, "which GPU (default 0)"),
       CLI_INT(0, "samples", "N", &samples, 1, 64, "timed samples of each (default 25, at most 64)"),
       CLI_FLAG(0, "json", &json, "one JSON object per line instead of the table"),
@@ -187,8 +188,7 @@ int cmd_bench(int argc, char **argv) {
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
-    if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
-      status = cli_usage_error("bench", "%s", pm_errmsg(c));
+    if ((status = cli_parse_size("bench", c, only, sizes[i], radius_given, &pr)) != CLI_OK) {
       pm_close(c);
       return status;
     }

@@ -42,7 +42,8 @@ int cmd_explain(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
-      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce, add)"),
+      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce, add); a filter's radius may "
+                   "follow, ROWSxCOLS:rR"),
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd (default row)"),
       CLI_BORDER(&cv, "filter (default clamp)"),
@@ -59,16 +60,18 @@ int cmd_explain(int argc, char **argv) {
   const pm__op *op;
   if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   if (size == NULL) return cli_usage_error("explain", "no --size given");
+  int radius_given = pr.radius != 0;
   if (cli_apply_variants("explain", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
 
   if (op->radius_max == 0) pr.radius = 0;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
-  if (pm_open(&c, &o) != PM_OK || pm__problem_parse(c, op, size, &pr) != PM_OK) {
-    status = cli_usage_error("explain", "%s", pm_errmsg(c));
+  if (pm_open(&c, &o) != PM_OK) {
+    status = cli_fail("explain", "%s", pm_errmsg(c));
     goto done;
   }
+  if ((status = cli_parse_size("explain", c, op, size, radius_given, &pr)) != CLI_OK) goto done;
   pm_close(c);
   o.device = device;
   o.db_path = dbpath;

@@ -22,7 +22,8 @@ int cmd_space(int argc, char **argv) {
   pm__limits lim = pm__limits_default();
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
-      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter) or N (reduce, add)"),
+      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter; a filter's radius may follow, "
+                                         "ROWSxCOLS:rR) or N (reduce, add)"),
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (default row)"),
       CLI_BORDER(&cv, "filter: border (default clamp)"),
@@ -35,6 +36,7 @@ int cmd_space(int argc, char **argv) {
   if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
   const pm__op *op;
   if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
+  int radius_given = pr.radius != 0;
   if (cli_apply_variants("space", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
@@ -44,10 +46,9 @@ int cmd_space(int argc, char **argv) {
     status = cli_fail("space", "%s", pm_errmsg(c));
     goto done;
   }
-  if (size != NULL && pm__problem_parse(c, op, size, &pr) != PM_OK) {
-    status = cli_usage_error("space", "%s", pm_errmsg(c));
+  if (size != NULL &&
+      (status = cli_parse_size("space", c, op, size, radius_given, &pr)) != CLI_OK)
     goto done;
-  }
   /* Without a size, the filter's shared-memory check still needs a radius: the problem is
    * then a stand-in with only the radius set, and sizes play no part. */
   pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = pr.radius};

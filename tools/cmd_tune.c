@@ -300,9 +300,10 @@ int cmd_tune(int argc, char **argv) {
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default: all)"),
       CLI_LIST(0, "size", "S", &slist,
-               "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; default: the default sizes "
-               "below"),
-      CLI_RADIUS(&given, "filter: mask radius 1 to 3 (with --size; default 1)"),
+               "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; a filter size may carry "
+               "its own radius, ROWSxCOLS:rR; default: the default sizes below"),
+      CLI_RADIUS(&given, "filter: mask radius 1 to 3 of the sizes without their own (with "
+                         "--size; default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
       CLI_BORDER(&cv, "filter: border (with --size; default clamp)"),
       CLI_CALLBACK_OPTIONAL(0, "seen", "N", &seen, seen_option,
@@ -338,6 +339,7 @@ int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
   if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
+  int radius_given = given.radius != 0;
   int variant_given = given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
                       cv.given[CLI_VARIANT_BORDER] >= 0;
   if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
@@ -356,10 +358,8 @@ int cmd_tune(int argc, char **argv) {
   }
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
-    if (pm__problem_parse(c, only, sizes[i], &pr) != PM_OK) {
-      status = cli_usage_error("tune", "%s", pm_errmsg(c));
+    if ((status = cli_parse_size("tune", c, only, sizes[i], radius_given, &pr)) != CLI_OK)
       goto done;
-    }
     jobs[njobs++] = (job){only, pr};
   }
   if (nsizes == 0 && seen == 0)

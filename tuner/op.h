@@ -167,8 +167,10 @@ int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v);
 int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr,
                        char out[][24]);
 
-/* Parses a size ("4097x3001" for 2D ops, "268435459" for reduce) into pr's dimensions; the
- * caller sets radius, order and border. PM_EINVAL says what is wrong. */
+/* Parses a size ("4097x3001" for 2D ops, "268435459" for reduce) into pr's dimensions, and for
+ * an op with a radius an optional ":rR" after it ("8192x8192:r2") into pr->radius; the caller
+ * sets the rest (the radius where none is written, order and border). PM_EINVAL says what is
+ * wrong. */
 int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr);
 
 /* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp": a problem as people read it. */

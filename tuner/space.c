@@ -185,9 +185,18 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
     return PM_OK;
   }
   if (parse_dim(size, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
-      parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 || *end != '\0')
-    return pm__seterr(c, PM_EINVAL, "size '%s': %s wants ROWSxCOLS, such as 4097x3001", size,
-                      op->name);
+      parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 ||
+      (*end != '\0' && (op->radius_max == 0 || *end != ':')))
+    return pm__seterr(c, PM_EINVAL, "size '%s': %s wants ROWSxCOLS, such as 4097x3001%s", size,
+                      op->name, op->radius_max > 0 ? ", or ROWSxCOLS:rR for radius R" : "");
+  unsigned r;
+  if (*end == ':') { /* the size's own radius: 8192x8192:r2 */
+    if (end[1] != 'r' || parse_dim(end + 2, &end, (unsigned long)op->radius_max, &r) != 0 ||
+        *end != '\0' || (int)r < op->radius_min)
+      return pm__seterr(c, PM_EINVAL, "size '%s': a radius is written :rR, R from %d to %d", size,
+                        op->radius_min, op->radius_max);
+    pr->radius = (int)r;
+  }
   if ((unsigned long long)pr->rows * pr->cols > (1ull << 32))
     return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
   return PM_OK;
