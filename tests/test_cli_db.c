@@ -478,9 +478,13 @@ Test(cli_db, report_draws_bars_and_heat_maps_with_the_winner_outlined) {
   cr_assert_not_null(s);
   cr_assert_eq(strncmp(s, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='", 61), 0, "%.80s", s);
   cr_assert_eq(strcmp(s + len - 7, "</svg>\n"), 0);
-  cr_assert_eq(count(s, "class='winner'"), 2, "one outlined cell per tuned problem");
+  cr_assert_eq(count(s, "class='winner'"), 1, "one outlined cell: 4096x4096 has no map");
   cr_assert_not_null(strstr(s, "class='winner'><title>bx=128 by=4: 0.0085 ms"), "the 1024x1024 winner");
-  cr_assert_not_null(strstr(s, "class='winner'><title>bx=64 by=8: 0.0720 ms"), "the 4096x4096 winner");
+  cr_assert_not_null(strstr(s, "4096x4096 row-major: 2 of the "), "two cells: too few for a map");
+  cr_assert_eq(count(s, "class='legend'>best "), 1, "a legend under the one map");
+  cr_assert_not_null(strstr(s, ">best 0.0085 ms<"), "the legend's best time");
+  cr_assert_not_null(strstr(s, ">worst 0.03 ms<"), "the legend's worst time");
+  cr_assert_not_null(strstr(s, ">mid 0.01597 ms<"), "the geometric mean");
   cr_assert_not_null(strstr(s, "<title>bx=256 by=1: 0.0300 ms</title>"), "a slower cell, not outlined");
   cr_assert_not_null(strstr(s, "1024x1024 row-major copy ceiling: 1500 GB/s"), "the ceiling from the bench");
   cr_assert_null(strstr(s, "4096x4096 row-major copy ceiling"), "no ceiling where the bench has none");

@@ -91,13 +91,14 @@ Test(cli_spawn, a_peer_that_cannot_start_says_why) {
   cr_assert_not_null(strstr(why, "cannot start sh"), "%s", why);
 }
 
-Test(cli_spawn, a_peer_that_fails_says_how_and_its_output_is_kept) {
+/* Its standard error is read with its output (pmtune bench shows a failed peer's own words). */
+Test(cli_spawn, a_peer_that_fails_says_how_and_its_output_and_messages_are_kept) {
   char p[1024], out[256], why[128];
   script("fails", "echo '{\"verified\":false}'; echo 'the sum differs' >&2; exit 3", p);
   char *argv[] = {p, NULL};
   cr_assert_eq(cli_spawn_read(p, argv, out, sizeof out, why, sizeof why), 1);
   cr_assert_str_eq(why, "exited with status 3");
-  cr_assert_str_eq(out, "{\"verified\":false}\n");
+  cr_assert_str_eq(out, "{\"verified\":false}\nthe sum differs\n");
   script("killed", "echo half; kill -9 $$", p);
   cr_assert_eq(cli_spawn_read(p, argv, out, sizeof out, why, sizeof why), 1);
   cr_assert_not_null(strstr(why, "killed by signal 9"), "%s", why);

@@ -324,6 +324,17 @@ int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *siz
   return CLI_OK;
 }
 
+void cli_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s != '\0'; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
 int cli_same_file(const char *a, const char *b) {
   struct stat sa, sb;
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

@@ -191,6 +191,9 @@ const cli_cmd *cli_find(const char *name);
  * "unknown --op 'x' (one of: ...)" and returns CLI_USAGE. */
 int cli_op_arg(const char *cmd, const char *name, int all_ok, const pm__op **out);
 
+/* Writes s to f as a JSON string: quoted, with '"', '\\' and control characters escaped. */
+void cli_json_string(FILE *f, const char *s);
+
 /* Whether paths a and b both exist and are one file (one device and inode: through a link or
  * another spelling too), such as an output file that is the tuning database. */
 int cli_same_file(const char *a, const char *b);

@@ -103,15 +103,28 @@ fail:
   return rc;
 }
 
+/* The value of the JSON string member "key" in line (no escapes: the peer writes none in those
+ * it names), into out; 0 where there is none. */
+static int json_member(const char *line, const char *key, char *out, size_t len) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "\"%s\":\"", key);
+  const char *s = strstr(line, pat), *e;
+  if (s == NULL || (e = strchr(s += strlen(pat), '"')) == NULL) return 0;
+  snprintf(out, len, "%.*s", (int)(e - s), s);
+  return 1;
+}
+
 /* Runs pmtune_peers (beside this program, where it was built) for the problem, with k copies of
  * its data per sample (the kernels' count), through an argument vector: no shell sees its path.
- * Fills name and timing; where it cannot start or fails, says so on stderr (its own reason is
- * there too: its stderr is ours) and leaves the timing empty (the name, where it said one). */
+ * Fills name and timing; where the peer gives no timing, `why` says why in the peer's own words
+ * where it gave some (its "why" where it is not built in, its last message where it failed),
+ * else how it ended; "" where there is no peer to run (not built) or it was timed. */
 static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, char *name,
-                 size_t len, timing *out) {
-  char exe[PATH_MAX], line[2048], why[PATH_MAX + 64];
+                 size_t len, timing *out, char *why, size_t whylen) {
+  char exe[PATH_MAX], line[8192], ended[PATH_MAX + 64];
   memset(out, 0, sizeof *out);
   snprintf(name, len, "-");
+  why[0] = '\0';
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
   if (n <= 0) return;
   exe[n] = '\0';
@@ -130,19 +143,25 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   char *argv[] = {exe,        "--op",     (char *)op->name, "--size", size, "--samples",
                   nsamples,   "--copies", copies,           NULL,     NULL, NULL};
   if (op->radius_max > 0) argv[9] = "--radius", argv[10] = radius;
-  int failed = cli_spawn_read(exe, argv, line, sizeof line, why, sizeof why);
-  if (failed) fprintf(stderr, "pmtune bench: %s %s: peer %s: %s; no peer timing\n", op->name, size, exe, why);
-  char *s = strstr(line, "\"peer\":\""), *m = strstr(line, "\"median_ms\":");
-  if (s != NULL) {
-    s += 8;
-    char *e = strchr(s, '"');
-    if (e) snprintf(name, len, "%.*s", (int)(e - s), s);
-  }
+  int failed = cli_spawn_read(exe, argv, line, sizeof line, ended, sizeof ended);
+  json_member(line, "peer", name, len);
+  char *m = strstr(line, "\"median_ms\":");
   if (!failed && m != NULL && strstr(line, "\"verified\":true") != NULL) {
     out->ms = strtod(m + 12, NULL);
     out->gbps = op->bytes(pr) / (out->ms * 1e6);
     out->ok = out->ms > 0;
+    return;
   }
+  if (json_member(line, "why", why, whylen)) return; /* not built in: "built without NPP" */
+  /* its last message ("pmtune_peers: ..."), the prefix dropped, and how it ended */
+  const char *msg = NULL;
+  for (const char *p = line; (p = strstr(p, "pmtune_peers: ")) != NULL; p++) msg = p + 14;
+  int mlen = msg ? (int)strcspn(msg, "\n") : 0;
+  if (msg != NULL)
+    snprintf(why, whylen, "%.*s (%.100s)", mlen > 300 ? 300 : mlen, msg,
+             failed ? ended : "no timing");
+  else
+    snprintf(why, whylen, "%.300s", failed ? ended : "it printed no verified timing");
 }
 
 /* Adds op's default sizes (its entry's bench_sizes) to items[n..max); returns the new count. */
@@ -211,7 +230,7 @@ int cmd_bench(int argc, char **argv) {
   for (int i = 0; i < nitems; i++) {
     const pm__op *op = items[i].op;
     pm__problem pr = items[i].pr;
-    char ptext[96], pname[96];
+    char ptext[96], pname[96], pwhy[512];
     pm__problem_text(op, &pr, ptext, sizeof ptext);
     pm__decision dec;
     pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
@@ -229,16 +248,19 @@ int cmd_bench(int argc, char **argv) {
       continue;
     }
     pm__data_free(&d);
-    peer(op, &pr, copies, samples, pname, sizeof pname, &pt);
+    peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
       printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\","
              "\"tuned_ms\":%.6g,\"tuned_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction_of_ceiling\":%.4f,"
              "\"seed_ms\":%.6g,\"speedup_vs_seed\":%.4f,\"peer\":\"%s\",\"peer_ms\":%.6g,"
-             "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d}\n",
+             "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d,\"peer_error\":",
              c->dev.name, op->name, ptext, pm__source_name(dec.source), dec.config, tuned.ms,
              tuned.gbps, ceil.gbps, tuned.gbps / ceil.gbps, seed.ms, seed.ms / tuned.ms, pname,
              pt.ok ? pt.ms : 0, pt.ok ? pt.ms / tuned.ms : 0, rec, samples);
+      if (pwhy[0] != '\0') cli_json_string(stdout, pwhy);
+      else printf("null");
+      printf("}\n");
     } else {
       char peer_us[16] = "-", vs_peer[16] = "-", rec_us[16] = "-", agree[16] = "-";
       if (pt.ok) snprintf(peer_us, sizeof peer_us, "%.1f", pt.ms * 1e3), snprintf(vs_peer, sizeof vs_peer, "%.2fx", pt.ms / tuned.ms);
@@ -247,6 +269,7 @@ int cmd_bench(int argc, char **argv) {
              ptext, pm__source_name(dec.source), tuned.ms * 1e3, tuned.gbps,
              100 * tuned.gbps / ceil.gbps, seed.ms * 1e3, seed.ms / tuned.ms, peer_us, vs_peer,
              rec_us, agree, pname);
+      if (pwhy[0] != '\0') printf("          peer not timed: %s\n", pwhy);
     }
     fflush(stdout);
   }

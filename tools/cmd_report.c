@@ -15,7 +15,10 @@ static const char about[] =
     "the bandwidth of the tuned winner and of the seed configuration at each tuned size (and\n"
     "of the device-to-device copy, the ceiling, where --bench gives it), and for each tuned\n"
     "problem a heat map of the best time over the space's first two axes (block x and y, or\n"
-    "block and items), the winner's cell outlined, so that one sees where the winner sits.\n";
+    "block and items), the winner's cell outlined, so that one sees where the winner sits;\n"
+    "its legend gives the colours as times (green the best, red the worst, on a log scale).\n"
+    "A problem with fewer than 4 cells measured (an export of winners alone holds one) gets a\n"
+    "line saying so instead of a map.\n";
 
 static const cli_help help = {.cmd = "report", .about = about};
 
@@ -65,7 +68,18 @@ static void bars(FILE *f, double y0, const pm__op *op, const problem_row *rows, 
   }
 }
 
-/* The heat map of one problem; returns its height. */
+/* A map needs this many measured cells to draw: fewer say nothing about the space's shape. */
+#define HEAT_MIN_CELLS 4
+
+/* The colour of a cell at t in [0, 1] (0 the best time, 1 the worst): green through yellow to
+ * red, blue fixed. */
+static void shade(double t, int *red, int *green) {
+  *red = (int)(255 * fmin(1, 2 * t));
+  *green = (int)(255 * fmin(1, 2 * (1 - t)));
+}
+
+/* The heat map of one problem, with its legend, or a line saying there are too few measurements
+ * for one; returns its height. */
 static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, const problem_row *r) {
   const pm__param *ax = &op->params[0], *ay = &op->params[1];
   double cell[PM__MAX_VALUES][PM__MAX_VALUES], best = DBL_MAX, worst = 0;
@@ -98,6 +112,16 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
       if (k < ay->nvalues && ay->values[k] == v[1]) wy = k;
     }
   const double cw = 34, ch = 20;
+  int filled = 0;
+  for (int i = 0; i < ax->nvalues; i++)
+    for (int j = 0; j < ay->nvalues; j++) filled += cell[i][j] > 0;
+  if (filled < HEAT_MIN_CELLS) { /* a map of one or two cells says nothing: say so instead */
+    fprintf(f, "<text x='%.0f' y='%.0f' font-size='12'>%s %s: %d of the %d cells of %s x %s "
+               "measured, too few for a map (a tuning run measures more; an export of winners "
+               "holds one)</text>\n",
+            x0, y0 + 14, op->name, r->text, filled, ax->nvalues * ay->nvalues, ax->name, ay->name);
+    return 24;
+  }
   fprintf(f, "<text x='%.0f' y='%.0f' font-size='12'>%s %s: best time over %s x %s</text>\n", x0,
           y0 + 14, op->name, r->text, ax->name, ay->name);
   for (int i = 0; i < ax->nvalues; i++) {
@@ -112,13 +136,32 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
         continue;
       }
       double t = worst > best ? log(cell[i][j] / best) / log(worst / best) : 0; /* 0 best, 1 worst */
-      int red = (int)(255 * fmin(1, 2 * t)), green = (int)(255 * fmin(1, 2 * (1 - t)));
+      int red, green;
+      shade(t, &red, &green);
       fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='rgb(%d,%d,60)'%s><title>%s=%d %s=%d: %.4f ms</title></rect>\n",
               x, y, cw - 1, ch - 1, red, green, i == wx && j == wy ? " stroke='black' stroke-width='3' class='winner'" : "",
               ax->name, ax->values[i], ay->name, ay->values[j], cell[i][j]);
     }
   }
-  return 44 + ch * ay->nvalues;
+  /* The legend: the colours as times (the scale is logarithmic: the middle is the geometric
+   * mean of the best and the worst), grey unmeasured, the winner outlined. */
+  double ly = y0 + 40 + ch * ay->nvalues, lx = x0 + 40;
+  const double ts[3] = {0, 0.5, 1};
+  for (int k = 0; k < 3; k++) {
+    int red, green;
+    shade(ts[k], &red, &green);
+    double ms = worst > best ? best * pow(worst / best, ts[k]) : best;
+    fprintf(f, "<rect x='%.0f' y='%.0f' width='14' height='12' fill='rgb(%d,%d,60)'/>"
+               "<text x='%.0f' y='%.0f' font-size='9' class='legend'>%s %.4g ms</text>\n",
+            lx, ly, red, green, lx + 18, ly + 10, k == 0 ? "best" : k == 1 ? "mid" : "worst", ms);
+    lx += 100;
+  }
+  fprintf(f, "<rect x='%.0f' y='%.0f' width='14' height='12' fill='#eeeeee'/>"
+             "<text x='%.0f' y='%.0f' font-size='9' class='legend'>not measured</text>\n"
+             "<rect x='%.0f' y='%.0f' width='12' height='10' fill='none' stroke='black' "
+             "stroke-width='2'/><text x='%.0f' y='%.0f' font-size='9' class='legend'>winner</text>\n",
+            lx, ly, lx + 18, ly + 10, lx + 90, ly + 1, lx + 106, ly + 10);
+  return 60 + ch * ay->nvalues;
 }
 
 int cmd_report(int argc, char **argv) {

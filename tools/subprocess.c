@@ -20,13 +20,15 @@ int cli_spawn_read(const char *path, char *const argv[], char *out, size_t cap, 
   pid_t pid;
   posix_spawn_file_actions_t fa;
   if (cap > 0) out[0] = '\0';
-  /* Close-on-exec: the pipe's ends reach no other child; dup2 makes the child's stdout one. */
+  /* Close-on-exec: the pipe's ends reach no other child; dup2 makes the child's stdout and
+   * stderr its write end. */
   if (pipe2(fd, O_CLOEXEC) != 0) {
     snprintf(why, whycap, "cannot start %s: pipe: %s", path, strerror(errno));
     return 1;
   }
   if ((rc = posix_spawn_file_actions_init(&fa)) == 0) {
-    if ((rc = posix_spawn_file_actions_adddup2(&fa, fd[1], 1)) == 0)
+    if ((rc = posix_spawn_file_actions_adddup2(&fa, fd[1], 1)) == 0 &&
+        (rc = posix_spawn_file_actions_adddup2(&fa, fd[1], 2)) == 0)
       rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
   }
