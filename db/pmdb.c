@@ -506,7 +506,9 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   int created = 0;
   if (out == NULL) return pm__seterr(c, PM_EINVAL, "pm__db_open: no place for the handle");
   *out = NULL;
-  if ((rc = pm__db_path(c, path, file, sizeof file)) != PM_OK) return rc;
+  int memory = (flags & PM__DB_MEMORY) != 0;
+  if (memory) snprintf(file, sizeof file, ":memory:");
+  else if ((rc = pm__db_path(c, path, file, sizeof file)) != PM_OK) return rc;
   pm__db *db = pm__calloc(1, sizeof *db);
   if (db == NULL || (db->path = pm__strdup(file)) == NULL) {
     free(db);
@@ -514,9 +516,11 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   }
   db->c = c;
   db->ops = ops;
-  db->readonly = (flags & PM__DB_READONLY) != 0;
+  db->readonly = !memory && (flags & PM__DB_READONLY) != 0;
 
-  if (stat(file, &s) != 0) {
+  if (memory) {
+    /* nothing on disk to look at */
+  } else if (stat(file, &s) != 0) {
     if (errno != ENOENT && errno != ENOTDIR) {
       rc = pm__seterr(c, PM_EIO, "tuning database %s: %s", file, strerror(errno));
       goto fail;
@@ -582,7 +586,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   if (db->readonly) {
     PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA query_only = ON", NULL, NULL, NULL));
   } else {
-    if ((rc = set_wal(db)) != PM_OK) goto fail;
+    if (!memory && (rc = set_wal(db)) != PM_OK) goto fail;
     /* In WAL, NORMAL loses no committed transaction when a process dies, only on power loss. */
     PM__SQLITE(db, sqlite3_exec(db->sql, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL));
     if ((rc = migrate(db)) != PM_OK) goto fail;

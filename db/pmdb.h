@@ -55,7 +55,9 @@ typedef struct pm__db_op {
 } pm__db_op;
 
 enum {
-  PM__DB_READONLY = 1 /* for library calls: never creates, migrates or writes anything */
+  PM__DB_READONLY = 1, /* for library calls: never creates, migrates or writes anything */
+  PM__DB_MEMORY = 2    /* a new database in memory, gone at close (path is ignored): what is
+                          imported into it is read as from a file (the shipped results) */
 };
 
 /* Opens the database at path (NULL: pm__db_path's choice) and keeps c for its errors. ops (ended

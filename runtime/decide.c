@@ -1,7 +1,8 @@
 /* decide.c: the decision chain, the one place that says what a call of an op on a problem runs on
  * a device: the winner tuned for exactly that size, else (between two tuned sizes) the
  * configuration measured at both that interpolates best, else the winner at the nearest tuned size
- * (each only among configurations the caller's buffers allow), else the op's built-in default.
+ * (each only among configurations the caller's buffers allow), else the same in the results
+ * shipped for the GPU's model, else the op's built-in default.
  * A call's slow path and `pmtune explain` both decide here; tuning on first use is a step the
  * slow path takes between two runs of the chain (serve.c). Needs no GPU. */
 #include <stdio.h>
@@ -79,24 +80,34 @@ static void why_no_db(pm_ctx *c, char *why, size_t cap) {
   pthread_mutex_unlock(&c->lock);
 }
 
-/* The chain; out->why is written only where `why` is set. */
-static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                         const pm__problem *pr, int why, pm__decision *out) {
+/* The chain; out->why is written only where `why` is set (it says why the user's database had
+ * nothing: the shipped results are a fallback the default's reason does not mention). */
+static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
+                         const pm__op *op, const pm__problem *pr, int why, pm__decision *out) {
   memset(out, 0, sizeof *out);
   if (known == NULL) {
     if (why) why_no_db(c, out->why, sizeof out->why);
   } else if (from_known(c, known, op, pr, why, out) == PM_OK) {
     return out->source;
   }
+  if (shipped != NULL) {
+    pm__decision d;
+    memset(&d, 0, sizeof d);
+    if (from_known(c, shipped, op, pr, 0, &d) == PM_OK) {
+      *out = d;
+      out->shipped = 1;
+      return out->source;
+    }
+  }
   return from_default(op, pr, out);
 }
 
-pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                      const pm__problem *pr, pm__decision *out) {
-  return decide(c, known, op, pr, 1, out);
+pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
+                      const pm__op *op, const pm__problem *pr, pm__decision *out) {
+  return decide(c, known, shipped, op, pr, 1, out);
 }
 
-pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                            const pm__problem *pr, pm__decision *out) {
-  return decide(c, known, op, pr, 0, out);
+pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
+                            const pm__op *op, const pm__problem *pr, pm__decision *out) {
+  return decide(c, known, shipped, op, pr, 0, out);
 }

@@ -148,6 +148,10 @@ typedef struct pm__serve {
   pm__db_known known[PM__MAX_OPS]; /* what db knows of each op (pm__op_index) for this GPU,
                                       read on the op's first decision: calls decide from it */
   unsigned char known_loaded[PM__MAX_OPS];
+  pm__db *shipped;        /* the shipped results of this GPU's model, in memory (shipped.c) */
+  int shipped_tried;
+  pm__db_known shipped_known[PM__MAX_OPS];
+  unsigned char shipped_loaded[PM__MAX_OPS];
   pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
   int64_t rw_gpu;         /* this GPU's id in rw (0 until recorded: rw's first write) */
@@ -158,6 +162,12 @@ typedef struct pm__serve {
   int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
   struct pm__tuner *tuner;       /* the background tuning thread, made on first need */
 } pm__serve;
+
+/* What the results shipped for this GPU's model know of op (shipped.c), read on first need under
+ * the serve lock; NULL where none are installed for it (PMTUNE_RESULTS names another folder, or
+ * "none"). pm__shipped_free drops them (pm_close). */
+const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op);
+void pm__shipped_free(pm__serve *s);
 
 /* Runs op on pr with the buffers of d on stream: the cached choice, else one decided now (the
  * slow path). d->pr is set here; d->work too, where the choice needs scratch. Any call may be

@@ -140,7 +140,7 @@ void pm__serve_refresh(pm_ctx *c) {
 
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out) {
   pthread_mutex_lock(&c->serve->lock);
-  pm__decide(c, known_of(c, op), op, pr, out);
+  pm__decide(c, known_of(c, op), pm__shipped_known(c, op), op, pr, out);
   pthread_mutex_unlock(&c->serve->lock);
   return PM_OK;
 }
@@ -262,7 +262,8 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const p
   uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
     goto done; /* another thread was first */
-  if (pm__decide_quiet(c, known_of(c, op), op, pr, &d) != PM__FROM_EXACT && s->autotune &&
+  if (pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op), op, pr, &d) !=
+          PM__FROM_EXACT && s->autotune &&
       pm__autotune_wanted(&d))
     pm__autotune_request(c, op, pr);
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
@@ -331,6 +332,7 @@ void pm__serve_free(pm_ctx *c) {
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);
   forget_known(s);
+  pm__shipped_free(s);
   pm__db_close(s->db);
   pm__db_close(s->rw);
   pthread_mutex_destroy(&s->lock);

@@ -26,6 +26,8 @@ typedef struct pm__decision {
   int between;          /* nearest, decided between two tuned sizes (pm__db_known_find_if): */
   unsigned other_rows, other_cols, other_n; /* the other of the two (tuned_* is the nearer) */
   double weight;        /* where the size lies between them: 0 at the smaller, 1 at the larger */
+  int shipped;          /* exact or nearest from the results shipped for this GPU's model, not
+                           from the user's database */
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 
@@ -39,17 +41,19 @@ void pm__serve_free(pm_ctx *c);
  * winner stored for exactly pr's size on that device or its model,
  * else the one at the nearest tuned size (same op, variant and radius), either only among the
  * configurations that pass op->check for pr on dev (a vector width pr->caller_align allows) and
- * of the template built into this library; else op's built-in default, with out->why saying why
+ * of the template built into this library; else the same lookups in `shipped` (the results
+ * shipped for the device's model, NULL for none: out->shipped says they decided); else op's
+ * built-in default, with out->why saying why
  * (the lookup's error, or why there is no database). Always decides, in memory (no SQL); returns
  * out->source (never PM__FROM_TUNED: the slow path says that, after tuning). c is the context
  * the database was opened with, whose error the lookups leave. Needs no GPU. */
-pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                      const pm__problem *pr, pm__decision *out);
+pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
+                      const pm__op *op, const pm__problem *pr, pm__decision *out);
 
 /* pm__decide without out->why (left empty): what a call asks, for which no message is formatted
  * (a size served by the default costs no more to decide than one served by a winner). */
-pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__op *op,
-                            const pm__problem *pr, pm__decision *out);
+pm__source pm__decide_quiet(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
+                            const pm__op *op, const pm__problem *pr, pm__decision *out);
 
 /* Makes every later decision read the database again and decide anew (pm_reload, and after a
  * background tuning): until then, and from its first decision on, c decides from what the

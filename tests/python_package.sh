@@ -2,7 +2,8 @@
 # python_package.sh: CTest's python_package: pip installs ./python into a fresh virtual
 # environment (no network: Debian's setuptools, --no-build-isolation) and runs python/tests with
 # that copy, from outside the source tree, against the libpmtune.so just built.
-# Usage: tests/python_package.sh SOURCE_DIR LIBPMTUNE_SO   (PYTHON: the interpreter; python3)
+# Usage: tests/python_package.sh SOURCE_DIR LIBPMTUNE_SO   (PYTHON: the interpreter; python3, which
+# needs pytest, setuptools and wheel: Debian's python3-pytest, python3-setuptools, python3-wheel)
 set -eu
 src=$1
 lib=$2

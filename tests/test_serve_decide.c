@@ -68,7 +68,7 @@ static pm__source decide_on(const pm__device_info *dev, const pm__op *op, pm__pr
                  pm_errmsg(c));
     cr_assert_eq(pm__op_known_load(db, dev, op, &known), PM_OK, "%s", pm_errmsg(c));
   }
-  pm__source s = pm__decide(c, db != NULL ? &known : NULL, op, &pr, d);
+  pm__source s = pm__decide(c, db != NULL ? &known : NULL, NULL, op, &pr, d);
   if (db != NULL) pm__db_known_free(&known);
   pm__db_close(db);
   cr_assert_eq(s, d->source, "the chain returns the source it decided");
@@ -250,7 +250,7 @@ Test(serve_decide, the_default_serves_without_a_database) {
   pm__decision d;
   pm__problem pr = {.rows = 1000, .cols = 1000, .caller_align = 8};
   cr_assert_neq(access(path, F_OK), 0, "no file yet");
-  cr_assert_eq(pm__decide(c, NULL, &pm__op_matadd, &pr, &d), PM__FROM_DEFAULT);
+  cr_assert_eq(pm__decide(c, NULL, NULL, &pm__op_matadd, &pr, &d), PM__FROM_DEFAULT);
   cr_assert_str_eq(d.why, "no database");
   cr_assert_not_null(strstr(d.config, "vec=2"), "8-byte alignment: the default reads float2: %s",
                      d.config);
@@ -457,4 +457,112 @@ Test(serve_decide, a_forged_import_serves_no_other_template_and_brings_no_cubin)
   cr_assert_eq(pm__db_cubin_get(db, &forged, &got), PM_OK);
   pm__cubin_free(&got);
   pm__db_close(db);
+}
+
+/* ---- The shipped results (runtime/shipped.c) ------------------------------------------------- */
+
+/* Writes a pmtune export document of the database `from` into file `to`. */
+static void export_to(const char *from, const char *to) {
+  pm__db *db = NULL;
+  FILE *f = fopen(to, "w");
+  cr_assert_not_null(f);
+  cr_assert_eq(pm__db_open(c, from, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__db_export(db, f, 0, NULL), PM_OK, "%s", pm_errmsg(c));
+  pm__db_close(db);
+  fclose(f);
+}
+
+/* What explain's path decides on a fresh context on the fake GPU (shipped results are read once
+ * a context), with PMTUNE_RESULTS as given. */
+static pm__source decide_fresh(const char *results, const pm__op *op, pm__problem pr,
+                               pm__decision *d) {
+  pm_ctx *f = NULL;
+  pm_options o = {0};
+  cr_assert_eq(setenv("PMTUNE_RESULTS", results, 1), 0);
+  cr_assert_eq(pm__ctx_create(&f, PM_DEVICE_NONE, path), PM_OK);
+  f->dev = c->dev;
+  cr_assert_eq(pm__serve_init(f, &o), PM_OK);
+  cr_assert_eq(pm__serve_decide(f, op, &pr, d), PM_OK);
+  pm__serve_free(f);
+  pm__ctx_free(f);
+  return d->source;
+}
+
+/* Shipped results serve where the user's database has nothing for the size (issue 17): exact
+ * and nearest, after the database and before the default; only those of this GPU's model (its
+ * memory size may read otherwise: ECC); none where PMTUNE_RESULTS says none. */
+Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_default) {
+  char results[128], ship[128], other[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(ship, sizeof ship, "%s/ship.db", dir);
+  snprintf(other, sizeof other, "%s/other.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  pm__device_info tuned_on = fake_gpu(0, 7); /* another of this model, ECC on: less memory */
+  tuned_on.mem_bytes -= (size_t)1 << 30;
+  dbtest_put_config(c, ship, &tuned_on, real_sha(&pm__op_matadd), &pm__op_matadd, M1000,
+                    MATADD(2), 1.0);
+  dbtest_put_config(c, ship, &tuned_on, real_sha(&pm__op_matadd), &pm__op_matadd, M1000,
+                    MATADD(4), 2.0);
+  pm__device_info a100 = fake_gpu(1, 0);
+  dbtest_put_config(c, other, &a100, real_sha(&pm__op_reduce), &pm__op_reduce,
+                    (pm__problem){.n = 5000}, "block=128 items=2 vec=1 step=1 combine=3 acc=0 grid=0", 1.0);
+  snprintf(file, sizeof file, "%s/fake-h100.json", results);
+  export_to(ship, file);
+  snprintf(file, sizeof file, "%s/fake-a100.json", results);
+  export_to(other, file);
+
+  pm__decision d;
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT, "%s", d.why);
+  cr_assert(d.shipped, "from the shipped results");
+  cr_assert_str_eq(d.config, MATADD(2));
+  pm__problem far = {.rows = 1300, .cols = 1300, .caller_align = 16};
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, far, &d), PM__FROM_NEAREST);
+  cr_assert(d.shipped && strcmp(d.config, MATADD(2)) == 0, "%s", d.config);
+  cr_assert_eq(decide_fresh(results, &pm__op_reduce, (pm__problem){.n = 5000}, &d),
+               PM__FROM_DEFAULT, "another model's shipped results never serve here");
+  cr_assert(!d.shipped);
+  cr_assert_eq(decide_fresh("none", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+  cr_assert_eq(decide_fresh("", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+
+  put(&pm__op_matadd, (pm__problem){.rows = 4000, .cols = 4000}, MATADD(1), 1.0);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_NEAREST);
+  cr_assert(!d.shipped && strcmp(d.config, MATADD(1)) == 0,
+            "the user's database first, even its nearest size: %s", d.config);
+  unsetenv("PMTUNE_RESULTS");
+}
+
+/* The results in the repository's results/ are what this library serves: documents that import
+ * whole, each measurement of the template built in (a template changed since would leave them
+ * unserved: tune the default sizes again on each GPU and export, as results/README.md says). */
+Test(serve_decide, the_shipped_results_are_of_the_templates_built_in) {
+  const char *files[] = {"nvidia-h100-80gb-hbm3.json", "nvidia-h200.json"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char file[512];
+    size_t len = 0;
+    snprintf(file, sizeof file, "%s/results/%s", PM_SOURCE_DIR, files[i]);
+    char *doc = dbtest_slurp(file, &len);
+    cr_assert_not_null(doc, "%s", file);
+    pm__db *db = NULL;
+    pm__db_import_stats st;
+    cr_assert_eq(pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));
+    cr_assert_eq(pm__db_import(db, doc, len, &st), PM_OK, "%s: %s", file, pm_errmsg(c));
+    cr_assert_gt(st.added, 50, "%s: the winners of every default size", file);
+    for (int k = 0; pm__ops[k] != NULL; k++) {
+      sqlite3_stmt *st2 = NULL;
+      cr_assert_eq(sqlite3_prepare_v2(pm__db_handle(db), "SELECT count(*) FROM measurement"
+                                      " WHERE op = ?1 AND template_sha256 <> ?2", -1, &st2,
+                                      NULL), SQLITE_OK);
+      sqlite3_bind_text(st2, 1, pm__ops[k]->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(st2, 2, real_sha(pm__ops[k]), -1, SQLITE_STATIC);
+      cr_assert_eq(sqlite3_step(st2), SQLITE_ROW);
+      int stale = sqlite3_column_int(st2, 0);
+      sqlite3_finalize(st2);
+      cr_assert_eq(stale, 0, "%s: %d %s measurements of another template than the one built in:"
+                   " tune again and export (results/README.md)", files[i], stale,
+                   pm__ops[k]->name);
+    }
+    pm__db_close(db);
+    free(doc);
+  }
 }

@@ -179,7 +179,7 @@ static void make_pool(uint64_t *s) {
     call_form *f = &pool[i];
     pm__decision d;
     draw_call(s, f);
-    f->source = pm__decide_quiet(c, &known[pm__op_index(f->as)], f->as, &f->pr, &d);
+    f->source = pm__decide_quiet(c, &known[pm__op_index(f->as)], NULL, f->as, &f->pr, &d);
     memcpy(f->v, d.v, sizeof f->v);
     pm__cache_key_of(f->as, &f->pr, &f->key);
     sources[f->source]++;

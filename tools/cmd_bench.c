@@ -251,11 +251,13 @@ int cmd_bench(int argc, char **argv) {
     peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
-      printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\","
+      printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"shipped\":%s,"
+             "\"config\":\"%s\","
              "\"tuned_ms\":%.6g,\"tuned_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction_of_ceiling\":%.4f,"
              "\"seed_ms\":%.6g,\"speedup_vs_seed\":%.4f,\"peer\":\"%s\",\"peer_ms\":%.6g,"
              "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d,\"peer_error\":",
-             c->dev.name, op->name, ptext, pm__source_name(dec.source), dec.config, tuned.ms,
+             c->dev.name, op->name, ptext, pm__source_name(dec.source),
+             dec.shipped ? "true" : "false", dec.config, tuned.ms,
              tuned.gbps, ceil.gbps, tuned.gbps / ceil.gbps, seed.ms, seed.ms / tuned.ms, pname,
              pt.ok ? pt.ms : 0, pt.ok ? pt.ms / tuned.ms : 0, rec, samples);
       if (pwhy[0] != '\0') cli_json_string(stdout, pwhy);
@@ -266,7 +268,7 @@ int cmd_bench(int argc, char **argv) {
       if (pt.ok) snprintf(peer_us, sizeof peer_us, "%.1f", pt.ms * 1e3), snprintf(vs_peer, sizeof vs_peer, "%.2fx", pt.ms / tuned.ms);
       if (rec > 0) snprintf(rec_us, sizeof rec_us, "%.1f", rec * 1e3), snprintf(agree, sizeof agree, "%+.1f%%", (tuned.ms / rec - 1) * 100);
       printf("%-7s %-24s %-8s %10.1f %6.0f %5.1f%% %10.1f %6.2fx %10s %7s %10s %8s  %s\n", op->name,
-             ptext, pm__source_name(dec.source), tuned.ms * 1e3, tuned.gbps,
+             ptext, dec.shipped ? "shipped" : pm__source_name(dec.source), tuned.ms * 1e3, tuned.gbps,
              100 * tuned.gbps / ceil.gbps, seed.ms * 1e3, seed.ms / tuned.ms, peer_us, vs_peer,
              rec_us, agree, pname);
       if (pwhy[0] != '\0') printf("          peer not timed: %s\n", pwhy);

@@ -95,6 +95,8 @@ int cmd_explain(int argc, char **argv) {
         size_text(op, d.other_rows, d.other_cols, d.other_n, "", other, sizeof other);
         printf(",\"between\":\"%s\",\"weight\":%.4f", other, d.weight);
       }
+      if (d.shipped) printf(",\"from\":\"shipped results for %s\"", c->dev.name);
+      else printf(",\"from\":\"the tuning database\"");
     } else {
       printf(",\"why\":\"%s\"", "nothing tuned fits this size on this GPU");
     }
@@ -121,6 +123,9 @@ int cmd_explain(int argc, char **argv) {
       printf("  measured %.4f ms, %.0f GB/s", d.median_ms, d.gbps);
       if (d.speedup > 0) printf(", %.2fx the seed", d.speedup);
       printf(" (at %s)\n", tuned);
+      if (d.shipped)
+        printf("  from    the shipped results for %s (nothing in the tuning database serves it)\n",
+               c->dev.name);
     }
   }
 done:

@@ -157,11 +157,11 @@ static int bench_item(study *st, item *it, double *ratio) {
   double ms_a = 0, ms_b = 0;
   pm__problem_text(op, &it->pr, ptext, sizeof ptext);
   if (it->is_default) { /* what is served where nothing is tuned */
-    pm__decide(c, NULL, op, &it->pr, &served);
+    pm__decide(c, NULL, NULL, op, &it->pr, &served);
   } else {
-    pm__decide(c, &st->kmain[oi], op, &it->pr, &served);
+    pm__decide(c, &st->kmain[oi], NULL, op, &it->pr, &served);
   }
-  pm__decide(c, it->in_scratch ? &st->kscratch[oi] : &st->kmain[oi], op, &it->pr, &exact);
+  pm__decide(c, it->in_scratch ? &st->kscratch[oi] : &st->kmain[oi], NULL, op, &it->pr, &exact);
   if (exact.source != PM__FROM_EXACT) {
     rc = pm__seterr(c, PM_ENOTFOUND, "no exact winner for it in %s (only %s%s%s)",
                     it->in_scratch ? "SCRATCH_DB" : "MAIN_DB", pm__source_name(exact.source),
@@ -339,7 +339,7 @@ int main(int argc, char **argv) {
         it->pr = *big;
         it->pr.variant = var, it->pr.radius = r, it->pr.caller_align = 0;
         pm__decision d;
-        it->in_scratch = pm__decide(c, &st.kmain[pm__op_index(op)], op, &it->pr, &d) != PM__FROM_EXACT;
+        it->in_scratch = pm__decide(c, &st.kmain[pm__op_index(op)], NULL, op, &it->pr, &d) != PM__FROM_EXACT;
       }
   }
 

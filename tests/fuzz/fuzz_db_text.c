@@ -24,7 +24,7 @@ typedef struct seen_walk {
 /* What a call of the problem's op decides from the snapshot: a valid point, whatever the rows. */
 static void decide(const pm__db_known *known, const pm__op *op, const pm__problem *pr) {
   pm__decision d;
-  pm__source s = pm__decide(fuzz_ctx(), known, op, pr, &d);
+  pm__source s = pm__decide(fuzz_ctx(), known, NULL, op, pr, &d);
   FUZZ_CHECK(s == PM__FROM_EXACT || s == PM__FROM_NEAREST || s == PM__FROM_DEFAULT,
              "%s: source %d", op->name, (int)s);
   int v[PM__MAX_PARAMS];
