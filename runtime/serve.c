@@ -186,8 +186,9 @@ done:
 /* ---- The slow path (under the lock) --------------------------------------------------------- */
 
 /* The loaded kernel of point v on pr: already loaded, else its cubin from the database, else
- * compiled now (and stored for the next process, without waiting for the write lock). Loads with the thread's capture mode relaxed
- * (kernel_for_relaxed): loading a module while a graph is captured would invalidate it. */
+ * compiled now (and stored for the next process, without waiting for the write lock). Loads with
+ * the thread's capture mode relaxed (kernel_for_relaxed): loading a module while a graph is
+ * captured would invalidate it. */
 static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
                       const pm__kernel **out) {
   pm__serve *s = c->serve;

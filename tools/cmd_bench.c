@@ -268,7 +268,8 @@ int cmd_bench(int argc, char **argv) {
       if (pt.ok) snprintf(peer_us, sizeof peer_us, "%.1f", pt.ms * 1e3), snprintf(vs_peer, sizeof vs_peer, "%.2fx", pt.ms / tuned.ms);
       if (rec > 0) snprintf(rec_us, sizeof rec_us, "%.1f", rec * 1e3), snprintf(agree, sizeof agree, "%+.1f%%", (tuned.ms / rec - 1) * 100);
       printf("%-7s %-24s %-8s %10.1f %6.0f %5.1f%% %10.1f %6.2fx %10s %7s %10s %8s  %s\n", op->name,
-             ptext, dec.shipped ? "shipped" : pm__source_name(dec.source), tuned.ms * 1e3, tuned.gbps,
+             ptext, dec.shipped ? "shipped" : pm__source_name(dec.source), tuned.ms * 1e3,
+             tuned.gbps,
              100 * tuned.gbps / ceil.gbps, seed.ms * 1e3, seed.ms / tuned.ms, peer_us, vs_peer,
              rec_us, agree, pname);
       if (pwhy[0] != '\0') printf("          peer not timed: %s\n", pwhy);

@@ -42,8 +42,9 @@ int cmd_explain(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
-      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED, "ROWSxCOLS (matadd, filter) or N (reduce, add); a filter's radius may "
-                   "follow, ROWSxCOLS:rR"),
+      CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED,
+                   "ROWSxCOLS (matadd, filter) or N (reduce, add); a filter's radius may follow, "
+                   "ROWSxCOLS:rR"),
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd (default row)"),
       CLI_BORDER(&cv, "filter (default clamp)"),
