@@ -7,7 +7,16 @@
 set -eu
 src=$1
 lib=$2
-py=${PYTHON:-python3}
+# The first interpreter with what pip's build and the tests need: python3 from PATH can be
+# another than Debian's (pyenv's, without wheel or pytest), so /usr/bin/python3 is tried too.
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+  for cand in python3 /usr/bin/python3; do
+    if "$cand" -c 'import pytest, setuptools, wheel, venv' 2> /dev/null; then py=$cand; break; fi
+  done
+  [ -n "$py" ] || { echo "python_package.sh: no python3 with pytest, setuptools and wheel" \
+    "(Debian: python3-pytest python3-setuptools python3-wheel python3-venv)" >&2; exit 1; }
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" -m venv --system-site-packages "$tmp/venv"
