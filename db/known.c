@@ -570,10 +570,6 @@ static const bracket *bracket_of(const group *g, double s, double *w) {
   return b;
 }
 
-/* Between two tuned sizes: of the configurations measured at both that accept takes, the one
- * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
- * least (the lower row first on a tie); its row at the nearer of the two sizes. NULL where none
- * is taken. */
 /* A candidate's interpolated slowdown at w, and its row at the nearer of the two sizes. */
 static double score_at(const both *c, double w) {
   return (1 - w) * c->lo_ratio + w * c->hi_ratio;
@@ -583,6 +579,10 @@ static const pm__db_known_row *row_at(const pm__db_known *k, const both *c, doub
   return &k->rows[w <= 0.5 ? c->lo_row : c->hi_row];
 }
 
+/* Between two tuned sizes: of the configurations measured at both that accept takes, the one
+ * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
+ * least (the lower row first on a tie); its row at the nearer of the two sizes. NULL where none
+ * is taken. */
 static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
                                        double w, int (*accept)(void *arg, const char *config),
                                        void *arg) {

@@ -923,6 +923,24 @@ int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int
   return pm__db_commit(db);
 }
 
+int pm__db_gpu_adopt_memory(pm__db *db, const pm__device_info *d) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "UPDATE gpu SET mem_bytes = ?1 WHERE name = ?2 AND cc_major = ?3"
+                                    " AND cc_minor = ?4 AND sm_count = ?5",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, (sqlite3_int64)d->mem_bytes));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 3, d->cc_major));
+  PM__SQLITE(db, sqlite3_bind_int(st, 4, d->cc_minor));
+  PM__SQLITE(db, sqlite3_bind_int(st, 5, d->sm_count));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
 int pm__db_run_begin(pm__db *db, int64_t gpu_id, const char *command_line, int64_t *id) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL, *mark = NULL;

@@ -108,6 +108,11 @@ int pm__db_check(pm__db *db, char **report, int *problems);
 int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
                    int64_t *id);
 
+/* Makes every GPU of d's model in db (the same name, compute capability and SM count) say d's
+ * memory size, so that the lookups take their rows as d's model's whatever d's memory reads (ECC
+ * on or off): for a database in memory holding another machine's results (the shipped ones). */
+int pm__db_gpu_adopt_memory(pm__db *db, const pm__device_info *d);
+
 typedef enum pm__db_run_status {
   PM__DB_RUN_OK,    /* it did what it was asked */
   PM__DB_RUN_FAILED /* it stopped on an error (message says which) */

@@ -136,6 +136,21 @@ void pm__scratch_free(pm__scratch *s);
 
 /* ---- Serving's state (serve.c) -------------------------------------------------------------- */
 
+/* What a database knows for this GPU, op by op (pm__op_index), each read on the op's first
+ * decision. */
+typedef struct pm__known_set {
+  pm__db_known op[PM__MAX_OPS];
+  unsigned char loaded[PM__MAX_OPS]; /* 0: not read yet; 1: read; 2: could not be read */
+} pm__known_set;
+
+/* What db knows of op for c's GPU, read into set on first need; NULL where db is NULL or it
+ * could not be read (not tried again, and said once with pm__notice as "ERROR: `said`"). */
+const pm__db_known *pm__known_get(pm_ctx *c, pm__known_set *set, pm__db *db, const pm__op *op,
+                                  const char *said);
+
+/* Drops what set holds: the next decision of each op reads its database again. */
+void pm__known_forget(pm__known_set *set);
+
 typedef struct pm__serve {
   pm__cache cache;
   pm__scratch scratch;
@@ -145,13 +160,10 @@ typedef struct pm__serve {
                              below; never held while a tuning runs */
   pm__db *db;             /* read-only, opened on first need */
   int db_tried;
-  pm__db_known known[PM__MAX_OPS]; /* what db knows of each op (pm__op_index) for this GPU,
-                                      read on the op's first decision: calls decide from it */
-  unsigned char known_loaded[PM__MAX_OPS];
+  pm__known_set known;    /* what db knows for this GPU: calls decide from it */
   pm__db *shipped;        /* the shipped results of this GPU's model, in memory (shipped.c) */
   int shipped_tried;
-  pm__db_known shipped_known[PM__MAX_OPS];
-  unsigned char shipped_loaded[PM__MAX_OPS];
+  pm__known_set shipped_known; /* what they know */
   pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
   int64_t rw_gpu;         /* this GPU's id in rw (0 until recorded: rw's first write) */

@@ -9,11 +9,21 @@
 
 #include "runtime.h"
 
-/* Drops what was read of the database: the next decision of each op reads it again. */
-static void forget_known(pm__serve *s) {
+const pm__db_known *pm__known_get(pm_ctx *c, pm__known_set *set, pm__db *db, const pm__op *op,
+                                  const char *said) {
+  int i = pm__op_index(op);
+  if (db == NULL || i < 0) return NULL;
+  if (!set->loaded[i]) {
+    set->loaded[i] = pm__op_known_load(db, &c->dev, op, &set->op[i]) == PM_OK ? 1 : 2;
+    if (set->loaded[i] == 2) pm__notice(c, "%s: %s", pm_errmsg(c), said);
+  }
+  return set->loaded[i] == 1 ? &set->op[i] : NULL;
+}
+
+void pm__known_forget(pm__known_set *set) {
   for (int i = 0; i < PM__MAX_OPS; i++) {
-    pm__db_known_free(&s->known[i]);
-    s->known_loaded[i] = 0;
+    pm__db_known_free(&set->op[i]);
+    set->loaded[i] = 0;
   }
 }
 
@@ -34,15 +44,7 @@ static pm__db *read_db(pm_ctx *c) {
 /* What the database knows of op for this GPU, read on op's first decision (after a tuning on
  * first use, again); NULL where there is no database, or it could not be read (said once). */
 static const pm__db_known *known_of(pm_ctx *c, const pm__op *op) {
-  pm__serve *s = c->serve;
-  pm__db *db = read_db(c);
-  int i = pm__op_index(op);
-  if (db == NULL || i < 0) return NULL;
-  if (!s->known_loaded[i]) { /* 1: read; 2: could not be read, not tried again */
-    s->known_loaded[i] = pm__op_known_load(db, &c->dev, op, &s->known[i]) == PM_OK ? 1 : 2;
-    if (s->known_loaded[i] == 2) pm__notice(c, "%s: serving built-in defaults", pm_errmsg(c));
-  }
-  return s->known_loaded[i] == 1 ? &s->known[i] : NULL;
+  return pm__known_get(c, &c->serve->known, read_db(c), op, "serving built-in defaults");
 }
 
 /* The read-write handle that cubins compiled here and the sizes served are stored with, opened on
@@ -130,7 +132,7 @@ static void store_cubin(pm_ctx *c, const pm__db_cubin_key *key, pm__cubin *bin) 
 void pm__serve_refresh(pm_ctx *c) {
   pm__serve *s = c->serve;
   pthread_mutex_lock(&s->lock);
-  forget_known(s);
+  pm__known_forget(&s->known);
   pm__db_close(s->db); /* a file made since is opened then */
   s->db = NULL;
   s->db_tried = 0;
@@ -332,7 +334,7 @@ void pm__serve_free(pm_ctx *c) {
   if (s->record) write_seen(c);
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);
-  forget_known(s);
+  pm__known_forget(&s->known);
   pm__shipped_free(s);
   pm__db_close(s->db);
   pm__db_close(s->rw);

@@ -97,43 +97,24 @@ static pm__db *load(pm_ctx *c, const char *dir) {
     free(names[i]);
   }
   free(names);
-  if (db != NULL) {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(pm__db_handle(db),
-                           "UPDATE gpu SET mem_bytes = ?1 WHERE name = ?2 AND cc_major = ?3"
-                           " AND cc_minor = ?4 AND sm_count = ?5", -1, &st, NULL) == SQLITE_OK) {
-      sqlite3_bind_int64(st, 1, (sqlite3_int64)c->dev.mem_bytes);
-      sqlite3_bind_text(st, 2, c->dev.name, -1, SQLITE_STATIC);
-      sqlite3_bind_int(st, 3, c->dev.cc_major);
-      sqlite3_bind_int(st, 4, c->dev.cc_minor);
-      sqlite3_bind_int(st, 5, c->dev.sm_count);
-      sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-  }
+  if (db != NULL && pm__db_gpu_adopt_memory(db, &c->dev) != PM_OK)
+    pm__notice(c, "shipped results: %s", pm_errmsg(c));
   return db;
 }
 
 const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op) {
   pm__serve *s = c->serve;
-  int i = pm__op_index(op);
   if (!s->shipped_tried) {
     char dir[PATH_MAX];
     s->shipped_tried = 1;
     if (results_dir(dir, sizeof dir)) s->shipped = load(c, dir);
   }
-  if (s->shipped == NULL || i < 0) return NULL;
-  if (!s->shipped_loaded[i]) /* 1: read; 2: could not be read (said once) */
-    s->shipped_loaded[i] =
-        pm__op_known_load(s->shipped, &c->dev, op, &s->shipped_known[i]) == PM_OK ? 1 : 2;
-  return s->shipped_loaded[i] == 1 ? &s->shipped_known[i] : NULL;
+  return pm__known_get(c, &s->shipped_known, s->shipped, op, "the shipped results are not used");
 }
 
 void pm__shipped_free(pm__serve *s) {
-  for (int i = 0; i < PM__MAX_OPS; i++)
-    if (s->shipped_loaded[i] == 1) pm__db_known_free(&s->shipped_known[i]);
+  pm__known_forget(&s->shipped_known);
   pm__db_close(s->shipped);
   s->shipped = NULL;
   s->shipped_tried = 0;
-  memset(s->shipped_loaded, 0, sizeof s->shipped_loaded);
 }
