@@ -4,15 +4,18 @@
  * built-in default against the tuned winner there. Everything is tuned first (the tuning `pmtune
  * tune` does by default, pm__tune_problem with pm__tune_opts_default, into SCRATCH_DB), then
  * timed in one run with the tuner's protocol (timer.h), the two of each pair in alternating
- * rounds so that drift hits both. Prints JSON lines on stdout (bench/README.md describes them),
+ * rounds so that drift hits both. With --tune-sizes it times, instead, at each op's default tune
+ * sizes, what a call is served (MAIN_DB's exact winner, else the shipped results': issue 17,
+ * with MAIN_DB empty) against a fresh tuning of the same size on this GPU. Prints JSON lines on stdout (bench/README.md describes them),
  * progress on stderr; exits 0 only where every step succeeded.
- * Usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N] [--seed S] [--ops a,b]
- *                             [--device N] [--commit C] */
+ * Usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S]
+ *                             [--ops a,b] [--device N] [--commit C] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
+#include "runtime.h"
 #include "serve.h"
 #include "tune.h"
 
@@ -28,6 +31,7 @@
 typedef struct item {
   const pm__op *op;
   pm__problem pr;
+  int at_tune_size; /* at a default tune size: served (MAIN_DB, then shipped) against SCRATCH_DB */
   int is_default;  /* the default study: op->fallback against the exact winner; else served
                       (MAIN_DB's decision) against the exact winner (SCRATCH_DB's) */
   int in_scratch;  /* the exact winner is SCRATCH_DB's, tuned by this run (else MAIN_DB's) */
@@ -48,8 +52,8 @@ typedef struct study {
 static int usage(const char *why) {
   fprintf(stderr,
           "pmtune_bench_between: %s\n"
-          "usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N] [--seed S] [--ops a,b] "
-          "[--device N] [--commit C]\n",
+          "usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S] "
+          "[--ops a,b] [--device N] [--commit C]\n",
           why);
   return 2;
 }
@@ -147,6 +151,11 @@ static void tuned_size(const pm__op *op, const pm__decision *d, char *out, size_
   else snprintf(out, len, "%ux%u", d->tuned_rows, d->tuned_cols);
 }
 
+/* The ratio within which item it's served configuration counts as good. */
+static double limit_of(const item *it) {
+  return it->is_default ? 1.10 : it->at_tune_size ? 1.03 : 1.05;
+}
+
 /* Decides, times and prints item it; *ratio is served (or default) / exact. */
 static int bench_item(study *st, item *it, double *ratio) {
   pm_ctx *c = st->c;
@@ -158,6 +167,8 @@ static int bench_item(study *st, item *it, double *ratio) {
   pm__problem_text(op, &it->pr, ptext, sizeof ptext);
   if (it->is_default) { /* what is served where nothing is tuned */
     pm__decide(c, NULL, NULL, op, &it->pr, &served);
+  } else if (it->at_tune_size) { /* what a call is served: MAIN_DB, then the shipped results */
+    pm__decide(c, &st->kmain[oi], pm__shipped_known(c, op), op, &it->pr, &served);
   } else {
     pm__decide(c, &st->kmain[oi], NULL, op, &it->pr, &served);
   }
@@ -171,13 +182,15 @@ static int bench_item(study *st, item *it, double *ratio) {
   }
   *ratio = rc == PM_OK ? ms_a / ms_b : 0;
   tuned_size(op, &served, from, sizeof from);
-  printf("{\"kind\":\"%s\",\"op\":\"%s\",", it->is_default ? "default" : "between", op->name);
+  printf("{\"kind\":\"%s\",\"op\":\"%s\",",
+         it->is_default ? "default" : it->at_tune_size ? "tune_size" : "between", op->name);
   json_str(stdout, "problem", ptext);
   printf(",\"size\":%.0f,", pm__draw_size(op, &it->pr));
   json_str(stdout, it->is_default ? "default_config" : "served_config", served.config);
   if (!it->is_default)
-    printf(",\"served_source\":\"%s\",\"served_tuned_size\":\"%s\",\"distance\":%.4f",
-           pm__source_name(served.source), from, served.distance);
+    printf(",\"served_source\":\"%s\",\"served_shipped\":%s,\"served_tuned_size\":\"%s\","
+           "\"distance\":%.4f",
+           pm__source_name(served.source), served.shipped ? "true" : "false", from, served.distance);
   printf(",");
   json_str(stdout, "exact_config", exact.source == PM__FROM_EXACT ? exact.config : "");
   printf(",\"exact_from\":\"%s\",\"same_config\":%s", it->in_scratch ? "scratch" : "main",
@@ -185,7 +198,7 @@ static int bench_item(study *st, item *it, double *ratio) {
   if (rc == PM_OK)
     printf(",\"%s\":%.6g,\"exact_ms\":%.6g,\"ratio\":%.4f,\"within\":%s}\n",
            it->is_default ? "default_ms" : "served_ms", ms_a, ms_b, *ratio,
-           *ratio <= (it->is_default ? 1.10 : 1.05) ? "true" : "false");
+           *ratio <= limit_of(it) ? "true" : "false");
   else {
     printf(",");
     json_str(stdout, "error", pm_errmsg(c));
@@ -201,16 +214,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The summary line of op's ratios r[0, n) (sorts them): count, median, p90 (nearest rank),
- * max, and how many are within 1.05. */
-static void summary(const pm__op *op, double *r, int n, int failed) {
+ * max, and how many are within limit (1.05, or 1.03 at the tune sizes). */
+static void summary(const pm__op *op, double *r, int n, int failed, double limit) {
   int within = 0;
   qsort(r, (size_t)n, sizeof *r, cmp_double);
-  for (int i = 0; i < n; i++) within += r[i] <= 1.05;
+  for (int i = 0; i < n; i++) within += r[i] <= limit;
   int p90 = n > 0 ? (int)((9 * n + 9) / 10) - 1 : 0; /* ceil(0.9 n) - 1 */
   printf("{\"kind\":\"summary\",\"op\":\"%s\",\"count\":%d,\"failed\":%d,\"median\":%.4f,"
-         "\"p90\":%.4f,\"max\":%.4f,\"within_1.05\":%d}\n",
+         "\"p90\":%.4f,\"max\":%.4f,\"within_%.2f\":%d}\n",
          op->name, n, failed, n ? pm__median(r, n, NULL, NULL) : 0, n ? r[p90] : 0,
-         n ? r[n - 1] : 0, within);
+         n ? r[n - 1] : 0, limit, within);
   fflush(stdout);
 }
 
@@ -241,17 +254,19 @@ static int parse_ops(study *st, const char *list) {
 
 int main(int argc, char **argv) {
   const char *paths[2] = {NULL, NULL}, *oplist = NULL, *commit = PM_COMMIT;
-  int nsizes = 20, npaths = 0, device = 0, status = 0;
+  int nsizes = 20, npaths = 0, device = 0, status = 0, tune_sizes = 0, sized = 0;
   unsigned long long seed = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
     if (strcmp(a, "--sizes") == 0 && val) {
-      nsizes = (int)strtol(val, &end, 10), i++;
+      nsizes = (int)strtol(val, &end, 10), i++, sized = 1;
       if (*end || nsizes < 1 || nsizes > MAX_SIZES) return usage("--sizes: 1 to 200");
     } else if (strcmp(a, "--seed") == 0 && val) {
       seed = strtoull(val, &end, 0), i++;
       if (*end || seed == 0) return usage("--seed: a number other than 0");
+    } else if (strcmp(a, "--tune-sizes") == 0) {
+      tune_sizes = 1;
     } else if (strcmp(a, "--device") == 0 && val) {
       device = (int)strtol(val, &end, 10), i++;
       if (*end || device < 0) return usage("--device: an index");
@@ -266,6 +281,7 @@ int main(int argc, char **argv) {
     }
   }
   if (npaths != 2) return usage("MAIN_DB and SCRATCH_DB are needed");
+  if (tune_sizes && sized) return usage("--sizes and --tune-sizes: one or the other");
 
   study st;
   memset(&st, 0, sizeof st);
@@ -290,7 +306,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < st.nops; i++) {
     int oi = pm__op_index(st.ops[i]);
     if ((rc = pm__op_known_load(st.main, &c->dev, st.ops[i], &st.kmain[oi])) != PM_OK ||
-        st.kmain[oi].n == 0) {
+        (st.kmain[oi].n == 0 && !tune_sizes)) {
       fprintf(stderr, "pmtune_bench_between: MAIN_DB %s knows nothing of %s on %s%s%s "
               "(tune it with `pmtune tune --db %s`)\n", paths[0], st.ops[i]->name, c->dev.name,
               rc != PM_OK ? ": " : "", rc != PM_OK ? pm_errmsg(c) : "", paths[0]);
@@ -299,20 +315,27 @@ int main(int argc, char **argv) {
     }
   }
   printf("{\"kind\":\"run\",\"gpu\":\"%s\",\"arch\":\"%s\",\"commit\":\"%s\",\"main_db\":\"%s\","
-         "\"scratch_db\":\"%s\",\"sizes\":%d,\"seed\":%llu,\"ops\":\"",
-         c->dev.name, c->dev.arch, commit, paths[0], paths[1], nsizes, seed);
+         "\"scratch_db\":\"%s\",\"mode\":\"%s\",\"sizes\":%d,\"seed\":%llu,\"ops\":\"",
+         c->dev.name, c->dev.arch, commit, paths[0], paths[1], tune_sizes ? "tune_sizes" : "between",
+         tune_sizes ? 0 : nsizes, seed);
   for (int i = 0; i < st.nops; i++) printf("%s%s", i ? "," : "", st.ops[i]->name);
   printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", ROUNDS, BATCH);
   fflush(stdout);
 
-  /* the problems: N drawn per op, then the default study's */
-  int nitems = 0, cap = st.nops * (nsizes + 3 * (PM__MAX_RADIUS + 1)); /* draws, defaults */
+  /* the problems: N drawn per op (or each op's tune sizes), then the default study's */
+  int nitems = 0, cap = 0;
+  for (int i = 0; i < st.nops; i++) cap += (tune_sizes ? st.ops[i]->ntune_sizes : nsizes) + 3 * (PM__MAX_RADIUS + 1);
   if ((items = calloc((size_t)cap, sizeof *items)) == NULL) {
     fprintf(stderr, "pmtune_bench_between: out of memory\n");
     status = 1;
     goto done;
   }
-  for (int i = 0; i < st.nops; i++) {
+  for (int i = 0; i < st.nops && tune_sizes; i++)
+    for (int k = 0; k < st.ops[i]->ntune_sizes; k++) {
+      item *it = &items[nitems++];
+      it->op = st.ops[i], it->pr = st.ops[i]->tune_sizes[k], it->at_tune_size = 1, it->in_scratch = 1;
+    }
+  for (int i = 0; i < st.nops && !tune_sizes; i++) {
     const pm__op *op = st.ops[i];
     uint64_t s = seed * 0x9E3779B97F4A7C15ULL + (uint64_t)pm__op_index(op) + 1;
     for (int k = 0; k < nsizes; k++) {
@@ -327,7 +350,7 @@ int main(int argc, char **argv) {
     }
   }
   int first_default = nitems;
-  for (int i = 0; i < st.nops; i++) { /* each variant (and radius) at the largest tune size */
+  for (int i = 0; i < st.nops && !tune_sizes; i++) { /* each variant (and radius) at the largest tune size */
     const pm__op *op = st.ops[i];
     const pm__problem *big = &op->tune_sizes[0];
     for (int k = 1; k < op->ntune_sizes; k++)
@@ -418,9 +441,9 @@ int main(int argc, char **argv) {
       }
       ratios[n++] = ratio;
     }
-    summary(st.ops[i], ratios, n, failed);
+    summary(st.ops[i], ratios, n, failed, tune_sizes ? 1.03 : 1.05);
   }
-  phase("bench-between", t2);
+  phase(tune_sizes ? "bench-tune-sizes" : "bench-between", t2);
   double t3 = pm__now_ms();
   for (int k = first_default; k < nitems; k++) {
     double ratio;
