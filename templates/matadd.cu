@@ -58,25 +58,35 @@ pm_matadd(float *__restrict__ c, size_t pitch_c, const float *__restrict__ a, si
       vec_t va[EPT], vb[EPT];
       size_t off_c[EPT];
       bool full[EPT];
+      // The partial vector at the end of a line (fewer than VEC floats), by the thread whose
+      // vector it is: its floats are loaded beside the whole vectors, not one after another,
+      // so that thread takes no longer than the others.
+      float ta[EPT][VEC], tb[EPT][VEC];
+      unsigned tail[EPT]; // floats in the partial vector (0: none)
 #pragma unroll
       for (int k = 0; k < EPT; k++) {
         const unsigned y = y0 + k * BY;
         const unsigned v = x_inner ? x : y, line = x_inner ? y : x;
         full[k] = y < ny && (v + 1) * VEC <= inner;
+        tail[k] = y < ny && !full[k] ? inner - v * VEC : 0;
         const size_t col = (size_t)v * VEC * sizeof(float);
         off_c[k] = line * pitch_c + col;
         if (full[k]) {
           va[k] = *(const vec_t *)((const char *)a + line * pitch_a + col);
           vb[k] = *(const vec_t *)((const char *)b + line * pitch_b + col);
-        } else if (y < ny) { // the partial vector at the end of a line: one float at a time
-          for (unsigned e = v * VEC; e < inner; e++) {
-            const size_t o = (size_t)e * sizeof(float);
-            *(float *)((char *)c + line * pitch_c + o) =
-                *(const float *)((const char *)a + line * pitch_a + o) +
-                *(const float *)((const char *)b + line * pitch_b + o);
-          }
         }
+#pragma unroll
+        for (int e = 0; e < VEC - 1; e++)
+          if ((unsigned)e < tail[k]) {
+            ta[k][e] = ((const float *)((const char *)a + line * pitch_a + col))[e];
+            tb[k][e] = ((const float *)((const char *)b + line * pitch_b + col))[e];
+          }
       }
+#pragma unroll
+      for (int k = 0; k < EPT; k++)
+#pragma unroll
+        for (int e = 0; e < VEC - 1; e++)
+          if ((unsigned)e < tail[k]) ((float *)((char *)c + off_c[k]))[e] = ta[k][e] + tb[k][e];
 #pragma unroll
       for (int k = 0; k < EPT; k++)
         if (full[k]) *(vec_t *)((char *)c + off_c[k]) = add(va[k], vb[k]);

@@ -55,8 +55,9 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {
-    {.n = 1000},     {.n = 4096},     {.n = 16384},    {.n = 65536},
-    {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
+    {.n = 1000},     {.n = 2048},     {.n = 4096},     {.n = 8192},     {.n = 16384},
+    {.n = 65536},    {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28},
+    {.n = 1u << 30}};
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
 
