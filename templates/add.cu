@@ -38,6 +38,12 @@ pm_add(float *c, const float *a, const float *b, unsigned n) {
   const size_t nvec = n / VEC, tile = (size_t)BLOCK * ITEMS;
   const vec_t *va = (const vec_t *)a, *vb = (const vec_t *)b;
   vec_t *vc = (vec_t *)c;
+  // the floats after the last whole vector (fewer than VEC), by block 0's first threads: loaded
+  // before their tile's, so that their wait overlaps the tile's and is not one more after it
+  const bool has_tail = VEC > 1 && blockIdx.x == 0 && threadIdx.x < n - nvec * VEC;
+  const size_t t = nvec * VEC + threadIdx.x;
+  float ta = 0.0f, tb = 0.0f;
+  if (has_tail) ta = a[t], tb = b[t];
 #if GRID
   for (size_t base = blockIdx.x * tile; base < nvec; base += gridDim.x * tile) {
 #else
@@ -66,9 +72,5 @@ pm_add(float *c, const float *a, const float *b, unsigned n) {
         if (i + k * BLOCK < nvec) vc[i + k * BLOCK] = add(x[k], y[k]);
     }
   }
-  // the floats after the last whole vector (fewer than VEC)
-  if (VEC > 1 && blockIdx.x == 0 && threadIdx.x < n - nvec * VEC) {
-    const size_t t = nvec * VEC + threadIdx.x;
-    c[t] = a[t] + b[t];
-  }
+  if (has_tail) c[t] = ta + tb;
 }

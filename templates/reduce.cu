@@ -116,6 +116,10 @@ __device__ __forceinline__ acc_t thread_sum(const float *__restrict__ in, unsign
   acc_t acc[ITEMS];
 #pragma unroll
   for (int k = 0; k < ITEMS; k++) acc[k] = 0;
+  // the floats after the last whole vector: one each for the first threads of the grid, loaded
+  // first (added last), so that its wait overlaps the others' and is not one more after the loop
+  const unsigned g = blockIdx.x * BLOCK + threadIdx.x, tail = nvec * VEC + g;
+  const float t = VEC > 1 && tail < n ? ld_once(&in[tail]) : 0.0f;
   unsigned i = blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
   for (; i + (ITEMS - 1) * BLOCK < nvec; i += stride) { // whole steps: every load in bounds
     vec_t v[ITEMS];
@@ -127,9 +131,7 @@ __device__ __forceinline__ acc_t thread_sum(const float *__restrict__ in, unsign
 #pragma unroll
   for (int k = 0; k < ITEMS; k++) // the last, partial step
     if (i + k * BLOCK < nvec) acc[k] += lanes(ld_once(&vin[i + k * BLOCK]));
-  // the floats after the last whole vector: one each for the first threads of the grid
-  const unsigned g = blockIdx.x * BLOCK + threadIdx.x, tail = nvec * VEC + g;
-  if (VEC > 1 && tail < n) acc[0] += ld_once(&in[tail]);
+  if (VEC > 1 && tail < n) acc[0] += t;
 #pragma unroll
   for (int w = 1; w < ITEMS; w <<= 1) // pairwise
 #pragma unroll
