@@ -9,7 +9,7 @@
  * with MAIN_DB empty) against a fresh tuning of the same size on this GPU. Prints JSON lines on stdout (bench/README.md describes them),
  * progress on stderr; exits 0 only where every step succeeded.
  * Usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S]
- *                             [--ops a,b] [--device N] [--commit C] */
+ *                             [--ops a,b] [--rounds R] [--device N] [--commit C] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,8 @@
 #endif
 
 #define MAX_SIZES 200 /* --sizes at most */
-#define ROUNDS 5      /* alternating rounds of timing a pair */
+#define ROUNDS 5      /* alternating rounds of timing a pair, by default (--rounds) */
+#define MAX_ROUNDS 64
 #define BATCH 3       /* samples of each per round, back to back, as the tuner's re-timing */
 
 /* One thing to time: a problem and the two configurations to compare on it. */
@@ -45,6 +46,7 @@ typedef struct study {
   pm__db_known kmain[PM__MAX_OPS], kscratch[PM__MAX_OPS];
   const pm__op *ops[PM__MAX_OPS];
   int nops;
+  int rounds; /* alternating rounds of timing a pair */
   pm__timer *tm;
   int driver;
 } study;
@@ -53,7 +55,7 @@ static int usage(const char *why) {
   fprintf(stderr,
           "pmtune_bench_between: %s\n"
           "usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S] "
-          "[--ops a,b] [--device N] [--commit C]\n",
+          "[--ops a,b] [--rounds R] [--device N] [--commit C]\n",
           why);
   return 2;
 }
@@ -108,14 +110,14 @@ static int check_run(pm_ctx *c, const pm__op *op, const pm__kernel *k, const int
 }
 
 /* Times a (served or default) against b (the exact winner) on pr: each verified first, then
- * after 200 ms of GPU work and a batch of each not counted, ROUNDS rounds of BATCH samples of
+ * after 200 ms of GPU work and a batch of each not counted, st->rounds rounds of BATCH samples of
  * each, the order alternating round by round; the medians. */
 static int compare(study *st, const pm__op *op, const pm__problem *pr, const int *a, const int *b,
                    double *ms_a, double *ms_b) {
   pm_ctx *c = st->c;
   pm__data da = {0}, db = {0};
   pm__kernel ka = {0}, kb = {0};
-  double sa[ROUNDS * BATCH], sb[ROUNDS * BATCH], warm[BATCH];
+  double sa[MAX_ROUNDS * BATCH], sb[MAX_ROUNDS * BATCH], warm[BATCH];
   int rc;
   if ((rc = op->prepare(c, pr, PM__DEFAULT_SEED, &da)) != PM_OK) goto done;
   da.copies = pm__copies_for(c, op->bytes(pr));
@@ -127,15 +129,15 @@ static int compare(study *st, const pm__op *op, const pm__problem *pr, const int
       (rc = pm__time_runs(c, st->tm, op, &ka, a, &da, BATCH, warm)) != PM_OK ||
       (rc = pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, warm)) != PM_OK)
     goto done;
-  for (int r = 0; r < ROUNDS; r++)
+  for (int r = 0; r < st->rounds; r++)
     for (int i = 0; i < 2; i++) {
       int first = (r + i) % 2 == 0; /* a first in even rounds, b first in odd ones */
       rc = first ? pm__time_runs(c, st->tm, op, &ka, a, &da, BATCH, &sa[r * BATCH])
                  : pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, &sb[r * BATCH]);
       if (rc != PM_OK) goto done;
     }
-  *ms_a = pm__median(sa, ROUNDS * BATCH, NULL, NULL);
-  *ms_b = pm__median(sb, ROUNDS * BATCH, NULL, NULL);
+  *ms_a = pm__median(sa, st->rounds * BATCH, NULL, NULL);
+  *ms_b = pm__median(sb, st->rounds * BATCH, NULL, NULL);
 done:
   if (db.out != NULL) pm__data_unplace(&db);
   pm__data_free(&da);
@@ -254,7 +256,7 @@ static int parse_ops(study *st, const char *list) {
 
 int main(int argc, char **argv) {
   const char *paths[2] = {NULL, NULL}, *oplist = NULL, *commit = PM_COMMIT;
-  int nsizes = 20, npaths = 0, device = 0, status = 0, tune_sizes = 0, sized = 0;
+  int nsizes = 20, npaths = 0, device = 0, status = 0, tune_sizes = 0, sized = 0, rounds = ROUNDS;
   unsigned long long seed = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -265,6 +267,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--seed") == 0 && val) {
       seed = strtoull(val, &end, 0), i++;
       if (*end || seed == 0) return usage("--seed: a number other than 0");
+    } else if (strcmp(a, "--rounds") == 0 && val) {
+      rounds = (int)strtol(val, &end, 10), i++;
+      if (*end || rounds < 1 || rounds > MAX_ROUNDS) return usage("--rounds: 1 to 64");
     } else if (strcmp(a, "--tune-sizes") == 0) {
       tune_sizes = 1;
     } else if (strcmp(a, "--device") == 0 && val) {
@@ -285,6 +290,7 @@ int main(int argc, char **argv) {
 
   study st;
   memset(&st, 0, sizeof st);
+  st.rounds = rounds;
   if (parse_ops(&st, oplist) != 0) return usage("--ops: names of operations, comma-separated");
   pm__cuda_versions(&st.driver, NULL);
   pm_options o = {.device = device, .db_path = paths[0]};
@@ -319,7 +325,7 @@ int main(int argc, char **argv) {
          c->dev.name, c->dev.arch, commit, paths[0], paths[1], tune_sizes ? "tune_sizes" : "between",
          tune_sizes ? 0 : nsizes, seed);
   for (int i = 0; i < st.nops; i++) printf("%s%s", i ? "," : "", st.ops[i]->name);
-  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", ROUNDS, BATCH);
+  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, BATCH);
   fflush(stdout);
 
   /* the problems: N drawn per op (or each op's tune sizes), then the default study's */
