@@ -205,8 +205,7 @@ static void put_word(FILE *out, int *col, int indent, const char *word, size_t l
   *col += (int)len;
 }
 
-/* Writes the words of text, then a newline: from column col, further lines indented by indent. */
-static void wrap(FILE *out, const char *text, int col, int indent) {
+void cli_wrap(FILE *out, const char *text, int col, int indent) {
   for (const char *p = text; *p != '\0';) {
     size_t len = strcspn(p, " ");
     if (len > 0) put_word(out, &col, indent, p, len);
@@ -278,9 +277,11 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts) {
       fprintf(out, "\n%*s", width + 4, "");
     else
       fprintf(out, "%*s", width - w + 2, "");
-    wrap(out, o->help, width + 4, width + 4);
+    cli_wrap(out, o->help, width + 4, width + 4);
   }
-  if (help->after != NULL) fprintf(out, "\n%s", help->after);
+  if (help->more != NULL || help->after != NULL) fputc('\n', out);
+  if (help->more != NULL) help->more(out);
+  if (help->after != NULL) fputs(help->after, out);
 }
 
 const cli_cmd *cli_find(const char *name) {

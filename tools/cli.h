@@ -89,6 +89,8 @@ typedef struct cli_help {
                            ("FILE"); NULL where the command takes no operand */
   const char *about;    /* what the command does: paragraphs, each line ending in '\n' */
   const char *after;    /* paragraphs after the option list, or NULL */
+  void (*more)(FILE *out); /* writes a paragraph made at run time before `after` (cli_wrap
+                              wraps it), or NULL */
 } cli_help;
 
 /* The entries of an option table, one macro per kind; s is the short name or 0. The pointers'
@@ -171,8 +173,13 @@ int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
  * given. */
 int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest);
 
+/* Writes the words of text (separated by spaces) to out, then a newline: from column col, lines
+ * at most 100 columns but for a longer word, further lines indented by indent. */
+void cli_wrap(FILE *out, const char *text, int col, int indent);
+
 /* Prints `pmtune CMD --help`: the usage line (operands, then each option, bracketed unless
- * CLI_REQUIRED, "..." after a repeatable one), help->about, the option list, help->after. */
+ * CLI_REQUIRED, "..." after a repeatable one), help->about, the option list, help->more's
+ * paragraph, help->after. */
 void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
 
 /* ---- Errors and lookups ---- */

@@ -17,61 +17,43 @@ static const char about[] =
     "interleaved, and stores every measurement and the winner. What is already measured for this\n"
     "GPU and template is not measured again, so a stopped run resumes where it stopped.\n";
 
-static const char after_tail[] =
+static const char after[] =
     "--seen tunes a deployment's own sizes instead: those that library calls recorded (with\n"
     "recording on) as served without a winner tuned for exactly them, most called first,\n"
     "passing over those tuned since ('pmtune show --seen' lists them).\n"
     "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
 
-/* Appends word to the paragraph in buf (length *len), a line at most 96 columns wide. */
-static void put_word(char *buf, size_t cap, size_t *len, int *col, const char *word) {
-  int w = (int)strlen(word);
-  if (*len + (size_t)w + 2 >= cap) return;
-  if (*col > 0 && *col + 1 + w > 96) buf[(*len)++] = '\n', *col = 0;
-  else if (*col > 0) buf[(*len)++] = ' ', (*col)++;
-  memcpy(buf + *len, word, (size_t)w + 1);
-  *len += (size_t)w, *col += w;
-}
-
-/* The text after the option list: the default sizes, read from the ops ("matadd 512x512 ...
- * (row-major), 512x512 ... (col-major); reduce 1000 ..."; a filter size with its radius), then
- * after_tail. */
-static const char *after_text(void) {
-  static char buf[4096];
+/* The default sizes, read from the ops: "Default sizes: matadd 512x512 ... (row-major), 512x512
+ * ... (col-major); reduce 1000 ...", a filter size with its radius. */
+static void default_sizes(FILE *out) {
+  char *text = NULL;
   size_t len = 0;
-  int col = 0;
-  put_word(buf, sizeof buf, &len, &col, "Default sizes:");
+  FILE *f = open_memstream(&text, &len);
+  if (f == NULL) return;
+  fputs("Default sizes:", f);
   for (int i = 0; pm__ops[i] != NULL; i++) {
     const pm__op *op = pm__ops[i];
-    char word[64], prev[64] = "";
-    snprintf(prev, sizeof prev, "%s", op->name); /* each word is put once the next is known */
+    fprintf(f, " %s", op->name);
     for (int var = 0; var < 3 && op->variants[var] != NULL; var++) {
       int any = 0;
       for (int k = 0; k < op->ntune_sizes; k++) {
         const pm__problem *t = &op->tune_sizes[k];
         if (t->variant != var) continue;
-        if (op->dims == 1) snprintf(word, sizeof word, "%u", t->n);
-        else if (op->radius_max > 0) snprintf(word, sizeof word, "%ux%u:r%d", t->rows, t->cols, t->radius);
-        else snprintf(word, sizeof word, "%ux%u", t->rows, t->cols);
-        put_word(buf, sizeof buf, &len, &col, prev);
-        snprintf(prev, sizeof prev, "%s", word);
+        if (op->dims == 1) fprintf(f, " %u", t->n);
+        else if (op->radius_max > 0) fprintf(f, " %ux%u:r%d", t->rows, t->cols, t->radius);
+        else fprintf(f, " %ux%u", t->rows, t->cols);
         any = 1;
       }
-      if (any && op->variant_names[var][0] != '\0') {
-        put_word(buf, sizeof buf, &len, &col, prev);
-        snprintf(prev, sizeof prev, "(%s)", op->variant_names[var]);
-      }
-      if (any && var + 1 < 3 && op->variants[var + 1] != NULL) strcat(prev, ",");
+      if (any && op->variant_names[var][0] != '\0') fprintf(f, " (%s)", op->variant_names[var]);
+      if (any && var + 1 < 3 && op->variants[var + 1] != NULL) fputc(',', f);
     }
-    strcat(prev, pm__ops[i + 1] != NULL ? ";" : ".");
-    put_word(buf, sizeof buf, &len, &col, prev);
+    fputc(pm__ops[i + 1] != NULL ? ';' : '.', f);
   }
-  if (len + 2 < sizeof buf) buf[len++] = '\n', buf[len] = '\0';
-  snprintf(buf + len, sizeof buf - len, "%s", after_tail);
-  return buf;
+  if (fclose(f) == 0) cli_wrap(out, text, 0, 0);
+  free(text);
 }
 
-static cli_help help = {.cmd = "tune", .about = about}; /* .after: after_text(), on first use */
+static const cli_help help = {.cmd = "tune", .about = about, .after = after, .more = default_sizes};
 
 /* The callback of --device: an index (0 to 1023, decimal digits alone, as other commands'
  * --device) or "all", kept as text in the const char * at o->value. */
@@ -375,7 +357,6 @@ int cmd_tune(int argc, char **argv) {
                "reduce: also tune variants whose result may vary run to run"),
       CLI_DB(&dbpath),
       CLI_END};
-  help.after = after_text();
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
   int nsizes = slist.n;

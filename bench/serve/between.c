@@ -6,8 +6,9 @@
  * timed in one run with the tuner's protocol (timer.h), the two of each pair in alternating
  * rounds so that drift hits both. With --tune-sizes it times, instead, at each op's default tune
  * sizes, what a call is served (MAIN_DB's exact winner, else the shipped results': issue 17,
- * with MAIN_DB empty) against a fresh tuning of the same size on this GPU. Prints JSON lines on stdout (bench/README.md describes them),
- * progress on stderr; exits 0 only where every step succeeded.
+ * with MAIN_DB empty) against a fresh tuning of the same size on this GPU. Prints JSON lines on
+ * stdout (bench/README.md describes them), progress on stderr; exits 0 only where every step
+ * succeeded.
  * Usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S]
  *                             [--ops a,b] [--rounds R] [--device N] [--commit C] */
 #include <stdio.h>
@@ -27,6 +28,11 @@
 #define ROUNDS 5      /* alternating rounds of timing a pair, by default (--rounds) */
 #define MAX_ROUNDS 64
 #define BATCH 3       /* samples of each per round, back to back, as the tuner's re-timing */
+/* The ratio within which a configuration counts as good: served between tuned sizes, served at a
+ * tune size (--tune-sizes), the default at the largest tune size. */
+#define WITHIN_BETWEEN 1.05
+#define WITHIN_TUNE_SIZE 1.03
+#define WITHIN_DEFAULT 1.10
 
 /* One thing to time: a problem and the two configurations to compare on it. */
 typedef struct item {
@@ -155,7 +161,7 @@ static void tuned_size(const pm__op *op, const pm__decision *d, char *out, size_
 
 /* The ratio within which item it's served configuration counts as good. */
 static double limit_of(const item *it) {
-  return it->is_default ? 1.10 : it->at_tune_size ? 1.03 : 1.05;
+  return it->is_default ? WITHIN_DEFAULT : it->at_tune_size ? WITHIN_TUNE_SIZE : WITHIN_BETWEEN;
 }
 
 /* Decides, times and prints item it; *ratio is served (or default) / exact. */
@@ -192,7 +198,8 @@ static int bench_item(study *st, item *it, double *ratio) {
   if (!it->is_default)
     printf(",\"served_source\":\"%s\",\"served_shipped\":%s,\"served_tuned_size\":\"%s\","
            "\"distance\":%.4f",
-           pm__source_name(served.source), served.shipped ? "true" : "false", from, served.distance);
+           pm__source_name(served.source), served.shipped ? "true" : "false", from,
+           served.distance);
   printf(",");
   json_str(stdout, "exact_config", exact.source == PM__FROM_EXACT ? exact.config : "");
   printf(",\"exact_from\":\"%s\",\"same_config\":%s", it->in_scratch ? "scratch" : "main",
@@ -216,7 +223,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The summary line of op's ratios r[0, n) (sorts them): count, median, p90 (nearest rank),
- * max, and how many are within limit (1.05, or 1.03 at the tune sizes). */
+ * max, and how many are within limit (WITHIN_BETWEEN, or WITHIN_TUNE_SIZE at the tune sizes). */
 static void summary(const pm__op *op, double *r, int n, int failed, double limit) {
   int within = 0;
   qsort(r, (size_t)n, sizeof *r, cmp_double);
@@ -322,15 +329,16 @@ int main(int argc, char **argv) {
   }
   printf("{\"kind\":\"run\",\"gpu\":\"%s\",\"arch\":\"%s\",\"commit\":\"%s\",\"main_db\":\"%s\","
          "\"scratch_db\":\"%s\",\"mode\":\"%s\",\"sizes\":%d,\"seed\":%llu,\"ops\":\"",
-         c->dev.name, c->dev.arch, commit, paths[0], paths[1], tune_sizes ? "tune_sizes" : "between",
-         tune_sizes ? 0 : nsizes, seed);
+         c->dev.name, c->dev.arch, commit, paths[0], paths[1],
+         tune_sizes ? "tune_sizes" : "between", tune_sizes ? 0 : nsizes, seed);
   for (int i = 0; i < st.nops; i++) printf("%s%s", i ? "," : "", st.ops[i]->name);
   printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, BATCH);
   fflush(stdout);
 
   /* the problems: N drawn per op (or each op's tune sizes), then the default study's */
   int nitems = 0, cap = 0;
-  for (int i = 0; i < st.nops; i++) cap += (tune_sizes ? st.ops[i]->ntune_sizes : nsizes) + 3 * (PM__MAX_RADIUS + 1);
+  for (int i = 0; i < st.nops; i++) /* draws or tune sizes, then defaults */
+    cap += (tune_sizes ? st.ops[i]->ntune_sizes : nsizes) + 3 * (PM__MAX_RADIUS + 1);
   if ((items = calloc((size_t)cap, sizeof *items)) == NULL) {
     fprintf(stderr, "pmtune_bench_between: out of memory\n");
     status = 1;
@@ -339,7 +347,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < st.nops && tune_sizes; i++)
     for (int k = 0; k < st.ops[i]->ntune_sizes; k++) {
       item *it = &items[nitems++];
-      it->op = st.ops[i], it->pr = st.ops[i]->tune_sizes[k], it->at_tune_size = 1, it->in_scratch = 1;
+      it->op = st.ops[i], it->pr = st.ops[i]->tune_sizes[k];
+      it->at_tune_size = 1, it->in_scratch = 1;
     }
   for (int i = 0; i < st.nops && !tune_sizes; i++) {
     const pm__op *op = st.ops[i];
@@ -356,7 +365,8 @@ int main(int argc, char **argv) {
     }
   }
   int first_default = nitems;
-  for (int i = 0; i < st.nops && !tune_sizes; i++) { /* each variant (and radius) at the largest tune size */
+  /* each variant (and radius) at the largest tune size */
+  for (int i = 0; i < st.nops && !tune_sizes; i++) {
     const pm__op *op = st.ops[i];
     const pm__problem *big = &op->tune_sizes[0];
     for (int k = 1; k < op->ntune_sizes; k++)
@@ -447,7 +457,7 @@ int main(int argc, char **argv) {
       }
       ratios[n++] = ratio;
     }
-    summary(st.ops[i], ratios, n, failed, tune_sizes ? 1.03 : 1.05);
+    summary(st.ops[i], ratios, n, failed, tune_sizes ? WITHIN_TUNE_SIZE : WITHIN_BETWEEN);
   }
   phase(tune_sizes ? "bench-tune-sizes" : "bench-between", t2);
   double t3 = pm__now_ms();
