@@ -256,6 +256,44 @@ Test(space, the_fallback_is_valid_for_any_problem_and_alignment) {
         }
 }
 
+/* A point the tuner leaves out launches what its twin does, and the twin is measured: valid, and
+ * not left out itself. Reduce's grid cap is the case: at n = 2^20 (256 tiles of 4096 floats on
+ * 132 SMs) grid=4 runs one block a tile, as grid=0 does; at 2^24 (4096 tiles) it does not. */
+Test(space, points_that_launch_alike_are_measured_once) {
+  pm__limits lim = pm__limits_default();
+  lim.sm_count = 132;
+  const unsigned ns[] = {1, 1000, 1u << 20, 1u << 24, 1000003};
+  uint64_t left_out = 0;
+  for (int o = 0; pm__ops[o] != NULL; o++) {
+    const pm__op *op = pm__ops[o];
+    for (size_t s = 0; s < sizeof ns / sizeof *ns; s++) {
+      pm__problem pr = {.rows = 1 + ns[s] % 4099, .cols = 1 + ns[s] % 3001, .n = ns[s],
+                        .radius = op->radius_min};
+      for (uint64_t i = 0; i < pm__space_size(op); i++) {
+        int v[PM__MAX_PARAMS], twin[PM__MAX_PARAMS];
+        pm__space_point(op, i, v);
+        if (op->check(v, &pr, &lim) != NULL || !pm__same_launch(op, v, &pr, &lim)) continue;
+        left_out++;
+        cr_assert_not(pm__is_seed(op, v), "%s: the seed is always measured", op->name);
+        cr_assert(op->same_launch(v, &pr, &lim, twin));
+        cr_assert_null(op->check(twin, &pr, &lim), "%s: a twin that cannot run", op->name);
+        cr_assert_not(pm__same_launch(op, twin, &pr, &lim), "%s: a twin left out", op->name);
+      }
+    }
+  }
+  cr_assert_gt(left_out, 0);
+  const pm__op *r = pm__op_find("reduce");
+  int v[PM__MAX_PARAMS];
+  cr_assert_eq(pm__config_parse(ctx, r, "block=512 items=2 vec=4 step=2 combine=3 acc=0 grid=4", v),
+               PM_OK);
+  pm__problem small = {.n = 1u << 20}, large = {.n = 1u << 24};
+  cr_assert(pm__same_launch(r, v, &small, &lim), "at 2^20 grid=4 launches 256 blocks, as grid=0");
+  cr_assert_not(pm__same_launch(r, v, &large, &lim), "at 2^24 grid=4 caps 4096 tiles at 528");
+  v[param_index(r, "grid")] = 0;
+  cr_assert_not(pm__same_launch(r, v, &small, &lim), "grid=0 is the one measured");
+  cr_assert_not(pm__same_launch(r, v, NULL, &lim), "no problem, no launch to compare");
+}
+
 Test(space, point_numbers_round_trip) {
   for (int o = 0; pm__ops[o] != NULL; o++) {
     uint64_t total = pm__space_size(pm__ops[o]);

@@ -68,7 +68,7 @@ int cmd_space(int argc, char **argv) {
   pm__config_text(op, op->seed, seed, sizeof seed);
   printf("\n  seed: %s\n", seed);
 
-  uint64_t total = pm__space_size(op), valid = 0, kernels = 0;
+  uint64_t total = pm__space_size(op), valid = 0, kernels = 0, alike = 0;
   const char *reasons[16] = {0};
   uint64_t counts[16] = {0};
   if ((seen = calloc((size_t)pm__kernel_slots(op), 1)) == NULL) {
@@ -87,6 +87,7 @@ int cmd_space(int argc, char **argv) {
       continue;
     }
     valid++;
+    alike += pm__same_launch(op, v, size ? &pr : NULL, &lim);
     uint64_t ki = pm__kernel_index(op, v);
     kernels += !seen[ki];
     seen[ki] = 1;
@@ -100,6 +101,10 @@ int cmd_space(int argc, char **argv) {
   else if (op->radius_max > 0) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
   printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
          (unsigned long long)total, (unsigned long long)valid, ptext, (unsigned long long)kernels);
+  if (alike > 0)
+    printf("  of them %llu launch exactly what another does at this size: the tuner measures that "
+           "one\n",
+           (unsigned long long)alike);
   for (int r = 0; r < 16 && reasons[r] != NULL; r++)
     printf("  pruned: %llu, %s\n", (unsigned long long)counts[r], reasons[r]);
 done:

@@ -286,14 +286,17 @@ static void *run_worker(void *arg) {
       break;
     }
     w->total.candidates += r.candidates, w->total.skipped += r.skipped;
+    w->total.same_launch += r.same_launch;
     w->total.kernels += r.kernels, w->total.compiled += r.compiled;
     w->total.measured += r.measured, w->total.wrong += r.wrong, w->total.failed += r.failed;
     w->total.compile_ms += r.compile_ms, w->total.verify_ms += r.verify_ms;
     w->total.time_ms += r.time_ms, w->total.total_ms += r.total_ms;
-    printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before), %llu kernels (%llu compiled), "
-           "%llu measured, %llu wrong, %llu failed; %.1f s (compile %.1f, verify %.1f, time %.1f)\n",
+    printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before, %llu more launch as one does), "
+           "%llu kernels (%llu compiled), %llu measured, %llu wrong, %llu failed; %.1f s (compile "
+           "%.1f, verify %.1f, time %.1f)\n",
            w->device, op->name, ptext, (unsigned long long)r.candidates,
-           (unsigned long long)r.skipped, (unsigned long long)r.kernels,
+           (unsigned long long)r.skipped, (unsigned long long)r.same_launch,
+           (unsigned long long)r.kernels,
            (unsigned long long)r.compiled, (unsigned long long)r.measured,
            (unsigned long long)r.wrong, (unsigned long long)r.failed, r.total_ms / 1e3,
            r.compile_ms / 1e3, r.verify_ms / 1e3, r.time_ms / 1e3);
@@ -439,10 +442,11 @@ int cmd_tune(int argc, char **argv) {
     if (ts[i]) pthread_join(ts[i], NULL);
   for (int i = 0; i < nw; i++) {
     pm__tune_result *t = &ws[i].total;
-    printf("gpu %d  all     %llu candidates (%llu stored before), %llu kernels (%llu compiled), "
-           "%llu measured, %llu wrong, %llu failed; tuning %.1f s = compile %.1f + verify %.1f + "
-           "time %.1f + other %.1f\n",
+    printf("gpu %d  all     %llu candidates (%llu stored before, %llu more launch as one does), "
+           "%llu kernels (%llu compiled), %llu measured, %llu wrong, %llu failed; tuning %.1f s = "
+           "compile %.1f + verify %.1f + time %.1f + other %.1f\n",
            ws[i].device, (unsigned long long)t->candidates, (unsigned long long)t->skipped,
+           (unsigned long long)t->same_launch,
            (unsigned long long)t->kernels, (unsigned long long)t->compiled,
            (unsigned long long)t->measured, (unsigned long long)t->wrong,
            (unsigned long long)t->failed, t->total_ms / 1e3, t->compile_ms / 1e3,

@@ -98,6 +98,11 @@ typedef struct pm__op {
   /* Why point v cannot run problem pr under lim (a short reason), or NULL where it can. pr may
    * be NULL: then only the problem-independent reasons count (what compiling needs). */
   const char *(*check)(const int *v, const pm__problem *pr, const pm__limits *lim);
+  /* Where valid point v launches on pr exactly what another point does (the same kernel, grid,
+   * block and arguments: reduce's grid cap where it does not bind), writes that other point,
+   * the one the tuner measures, to twin and returns 1; else 0. NULL where no two points of the
+   * space can launch alike. Serving is unaffected: v still runs pr. */
+  int (*same_launch)(const int *v, const pm__problem *pr, const pm__limits *lim, int *twin);
   /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
   int (*problem_defines)(const pm__problem *pr, char out[][24]);
   /* Bytes a run must move through device memory: each input read once, each output written. */
@@ -190,6 +195,10 @@ int pm__variant_index(const pm__op *op, const char *text);
  * pm__kernel_slots(op) - 1. */
 uint64_t pm__kernel_index(const pm__op *op, const int *v);
 uint64_t pm__kernel_slots(const pm__op *op);
+
+/* Whether the tuner leaves valid point v out for pr: it launches exactly what another point
+ * does (op->same_launch), which is measured instead; the seed is never left out. */
+int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim);
 
 /* Whether v is the seed configuration. */
 int pm__is_seed(const pm__op *op, const int *v);

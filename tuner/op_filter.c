@@ -54,12 +54,15 @@ static int problem_defines(const pm__problem *pr, char out[][24]) {
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {
-    {.rows = 1024, .cols = 1024, .radius = 1}, {.rows = 4096, .cols = 4096, .radius = 1},
-    {.rows = 8192, .cols = 8192, .radius = 1}, {.rows = 8192, .cols = 8192, .radius = 2},
-    {.rows = 8192, .cols = 8192, .radius = 3},
+    {.rows = 1024, .cols = 1024, .radius = 1}, {.rows = 2048, .cols = 2048, .radius = 1},
+    {.rows = 4096, .cols = 4096, .radius = 1}, {.rows = 8192, .cols = 8192, .radius = 1},
+    {.rows = 8192, .cols = 8192, .radius = 2}, {.rows = 8192, .cols = 8192, .radius = 3},
     {.rows = 1024, .cols = 1024, .radius = 1, .variant = BORDER_ZERO},
     {.rows = 1024, .cols = 1024, .radius = 2, .variant = BORDER_ZERO},
     {.rows = 1024, .cols = 1024, .radius = 3, .variant = BORDER_ZERO},
+    {.rows = 2048, .cols = 2048, .radius = 1, .variant = BORDER_ZERO},
+    {.rows = 2048, .cols = 2048, .radius = 2, .variant = BORDER_ZERO},
+    {.rows = 2048, .cols = 2048, .radius = 3, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 1, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 2, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 3, .variant = BORDER_ZERO}};

@@ -52,12 +52,19 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
+/* A grid cap that does not bind launches one block a tile, as grid=0 does. */
+static int same_launch(const int *v, const pm__problem *pr, const pm__limits *lim, int *twin) {
+  if (v[GRID] == 0 || tiles_of(v, pr->n) > (unsigned long long)v[GRID] * lim->sm_count) return 0;
+  memcpy(twin, v, sizeof *twin * NPARAMS);
+  twin[GRID] = 0;
+  return 1;
+}
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. */
 static const pm__problem tune_sizes[] = {
     {.n = 1000},     {.n = 2048},     {.n = 4096},     {.n = 8192},     {.n = 16384},
-    {.n = 65536},    {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28},
-    {.n = 1u << 30}};
+    {.n = 65536},    {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1u << 22}, {.n = 1u << 24},
+    {.n = 1u << 28}, {.n = 1u << 30}};
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
 
@@ -162,6 +169,7 @@ const pm__op pm__op_reduce = {
     .seed = {[BLOCK] = 256, [ITEMS] = 2, [VEC] = 1, [STEP] = 0, [COMBINE] = 2, [ACC] = 0,
              [GRID] = 0},
     .check = check,
+    .same_launch = same_launch,
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,

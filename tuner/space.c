@@ -265,6 +265,14 @@ uint64_t pm__kernel_slots(const pm__op *op) {
   return n;
 }
 
+int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim) {
+  int twin[PM__MAX_PARAMS];
+  if (op->same_launch == NULL || pr == NULL || pm__is_seed(op, v) ||
+      !op->same_launch(v, pr, lim, twin))
+    return 0;
+  return op->check(twin, pr, lim) == NULL; /* the twin is measured in v's place */
+}
+
 int pm__is_seed(const pm__op *op, const int *v) {
   for (int i = 0; i < op->nparams; i++)
     if (v[i] != op->seed[i]) return 0;

@@ -112,7 +112,9 @@ static int store(tuning *t, const cand *x, pm__db_outcome outcome, const char *e
  * has it (then it counts as skipped). */
 static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
   uint64_t idx = pm__space_index(t->op, v);
-  if (t->in_set[idx] || t->op->check(v, t->pr, &t->lim) != NULL) return PM_OK;
+  if (t->in_set[idx] || t->op->check(v, t->pr, &t->lim) != NULL ||
+      pm__same_launch(t->op, v, t->pr, &t->lim))
+    return PM_OK;
   t->in_set[idx] = 1;
   cand *x = &cs[*n];
   memset(x, 0, sizeof *x);
@@ -131,7 +133,7 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
 }
 
 /* The first candidates: every valid point (exhaustive), or the seed and a seeded random sample
- * of the budget (random, staged). */
+ * of the budget (random, staged); of points that launch alike, one (pm__same_launch). */
 static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   const pm__op *op = t->op;
   uint64_t total = pm__space_size(op), valid = 0, *pts = pm__malloc(sizeof *pts * (size_t)total);
@@ -139,7 +141,9 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
   for (uint64_t i = 0; i < total; i++) {
     pm__space_point(op, i, v);
-    if (op->check(v, t->pr, &t->lim) == NULL) pts[valid++] = i;
+    if (op->check(v, t->pr, &t->lim) != NULL) continue;
+    if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
+    else pts[valid++] = i;
   }
   uint64_t keep = valid;
   if (strategy != PM__STRATEGY_EXHAUSTIVE && t->o->budget < valid) {
@@ -460,7 +464,7 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
     for (uint64_t i = 0; i < total; i++) {
       int v[PM__MAX_PARAMS];
       pm__space_point(op, i, v);
-      valid += op->check(v, pr, &t.lim) == NULL;
+      valid += op->check(v, pr, &t.lim) == NULL && !pm__same_launch(op, v, pr, &t.lim);
     }
     strategy = valid <= PM__AUTO_EXHAUSTIVE ? PM__STRATEGY_EXHAUSTIVE : PM__STRATEGY_STAGED;
   }

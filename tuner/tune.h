@@ -45,6 +45,7 @@ typedef struct pm__tune_opts {
 /* What tuning a problem did and found. */
 typedef struct pm__tune_result {
   uint64_t candidates;   /* points chosen (valid for the problem) */
+  uint64_t same_launch;  /* valid points left out: each launches what a candidate does */
   uint64_t skipped;      /* already measured in the database: not measured again */
   uint64_t kernels;      /* distinct kernels needed */
   uint64_t compiled;     /* of them, compiled now (the rest came from the cubin cache) */
