@@ -139,6 +139,22 @@ static inline char *pm__strdup_at(const char *s, const char *site) {
   return pm__fault(PM__FAULT_MALLOC, site) ? NULL : strdup(s);
 }
 
+/* ---- Element types (dtype.c) ---------------------------------------------------------------- */
+
+#define PM__NDTYPES 4 /* pm_dtype's values are 0 .. PM__NDTYPES - 1 */
+
+/* The pm_dtype named `name` ("bf16"), or -1. */
+int pm__dtype_find(const char *name);
+/* The names, "f32|f16|bf16|f64", for messages. */
+#define PM__DTYPE_NAMES "f32|f16|bf16|f64"
+
+/* Host conversions, round to nearest, ties to even (NaN stays NaN), as the device's
+ * __float2half_rn and __float2bfloat16_rn do; the way back is exact. */
+unsigned short pm__f32_to_f16(float x);
+float pm__f16_to_f32(unsigned short h);
+unsigned short pm__f32_to_bf16(float x);
+float pm__bf16_to_f32(unsigned short h);
+
 /* ---- Small helpers -------------------------------------------------------------------------- */
 
 double pm__now_ms(void); /* a monotonic clock, in milliseconds */

@@ -1028,8 +1028,6 @@ fail:
 #define DIM_MAX ((int64_t)1 << 31)        /* rows, cols: less than this */
 #define SIZE_MAX_ELEMS ((int64_t)1 << 40) /* rows * cols, n: at most this */
 
-static const char *const dtypes[] = {"f32", NULL};
-
 static int valid_sha(const char *s) {
   size_t n = 0;
   if (s == NULL) return 0;
@@ -1052,12 +1050,17 @@ int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
   }
   if (spec == NULL)
     return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (%s)", p->op, names);
-  int dtype_ok = 0;
-  for (const char *const *d = dtypes; *d != NULL; d++)
-    dtype_ok |= p->dtype && strcmp(*d, p->dtype) == 0;
-  if (!dtype_ok)
-    return pm__seterr(c, PM_EINVAL, "problem: %s: unknown dtype '%.40s' (f32)", p->op,
-                      p->dtype ? p->dtype : "(none)");
+  int dtype = pm__dtype_find(p->dtype);
+  unsigned dtypes = spec->dtypes ? spec->dtypes : 1u << PM_F32;
+  if (dtype < 0 || !(dtypes & 1u << dtype)) {
+    char list[64] = "";
+    for (int t = 0, len = 0; t < PM__NDTYPES; t++)
+      if (dtypes & 1u << t)
+        len += snprintf(list + len, sizeof list - (size_t)len, "%s%s", len ? ", " : "",
+                        pm_dtype_name((pm_dtype)t));
+    return pm__seterr(c, PM_EINVAL, "problem: %s: %s dtype '%.40s' (%s)", p->op,
+                      dtype < 0 ? "unknown" : "no", p->dtype ? p->dtype : "(none)", list);
+  }
   const char *variant = p->variant ? p->variant : "";
   int variant_ok = 0;
   for (const char *const *v = spec->variants; *v != NULL; v++)

@@ -52,6 +52,7 @@ typedef struct pm__db_op {
   int matrix;                 /* 1: problems are rows x cols; 0: n */
   int radius_min, radius_max; /* 0, 0 where the op has no radius */
   const char *variants[3];    /* the variant texts a problem may have, ended by NULL; {""}: none */
+  unsigned dtypes;            /* the element types it takes: bit t for pm_dtype t (0: f32 alone) */
 } pm__db_op;
 
 enum {
@@ -128,7 +129,7 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
 
 /* What was tuned. Fields that do not apply to op are 0 / NULL: rows and cols for ops on
  * matrices, else n; radius where the op has one; variant one of the op's (NULL or "" where it has
- * none). dtype: "f32". Every function checks a problem against the handle's ops (PM_EINVAL,
+ * none). dtype: a pm_dtype's name ("f32", "bf16") that the op takes. Every function checks a problem against the handle's ops (PM_EINVAL,
  * saying what is wrong). */
 typedef struct pm__db_problem {
   const char *op;

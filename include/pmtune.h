@@ -97,6 +97,17 @@ typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
 typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
 typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2, PM_OP_ADD = 3 } pm_op;
 
+/* The element types of the calls that take one (pm_matadd_t, pm_add_t): IEEE binary32 (float),
+ * IEEE binary16 (__half), bfloat16 (__nv_bfloat16) and IEEE binary64 (double), named f32, f16,
+ * bf16 and f64 in the database and on the command line. 16-bit sums are computed in float and
+ * rounded once to the type (round to nearest, ties to even); doubles in double. */
+typedef enum pm_dtype { PM_F32 = 0, PM_F16 = 1, PM_BF16 = 2, PM_F64 = 3 } pm_dtype;
+
+/* "f32", "f16", "bf16", "f64"; NULL for a value that is not a pm_dtype. */
+const char *pm_dtype_name(pm_dtype t);
+/* Bytes of one element: 4, 2, 2, 8; 0 for a value that is not a pm_dtype. */
+size_t pm_dtype_size(pm_dtype t);
+
 /* C = A + B over a rows x cols float matrix stored in `order`. Where the three matrices are
  * packed (every pitch is a line's length in bytes, 4 x cols row-major or 4 x rows
  * column-major, or there is one line) and rows x cols <= 2^31 - 1, they are one flat vector
@@ -111,6 +122,16 @@ int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, siz
  * otherwise. */
 int pm_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B,
            struct CUstream_st *stream);
+
+/* pm_matadd and pm_add over elements of type t (pm_dtype): the same contracts, with pointers and
+ * pitches multiples of the element's size (pm_dtype_size) rather than of 4 bytes; each type is
+ * tuned and served separately (`pmtune tune --dtype`). A 16-bit sum is computed in float and
+ * rounded once to the type; a double sum in double. With PM_F32 they are pm_matadd and pm_add. */
+int pm_matadd_t(pm_ctx *c, pm_dtype t, size_t rows, size_t cols, pm_order order, void *C,
+                size_t pitch_c, const void *A, size_t pitch_a, const void *B, size_t pitch_b,
+                struct CUstream_st *stream);
+int pm_add_t(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, const void *B,
+             struct CUstream_st *stream);
 
 /* *sum = x[0] + ... + x[n-1] (sum in device memory), 1 <= n <= 2^31 - 1. The same bits every
  * run for the same n and configuration; within the error bound of tuner/op_reduce.c. */

@@ -1,4 +1,5 @@
-/* api.c: the public calls pm_matadd, pm_add, pm_reduce_sum, pm_filter, pm_malloc_2d and pm_free:
+/* api.c: the public calls pm_matadd(_t), pm_add(_t), pm_reduce_sum, pm_filter, pm_malloc_2d and
+ * pm_free:
  * their arguments checked (through the shared checks below, so that every call words a fault alike)
  * and turned into a problem that serve.c runs. */
 #include <stdint.h>
@@ -11,12 +12,14 @@
 #define MAX_ELEMS (1ull << 32)     /* rows * cols of a call */
 #define MAX_BUFFERS 3              /* matadd's C, A and B */
 
-unsigned pm__alignment_of(const size_t *values, int n) {
+unsigned pm__alignment_least(const size_t *values, int n, unsigned least) {
   size_t all = 16;
   for (int i = 0; i < n; i++) all |= values[i];
   unsigned a = (unsigned)(all & -all); /* the lowest set bit */
-  return a < 4 ? 0 : a;
+  return a < least ? 0 : a;
 }
+
+unsigned pm__alignment_of(const size_t *values, int n) { return pm__alignment_least(values, n, 4); }
 
 /* ---- The shared checks: PM_OK, or PM_EINVAL (PM_ENODEV) with "fn: what is wrong" on c ------- */
 
@@ -65,84 +68,125 @@ static int check_pitches(pm_ctx *c, const char *fn, size_t lines, size_t line,
 }
 
 /* Every pointer of ptrs[0..n), and its pitch (pitches may be NULL: none) where there is more than
- * one line, is a multiple of 4 bytes (floats need that); *align receives the alignment (4, 8 or
+ * one line, is a multiple of the element's `esize` bytes; *align receives the alignment (esize to
  * 16) they all honour, which bounds the vector width a kernel may read them with. */
-static int check_alignment(pm_ctx *c, const char *fn, const void *const *ptrs,
-                           const size_t *pitches, int n, size_t lines, unsigned *align) {
+static int check_aligned(pm_ctx *c, const char *fn, const void *const *ptrs, const size_t *pitches,
+                         int n, size_t lines, size_t esize, unsigned *align) {
   size_t values[2 * MAX_BUFFERS];
   for (int i = 0; i < n; i++)
     values[2 * i] = (size_t)ptrs[i], values[2 * i + 1] = pitches && lines > 1 ? pitches[i] : 0;
-  if ((*align = pm__alignment_of(values, 2 * n)) != 0) return PM_OK;
-  return pm__seterr(c, PM_EINVAL, "%s: pointers%s must be multiples of 4 bytes", fn,
-                    pitches ? " and pitches" : "");
+  if ((*align = pm__alignment_least(values, 2 * n, (unsigned)esize)) != 0) return PM_OK;
+  return pm__seterr(c, PM_EINVAL, "%s: pointers%s must be multiples of %zu bytes", fn,
+                    pitches ? " and pitches" : "", esize);
+}
+
+/* check_aligned for floats. */
+static int check_alignment(pm_ctx *c, const char *fn, const void *const *ptrs,
+                           const size_t *pitches, int n, size_t lines, unsigned *align) {
+  return check_aligned(c, fn, ptrs, pitches, n, lines, sizeof(float), align);
+}
+
+/* t is a pm_dtype that op takes; its size in *esize. */
+static int check_dtype(pm_ctx *c, const char *fn, const pm__op *op, pm_dtype t, size_t *esize) {
+  *esize = pm_dtype_size(t);
+  if (*esize != 0 && (op->dtypes & 1u << t)) return PM_OK;
+  return pm__seterr(c, PM_EINVAL, "%s: dtype %d is not one of %s", fn, (int)t, PM__DTYPE_NAMES);
 }
 
 /* ---- The calls ------------------------------------------------------------------------------ */
 
-/* C = A + B over n floats (1 to 2^31 - 1, pointers checked; align: what all three honour) as the
- * op add: pm_add's path, and pm_matadd's for packed matrices. */
-static int serve_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B, unsigned align,
-                     struct CUstream_st *stream) {
-  pm__problem pr = {.n = (unsigned)n, .caller_align = align};
+/* C = A + B over n elements of t (1 to 2^31 - 1, pointers checked; align: what all three honour)
+ * as the op add: pm_add's path, and pm_matadd's for packed matrices. */
+static int serve_add(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, const void *B,
+                     unsigned align, struct CUstream_st *stream) {
+  pm__problem pr = {.n = (unsigned)n, .caller_align = align, .dtype = (int)t};
   pm__data d;
   d.out = C, d.in[0] = (float *)A, d.in[1] = (float *)B;
   return pm__serve_call(c, &pm__op_add, &pr, &d, stream);
 }
 
-int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
-              const float *A, size_t pitch_a, const float *B, size_t pitch_b,
-              struct CUstream_st *stream) {
-  static const char fn[] = "pm_matadd";
+/* pm_matadd and pm_matadd_t, named fn in messages. */
+static int matadd(pm_ctx *c, const char *fn, pm_dtype t, size_t rows, size_t cols, pm_order order,
+                  void *C, size_t pitch_c, const void *A, size_t pitch_a, const void *B,
+                  size_t pitch_b, struct CUstream_st *stream) {
   const void *ptrs[3] = {C, A, B};
   const size_t pitches[3] = {pitch_c, pitch_a, pitch_b};
   int colmajor = order == PM_COL_MAJOR, rc;
-  size_t lines = colmajor ? cols : rows, line = (colmajor ? rows : cols) * sizeof(float);
+  size_t es;
   unsigned align;
-  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "matrix", ptrs, 3)) != PM_OK)
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "matrix", ptrs, 3)) != PM_OK ||
+      (rc = check_dtype(c, fn, &pm__op_matadd, t, &es)) != PM_OK)
     return rc;
+  size_t lines = colmajor ? cols : rows, line = (colmajor ? rows : cols) * es;
   if (order != PM_ROW_MAJOR && order != PM_COL_MAJOR)
     return pm__seterr(c, PM_EINVAL, "%s: order %d is neither row- nor column-major", fn, (int)order);
   if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK ||
       (rc = check_pitches(c, fn, lines, line, colmajor ? "column" : "row", pitches, 3)) != PM_OK ||
-      (rc = check_alignment(c, fn, ptrs, pitches, 3, lines, &align)) != PM_OK)
+      (rc = check_aligned(c, fn, ptrs, pitches, 3, lines, es, &align)) != PM_OK)
     return rc;
-  /* Packed matrices are one flat vector of rows x cols floats, in either order: served as add
+  /* Packed matrices are one flat vector of rows x cols elements, in either order: served as add
    * (issue 14), whose vector width depends on the pointers alone, not on an odd line length. */
   if ((lines == 1 || (pitch_c == line && pitch_a == line && pitch_b == line)) &&
       (unsigned long long)rows * cols <= MAX_DIM) {
-    if ((rc = check_alignment(c, fn, ptrs, NULL, 3, 1, &align)) != PM_OK) return rc;
-    return serve_add(c, rows * cols, C, A, B, align, stream);
+    if ((rc = check_aligned(c, fn, ptrs, NULL, 3, 1, es, &align)) != PM_OK) return rc;
+    return serve_add(c, t, rows * cols, C, A, B, align, stream);
   }
   /* the op's variants are indexed as pm_order is: variants[PM_COL_MAJOR] is "order=col" */
   pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .variant = (int)order,
-                    .caller_align = align};
+                    .caller_align = align, .dtype = (int)t};
   pm__data d;
   d.out = C, d.out_pitch = pitch_c;
   d.in[0] = (float *)A, d.in_pitch[0] = pitch_a, d.in[1] = (float *)B, d.in_pitch[1] = pitch_b;
   return pm__serve_call(c, &pm__op_matadd, &pr, &d, stream);
 }
 
-/* Whether [p, p + n floats) and [q, ...) share a byte without being the same vector. */
-static int overlap(const void *p, const void *q, size_t n) {
-  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q, bytes = n * sizeof(float);
+int pm_matadd(pm_ctx *c, size_t rows, size_t cols, pm_order order, float *C, size_t pitch_c,
+              const float *A, size_t pitch_a, const float *B, size_t pitch_b,
+              struct CUstream_st *stream) {
+  return matadd(c, "pm_matadd", PM_F32, rows, cols, order, C, pitch_c, A, pitch_a, B, pitch_b,
+                stream);
+}
+
+int pm_matadd_t(pm_ctx *c, pm_dtype t, size_t rows, size_t cols, pm_order order, void *C,
+                size_t pitch_c, const void *A, size_t pitch_a, const void *B, size_t pitch_b,
+                struct CUstream_st *stream) {
+  return matadd(c, "pm_matadd_t", t, rows, cols, order, C, pitch_c, A, pitch_a, B, pitch_b,
+                stream);
+}
+
+/* Whether [p, p + bytes) and [q, ...) share a byte without being the same vector. */
+static int overlap(const void *p, const void *q, size_t bytes) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
   return a != b && a < b + bytes && b < a + bytes;
+}
+
+/* pm_add and pm_add_t, named fn in messages. */
+static int add(pm_ctx *c, const char *fn, pm_dtype t, size_t n, void *C, const void *A,
+               const void *B, struct CUstream_st *stream) {
+  const void *ptrs[3] = {C, A, B};
+  unsigned align;
+  size_t es;
+  int rc;
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "vector", ptrs, 3)) != PM_OK ||
+      (rc = check_dtype(c, fn, &pm__op_add, t, &es)) != PM_OK)
+    return rc;
+  if (n < 1 || n > MAX_DIM)
+    return pm__seterr(c, PM_EINVAL, "%s: n = %zu: must be 1 to 2^31 - 1", fn, n);
+  if ((rc = check_aligned(c, fn, ptrs, NULL, 3, 1, es, &align)) != PM_OK) return rc;
+  if (overlap(C, A, n * es) || overlap(C, B, n * es))
+    return pm__seterr(c, PM_EINVAL, "%s: C overlaps %s without being it (in place is C == A or B)",
+                      fn, overlap(C, A, n * es) ? "A" : "B");
+  return serve_add(c, t, n, C, A, B, align, stream);
 }
 
 int pm_add(pm_ctx *c, size_t n, float *C, const float *A, const float *B,
            struct CUstream_st *stream) {
-  static const char fn[] = "pm_add";
-  const void *ptrs[3] = {C, A, B};
-  unsigned align;
-  int rc;
-  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "vector", ptrs, 3)) != PM_OK)
-    return rc;
-  if (n < 1 || n > MAX_DIM)
-    return pm__seterr(c, PM_EINVAL, "%s: n = %zu: must be 1 to 2^31 - 1", fn, n);
-  if ((rc = check_alignment(c, fn, ptrs, NULL, 3, 1, &align)) != PM_OK) return rc;
-  if (overlap(C, A, n) || overlap(C, B, n))
-    return pm__seterr(c, PM_EINVAL, "%s: C overlaps %s without being it (in place is C == A or B)",
-                      fn, overlap(C, A, n) ? "A" : "B");
-  return serve_add(c, n, C, A, B, align, stream);
+  return add(c, "pm_add", PM_F32, n, C, A, B, stream);
+}
+
+int pm_add_t(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, const void *B,
+             struct CUstream_st *stream) {
+  return add(c, "pm_add_t", t, n, C, A, B, stream);
 }
 
 int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream) {

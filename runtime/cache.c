@@ -26,7 +26,7 @@ struct pm__loaded {
 void pm__cache_key_of(const pm__op *op, const pm__problem *pr, pm__cache_key *k) {
   memset(k, 0, sizeof *k); /* padding too: keys are compared bytewise */
   k->rows = pr->rows, k->cols = pr->cols, k->n = pr->n;
-  k->op = (uint8_t)op->api;
+  k->op = (uint8_t)(op->api | pr->dtype << 4); /* both below 16 */
   k->variant = (uint8_t)pr->variant;
   k->align = (uint8_t)pr->caller_align;
   k->radius = (uint8_t)pr->radius;
@@ -110,10 +110,10 @@ int pm__cache_put(pm__cache *t, pm__entry *e) {
 /* ---- Choices -------------------------------------------------------------------------------- */
 
 static size_t choice_bucket(const pm__op *op, const int *v, const pm__problem *pr) {
-  int key[PM__MAX_PARAMS + 3];
+  int key[PM__MAX_PARAMS + 4];
   memcpy(key, v, PM__MAX_PARAMS * sizeof *v);
   key[PM__MAX_PARAMS] = op->api, key[PM__MAX_PARAMS + 1] = pr->variant;
-  key[PM__MAX_PARAMS + 2] = pr->radius;
+  key[PM__MAX_PARAMS + 2] = pr->radius, key[PM__MAX_PARAMS + 3] = pr->dtype;
   return fnv(key, sizeof key) % (sizeof ((pm__cache *)0)->choices / sizeof(pm__choice *));
 }
 
@@ -121,6 +121,7 @@ const pm__choice *pm__cache_choice_find(const pm__cache *t, const pm__op *op, co
                                         const pm__problem *pr) {
   for (const pm__choice *h = t->choices[choice_bucket(op, v, pr)]; h != NULL; h = h->next)
     if (h->op == op && h->variant == pr->variant && h->radius == pr->radius &&
+        h->dtype == pr->dtype &&
         memcmp(h->v, v, sizeof h->v) == 0)
       return h;
   return NULL;
@@ -133,7 +134,7 @@ const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int
   size_t b = choice_bucket(op, v, pr);
   h->op = op;
   memcpy(h->v, v, sizeof h->v);
-  h->variant = pr->variant, h->radius = pr->radius;
+  h->variant = pr->variant, h->radius = pr->radius, h->dtype = pr->dtype;
   h->kernel = kernel;
   h->next = t->choices[b];
   t->choices[b] = h;

@@ -15,17 +15,17 @@
 /* What a cached choice is for: compared bytewise, so pm__cache_key_of zeroes it before filling. */
 typedef struct pm__cache_key {
   uint32_t rows, cols, n;
-  uint8_t op, variant, align, radius;
+  uint8_t op, variant, align, radius; /* op: the op's pm_op | the dtype << 4 */
 } pm__cache_key;
 
-/* What serves a key: op's point v, built for one variant and radius (the only parts of a problem
- * a point's defines may depend on), and its loaded kernel. Shared by every size it serves, so a
+/* What serves a key: op's point v, built for one variant, radius and dtype (the only parts of a
+ * problem a point's defines may depend on), and its loaded kernel. Shared by every size it serves, so a
  * process that meets 100,000 sizes holds as many choices as distinct points (a few hundred).
  * Never changed once made; freed by pm__cache_free. */
 typedef struct pm__choice {
   const pm__op *op;
   int v[PM__MAX_PARAMS];
-  int variant, radius;
+  int variant, radius, dtype;
   const pm__kernel *kernel;
   struct pm__choice *next; /* the choice list (under the serve lock) */
 } pm__choice;

@@ -70,5 +70,8 @@ int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__dec
 /* The alignment (4, 8 or 16 bytes) that every pointer and pitch given honours; 0 where one is
  * not even 4-byte aligned (floats need that). n values, NULL pointers count as aligned. */
 unsigned pm__alignment_of(const size_t *values, int n);
+/* The same for elements of `least` bytes (2 for the 16-bit types, 8 for doubles): least .. 16,
+ * or 0 where one value is not a multiple of least. */
+unsigned pm__alignment_least(const size_t *values, int n, unsigned least);
 
 #endif /* PM_SERVE_H */

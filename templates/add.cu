@@ -1,4 +1,5 @@
-// add.cu: C[i] = A[i] + B[i] over n floats (1 <= n <= 2^31 - 1), one flat vector: pm_add, and
+// add.cu: C[i] = A[i] + B[i] over n elements of elem_t (float, half, bfloat16 or double: PM_DTYPE,
+// pm_common.cuh; 1 <= n <= 2^31 - 1), one flat vector: pm_add, and
 // pm_matadd where its three matrices are packed (issue 14). Compiled by NVRTC with one point of
 // tuner/op_add.c as -D.
 //
@@ -6,8 +7,8 @@
 // one tile per block.
 //
 //   BLOCK  threads per block
-//   VEC    floats per access (1, 2, 4: 4 is a 16-byte access). The host allows a width only where
-//          all three pointers are aligned to it; the n % VEC floats after the last whole vector
+//   VEC    elements per access (1, 2, 4, 8: at most 16 bytes). The host allows a width only where
+//          all three pointers are aligned to it; the n % VEC elements after the last whole vector
 //          are added one at a time, by the first threads of block 0
 //   ITEMS  accesses per thread per tile, BLOCK vectors apart (all loads first, then the stores)
 //   GRID   0: one tile (BLOCK x ITEMS vectors) per block; 1: grid-stride over tiles, the grid
@@ -30,19 +31,19 @@
 #define GRID 0
 #endif
 
-typedef vec_of<VEC>::t vec_t;
+typedef evec_of<VEC>::t vec_t;
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pm_add(float *c, const float *a, const float *b, unsigned n) {
+pm_add(elem_t *c, const elem_t *a, const elem_t *b, unsigned n) {
   wait_prior();
   const size_t nvec = n / VEC, tile = (size_t)BLOCK * ITEMS;
   const vec_t *va = (const vec_t *)a, *vb = (const vec_t *)b;
   vec_t *vc = (vec_t *)c;
-  // the floats after the last whole vector (fewer than VEC), by block 0's first threads: loaded
+  // the elements after the last whole vector (fewer than VEC), by block 0's first threads: loaded
   // before their tile's, so that their wait overlaps the tile's and is not one more after it
   const bool has_tail = VEC > 1 && blockIdx.x == 0 && threadIdx.x < n - nvec * VEC;
   const size_t t = nvec * VEC + threadIdx.x;
-  float ta = 0.0f, tb = 0.0f;
+  elem_t ta = elem_t(), tb = elem_t();
   if (has_tail) ta = a[t], tb = b[t];
 #if GRID
   for (size_t base = blockIdx.x * tile; base < nvec; base += gridDim.x * tile) {
@@ -72,5 +73,5 @@ pm_add(float *c, const float *a, const float *b, unsigned n) {
         if (i + k * BLOCK < nvec) vc[i + k * BLOCK] = add(x[k], y[k]);
     }
   }
-  if (has_tail) c[t] = ta + tb;
+  if (has_tail) c[t] = add(ta, tb);
 }

@@ -1,19 +1,29 @@
 // util.cu: the tuner's utility kernels, not operations; one program, loaded once per context.
 //
-// pm_compare counts the elements of a pitched 2D float array whose bits differ from a packed
-// reference, and finds the first. Verifies tuning candidates on the device, where copying every
+// pm_compare counts the elements (of esize bytes: 2, 4 or 8) of a pitched 2D array whose bits
+// differ from a packed reference, and finds the first. Verifies tuning candidates on the device, where copying every
 // output back to the host would cost more than the run.
-extern "C" __global__ void pm_compare(const float *__restrict__ out, size_t pitch,
-                                      const float *__restrict__ ref, unsigned lines,
-                                      unsigned inner, unsigned long long *result) {
+template <typename W>
+__device__ __forceinline__ bool differs(const char *out, size_t pitch, const char *ref,
+                                        unsigned line, unsigned i, unsigned long long e) {
+  const W o = *(const W *)(out + (size_t)line * pitch + (size_t)i * sizeof(W));
+  return o != ((const W *)ref)[e];
+}
+
+extern "C" __global__ void pm_compare(const char *__restrict__ out, size_t pitch,
+                                      const char *__restrict__ ref, unsigned lines,
+                                      unsigned inner, unsigned esize,
+                                      unsigned long long *result) {
   // result[0]: how many differ; result[1]: the smallest index (line * inner + i) that differs
   const unsigned long long total = (unsigned long long)lines * inner;
   unsigned long long bad = 0, first = ~0ull;
   for (unsigned long long e = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; e < total;
        e += (unsigned long long)gridDim.x * blockDim.x) {
     const unsigned line = (unsigned)(e / inner), i = (unsigned)(e % inner);
-    const float o = *(const float *)((const char *)out + (size_t)line * pitch + (size_t)i * 4);
-    if (__float_as_uint(o) != __float_as_uint(ref[e])) {
+    const bool d = esize == 2   ? differs<unsigned short>(out, pitch, ref, line, i, e)
+                   : esize == 8 ? differs<unsigned long long>(out, pitch, ref, line, i, e)
+                                : differs<unsigned>(out, pitch, ref, line, i, e);
+    if (d) {
       bad++;
       if (e < first) first = e;
     }

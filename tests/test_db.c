@@ -530,7 +530,7 @@ Test(db, bad_measurements_are_refused_saying_why) {
   cases[n].why = WHY, cases[n].needle = NEEDLE, cases[n].m = good; \
   cases[n++].m.FIELD = VALUE
   CASE("unknown op", "unknown op", problem.op, "transpose");
-  CASE("unknown dtype", "unknown dtype", problem.dtype, "f16");
+  CASE("unknown dtype", "unknown dtype", problem.dtype, "f8");
   CASE("bad variant", "variant", problem.variant, "order=diagonal");
   CASE("no rows", "needs 0 < rows", problem.rows, 0);
   CASE("n on a matrix", "no n", problem.n, 5);
@@ -550,6 +550,12 @@ Test(db, bad_measurements_are_refused_saying_why) {
     cr_assert_eq(pm__db_measurement_put(db, &cases[i].m), PM_EINVAL, "%s", cases[i].why);
     expect_msg(cases[i].needle);
   }
+  /* a type the op does not take (and, at the end, one it does) */
+  pm__db_measurement typed = dbtest_measurement(
+      gpu, (pm__db_problem){.op = "reduce", .dtype = "bf16", .n = 1000}, SHA_A, "{\"bx\":1}", 1);
+  cr_assert_eq(pm__db_measurement_put(db, &typed), PM_EINVAL);
+  expect_msg("reduce: no dtype 'bf16' (f32)");
+
   pm__db_problem reduce = {.op = "reduce", .dtype = "f32", .n = 1 << 20, .rows = 4};
   pm__db_measurement m = good;
   m.problem = reduce;
@@ -570,6 +576,9 @@ Test(db, bad_measurements_are_refused_saying_why) {
   m.params = "{\"bx\":2}";
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL);
   expect_msg("seed");
+  typed.problem = dbtest_matadd(64, 64);
+  typed.problem.dtype = "bf16";
+  cr_assert_eq(pm__db_measurement_put(db, &typed), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_close(db);
 }
 

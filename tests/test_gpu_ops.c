@@ -1,6 +1,6 @@
 /* test_gpu_ops.c: every valid point of every search space gives the right answer on a GPU, against
  * a CPU reference on fresh random data, with the output poisoned (NaN) before each run, at awkward
- * sizes. matadd, add and filter must match the reference bit for bit (every variant adds in the
+ * sizes; matadd and add in each element type. matadd, add and filter must match the reference bit for bit (every variant adds in the
  * reference's order); reduce must stay within its error bound (op_reduce.c) and give the same bits
  * run to run. Skips without a GPU. */
 #include <stdio.h>
@@ -175,9 +175,63 @@ Test(gpu_ops, add_every_variant_odd_sizes) {
   printf("add: %llu runs in %.1f s, %llu wrong\n", t.runs, (pm__now_ms() - t0) / 1e3, t.failures);
   unload_all(&vs, ks);
   cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
-  cr_assert_eq(t.runs, pm__space_size(&pm__op_add) * (sizeof sizes / sizeof *sizes),
-               "every point at every size");
+  uint64_t valid = 0; /* of floats: vec = 8 would be a 32-byte access */
+  for (uint64_t i = 0; i < pm__space_size(&pm__op_add); i++) {
+    int v[PM__MAX_PARAMS];
+    pm__space_point(&pm__op_add, i, v);
+    valid += pm__op_add.check(v, NULL, &lim) == NULL;
+  }
+  cr_assert_eq(t.runs, valid * (sizeof sizes / sizeof *sizes), "every point at every size");
 }
+
+/* ---- The other element types (f16, bf16, f64) of matadd and add: every variant, bit for bit
+ * against the sum rounded once to the type (tuner/data.c, pm__add_reference) ------------------ */
+
+static void matadd_typed(int dtype) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  pm__problem defs = {.rows = 1, .cols = 1, .dtype = dtype};
+  pm__kernel *ks = load_all(&pm__op_matadd, &defs, &lim, &vs);
+  const unsigned sizes[][2] = {{1, 1}, {1, 100003}, {4097, 3001}, {37, 1001}};
+  tally t = {0};
+  double t0 = pm__now_ms();
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (int order = 0; order < 2; order++) {
+      pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .variant = order, .dtype = dtype};
+      run_problem(&pm__op_matadd, &pr, &lim, NULL, &vs, ks, 0, &t);
+    }
+  printf("matadd %s: %llu runs in %.1f s, %llu wrong\n", pm_dtype_name((pm_dtype)dtype), t.runs,
+         (pm__now_ms() - t0) / 1e3, t.failures);
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_gt(t.runs, dtype == PM_F64 ? 15000 : 30000);
+}
+
+Test(gpu_ops, matadd_f16_every_variant) { matadd_typed(PM_F16); }
+Test(gpu_ops, matadd_bf16_every_variant) { matadd_typed(PM_BF16); }
+Test(gpu_ops, matadd_f64_every_variant) { matadd_typed(PM_F64); }
+
+static void add_typed(int dtype) {
+  pm__limits lim = pm__limits_of(&ctx->dev);
+  pm__variants vs;
+  pm__problem defs = {.n = 1, .dtype = dtype};
+  pm__kernel *ks = load_all(&pm__op_add, &defs, &lim, &vs);
+  const unsigned sizes[] = {1, 2, 3, 7, 8, 9, 15, 4097, 100003, (1u << 20) + 5};
+  tally t = {0};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    pm__problem pr = {.n = sizes[s], .dtype = dtype};
+    run_problem(&pm__op_add, &pr, &lim, NULL, &vs, ks, 0, &t);
+  }
+  printf("add %s: %llu runs, %llu wrong\n", pm_dtype_name((pm_dtype)dtype), t.runs, t.failures);
+  size_t points = vs.n; /* add: one kernel a valid point */
+  unload_all(&vs, ks);
+  cr_assert_eq(t.failures, 0, "%llu of %llu runs gave a wrong result", t.failures, t.runs);
+  cr_assert_eq(t.runs, points * (sizeof sizes / sizeof *sizes), "every point at every size");
+}
+
+Test(gpu_ops, add_f16_every_variant) { add_typed(PM_F16); }
+Test(gpu_ops, add_bf16_every_variant) { add_typed(PM_BF16); }
+Test(gpu_ops, add_f64_every_variant) { add_typed(PM_F64); }
 
 /* n = 2^31 - 1, the largest add: every variant's indices and grid hold (no index wraps, no grid
  * is too large). Needs 34 GiB of device memory and 24 GiB of host memory for the data. */

@@ -798,3 +798,88 @@ Test(gpu_serve, the_largest_adds_and_packed_matadds, .timeout = 600) {
   for (int i = 0; i < 3; i++) cudaFree(d[i]);
   pm_close(c);
 }
+
+/* ---- The element types: pm_matadd_t and pm_add_t in f16, bf16 and f64 ------------------------ */
+
+/* pm_matadd_t on rows x cols of type t in `order`, `extra` elements of padding on each line (0:
+ * packed, served as add) and every pointer `off` elements past cudaMalloc's (1: the least
+ * alignment, one element), against the host's sum rounded once to the type, bit for bit, the
+ * padding left as it was. Then, where tuned is set, the problem must be served from the database,
+ * exactly (the tuning below), not the default: types are kept apart. */
+static void check_matadd_t(pm_ctx *c, pm_dtype t, unsigned rows, unsigned cols, int colmajor,
+                           size_t extra, size_t off) {
+  unsigned lines = colmajor ? cols : rows, inner = colmajor ? rows : cols;
+  size_t es = pm_dtype_size(t), n = (size_t)rows * cols, w = inner * es, pitch = w + extra * es;
+  size_t bytes = pitch * lines + off * es;
+  uint64_t seed = pm_test_seed();
+  unsigned char *h[2], *ref = malloc(n * es), *got = malloc(bytes), *dv[3];
+  cr_assert_not_null(ref);
+  cr_assert_not_null(got);
+  for (int i = 0; i < 2; i++) cr_assert_not_null(h[i] = pm__random_fill_typed(t, n, seed + (uint64_t)i));
+  pm__add_reference(t, h[0], h[1], ref, n);
+  for (int i = 0; i < 3; i++) {
+    CUDA_OK(cudaMalloc((void **)&dv[i], bytes));
+    CUDA_OK(cudaMemset(dv[i], 0xa5, bytes));
+  }
+  for (int i = 0; i < 2; i++)
+    CUDA_OK(cudaMemcpy2D(dv[i] + off * es, pitch, h[i], w, w, lines, cudaMemcpyHostToDevice));
+  cr_assert_eq(pm_matadd_t(c, t, rows, cols, colmajor ? PM_COL_MAJOR : PM_ROW_MAJOR,
+                           dv[2] + off * es, pitch, dv[0] + off * es, pitch, dv[1] + off * es,
+                           pitch, NULL),
+               PM_OK, "%s", pm_errmsg(c));
+  CUDA_OK(cudaMemcpy(got, dv[2], bytes, cudaMemcpyDeviceToHost));
+  for (size_t b = 0; b < bytes; b++) {
+    size_t at = b >= off * es ? b - off * es : SIZE_MAX, line = at / pitch, col = at % pitch;
+    int inside = at != SIZE_MAX && line < lines && col < w;
+    unsigned char want = inside ? ref[line * w + col] : 0xa5;
+    if (got[b] != want)
+      cr_assert_fail("matadd %s %ux%u %s pitch %zu offset %zu (seed %#llx): byte %zu (%s) is %#x, "
+                     "want %#x", pm_dtype_name(t), rows, cols, colmajor ? "col" : "row", pitch,
+                     off, (unsigned long long)seed, b, inside ? "an element" : "padding", got[b],
+                     want);
+  }
+  for (int i = 0; i < 3; i++) cudaFree(dv[i]);
+  free(h[0]), free(h[1]), free(ref), free(got);
+}
+
+Test(gpu_serve, matadd_and_add_in_each_type) {
+  pm_ctx *c = open_ctx(path);
+  const pm_dtype types[] = {PM_F16, PM_BF16, PM_F64};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    pm_dtype t = types[i];
+    check_matadd_t(c, t, 1000, 999, 0, 3, 1);   /* padded, odd lines, one element off */
+    check_matadd_t(c, t, 999, 1001, 1, 5, 0);   /* column-major, padded */
+    check_matadd_t(c, t, 513, 77, 0, 0, 1);     /* packed: served as add */
+    check_matadd_t(c, t, 4097, 3001, 1, 0, 0);  /* packed, column-major */
+    check_matadd_t(c, t, 1, 100003, 0, 0, 3);   /* one line */
+    /* pm_add_t: n elements, C in place of A */
+    size_t es = pm_dtype_size(t), n = 100003;
+    unsigned char *a = pm__random_fill_typed(t, n, 7), *b = pm__random_fill_typed(t, n, 8);
+    unsigned char *ref = malloc(n * es), *got = malloc(n * es), *da, *db;
+    cr_assert(a && b && ref && got);
+    pm__add_reference(t, a, b, ref, n);
+    CUDA_OK(cudaMalloc((void **)&da, n * es));
+    CUDA_OK(cudaMalloc((void **)&db, n * es));
+    CUDA_OK(cudaMemcpy(da, a, n * es, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(db, b, n * es, cudaMemcpyHostToDevice));
+    cr_assert_eq(pm_add_t(c, t, n, da, da, db, NULL), PM_OK, "%s", pm_errmsg(c));
+    CUDA_OK(cudaMemcpy(got, da, n * es, cudaMemcpyDeviceToHost));
+    cr_assert_eq(memcmp(got, ref, n * es), 0, "add %s in place", pm_dtype_name(t));
+    /* bad input: a pointer that is not a multiple of the element, an unknown type, a type the
+     * op does not take through the float calls' kin */
+    cr_assert_eq(pm_add_t(c, t, n, da + 1, da + 1, db + 1, NULL), PM_EINVAL);
+    cr_assert(strstr(pm_errmsg(c), "multiples of") != NULL, "%s", pm_errmsg(c));
+    cr_assert_eq(pm_add_t(c, (pm_dtype)9, n, da, da, db, NULL), PM_EINVAL);
+    cr_assert(strstr(pm_errmsg(c), "dtype 9") != NULL, "%s", pm_errmsg(c));
+    CUDA_OK(cudaFree(da));
+    CUDA_OK(cudaFree(db));
+    free(a), free(b), free(ref), free(got);
+  }
+  /* types are kept apart: each size above is cached once per type */
+  pm__problem f16 = {.n = 513 * 77, .caller_align = 2, .dtype = PM_F16}, bf16 = f16;
+  bf16.dtype = PM_BF16;
+  cr_assert_not_null(cached(c, &pm__op_add, &f16));
+  cr_assert_not_null(cached(c, &pm__op_add, &bf16));
+  cr_assert_neq(cached(c, &pm__op_add, &f16), cached(c, &pm__op_add, &bf16));
+  pm_close(c);
+}

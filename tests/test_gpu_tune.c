@@ -61,10 +61,12 @@ static void tune_twice(const pm__op *op, const pm__problem *pr) {
   char sql[512];
   snprintf(sql, sizeof sql,
            "SELECT count(*) FROM winner w JOIN measurement m ON m.id = w.measurement_id"
-           " WHERE w.op = '%s' AND m.verified = 1 AND m.status = 'ok' AND w.speedup > 0",
-           op->name);
+           " WHERE w.op = '%s' AND w.dtype = '%s' AND m.verified = 1 AND m.status = 'ok'"
+           " AND w.speedup > 0",
+           op->name, pm_dtype_name((pm_dtype)pr->dtype));
   cr_assert_eq(count(sql), 1, "one winner, verified, with a speedup over the seed");
-  snprintf(sql, sizeof sql, "SELECT count(*) FROM measurement WHERE op = '%s'", op->name);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM measurement WHERE op = '%s' AND dtype = '%s'",
+           op->name, pm_dtype_name((pm_dtype)pr->dtype));
   long long rows = count(sql);
   cr_assert_geq(rows, 41);
 
@@ -90,6 +92,22 @@ Test(gpu_tune, reduce_random_budget) {
 Test(gpu_tune, filter_random_budget) {
   pm__problem pr = {.rows = 700, .cols = 900, .radius = 2, .variant = PM_BORDER_ZERO};
   tune_twice(&pm__op_filter, &pr);
+}
+
+/* Each type its own problem: a bf16 matadd and an f64 add tuned beside the float ones, stored
+ * under their dtype, each with its winner. */
+Test(gpu_tune, matadd_bf16_and_add_f64_random_budget) {
+  pm__problem m = {.rows = 1000, .cols = 1003, .dtype = PM_BF16}, a = {.n = 100003, .dtype = PM_F64};
+  tune_twice(&pm__op_matadd, &m);
+  tune_twice(&pm__op_add, &a);
+  cr_assert_eq(count("SELECT count(*) FROM winner WHERE op = 'matadd' AND dtype = 'bf16'"), 1);
+  cr_assert_eq(count("SELECT count(*) FROM winner WHERE op = 'add' AND dtype = 'f64'"), 1);
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE dtype <> 'f32' AND"
+                     " dtype NOT IN ('bf16', 'f64')"), 0);
+  pm__problem f32 = m;
+  f32.dtype = PM_F32;
+  tune_twice(&pm__op_matadd, &f32); /* the float problem of the same size: measured anew */
+  cr_assert_eq(count("SELECT count(*) FROM winner WHERE op = 'matadd'"), 2);
 }
 
 Test(gpu_tune, staged_search_adds_neighbours_of_the_best) {

@@ -100,6 +100,49 @@ static int int_arg(const char *cmd, const char *opt, const char *arg, long lo, l
   return CLI_OK;
 }
 
+int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg) {
+  unsigned mask = 0;
+  char word[16];
+  for (const char *p = arg;; p++) {
+    size_t len = strcspn(p, ",");
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+    int t = pm__dtype_find(word);
+    if (strcmp(word, "all") == 0 && len == 3)
+      mask |= (1u << PM__NDTYPES) - 1;
+    else if (t >= 0 && len < sizeof word)
+      mask |= 1u << t;
+    else
+      return cli_usage_error(cmd, "--%s: '%.*s' is not a type (%s, all, or a list: f32,bf16)",
+                             o->name, (int)len, p, PM__DTYPE_NAMES);
+    p += len;
+    if (*p == '\0') break;
+  }
+  *(unsigned *)o->value = mask;
+  return CLI_OK;
+}
+
+int cli_dtype_check(const char *cmd, const pm__op *op, unsigned mask) {
+  if (op == NULL || (mask & ~op->dtypes) == 0) return CLI_OK;
+  char list[64] = "";
+  for (int t = 0, len = 0; t < PM__NDTYPES; t++)
+    if (op->dtypes & 1u << t)
+      len += snprintf(list + len, sizeof list - (size_t)len, "%s%s", len ? ", " : "",
+                      pm_dtype_name((pm_dtype)t));
+  for (int t = 0; t < PM__NDTYPES; t++)
+    if (mask & 1u << t & ~op->dtypes)
+      return cli_usage_error(cmd, "--dtype %s: %s takes %s", pm_dtype_name((pm_dtype)t),
+                             op->name, list);
+  return CLI_OK;
+}
+
+int cli_dtype_one(const char *cmd, const pm__op *op, unsigned mask, int *out) {
+  if (mask != 0 && (mask & (mask - 1)) != 0)
+    return cli_usage_error(cmd, "--dtype: one type here (%s)", PM__DTYPE_NAMES);
+  *out = PM_F32;
+  while (mask > 1) mask >>= 1, ++*out;
+  return cli_dtype_check(cmd, op, 1u << *out);
+}
+
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg) {
   if (arg[0] == '\0') return cli_usage_error(cmd, "--%s: empty path", o->name);
   *(const char **)o->value = arg;

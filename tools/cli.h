@@ -158,6 +158,16 @@ int cli_apply_variants(const char *cmd, const pm__op *op, const cli_variants *cv
 int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *size,
                    int radius_given, pm__problem *pr);
 
+/* --dtype T: the element types to work on, a bit per pm_dtype in an unsigned (0 where the
+ * option is not given: the command's default). T is f32, f16, bf16, f64, all, or a comma list. */
+#define CLI_DTYPE(var, h) CLI_CALLBACK(0, "dtype", PM__DTYPE_NAMES "|all", (1 ? (var) : (unsigned *)0), cli_dtype_option, h)
+int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg);
+/* CLI_OK where op (NULL: every op, each taking the types it takes) takes every type of mask;
+ * else CLI_USAGE after "--dtype bf16: reduce takes f32". */
+int cli_dtype_check(const char *cmd, const pm__op *op, unsigned mask);
+/* The one type of mask (0: f32) in *out, where op takes it; else CLI_USAGE with the message
+ * written ("--dtype: one type here", or cli_dtype_check's). */
+int cli_dtype_one(const char *cmd, const pm__op *op, unsigned mask, int *out);
 /* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
 

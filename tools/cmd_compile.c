@@ -51,6 +51,7 @@ static int write_file(const char *path, const void *data, size_t len) {
 
 int cmd_compile(int argc, char **argv) {
   const char *config = NULL;
+  unsigned dtypes = 0;
   pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
@@ -68,6 +69,7 @@ int cmd_compile(int argc, char **argv) {
                  "'pmtune space'); it becomes -D defines"),
       CLI_RADIUS(&given, "filter: the mask radius the kernel is compiled for (default 1)"),
       CLI_BORDER(&cv, "filter: the border the kernel is compiled for (default clamp)"),
+      CLI_DTYPE(&dtypes, "the element type the kernel is compiled for (default f32)"),
       CLI_LIST('D', "define", "NAME[=VALUE]", &dlist,
                "a define for the template (repeatable), such as -D BX=64"),
       CLI_STRING(0, "file", "PATH", &file,
@@ -86,6 +88,10 @@ int cmd_compile(int argc, char **argv) {
   if (the_op != NULL && cli_apply_variants("compile", the_op, &cv, &given) != CLI_OK)
     return CLI_USAGE;
 
+  if (the_op != NULL && cli_dtype_one("compile", the_op, dtypes, &given.dtype) != CLI_OK)
+    return CLI_USAGE;
+  if (op == NULL && dtypes != 0)
+    return cli_usage_error("compile", "--dtype needs --op (with --file, give -D PM_DTYPE=N)");
   if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
   if (op == NULL && (given.radius != 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("compile", "--radius and --border need --op (with --file, give -D)");
@@ -112,7 +118,7 @@ int cmd_compile(int argc, char **argv) {
   if (config != NULL) { /* the point's defines come first; -D may add more */
     const pm__op *o = the_op;
     int v[PM__MAX_PARAMS];
-    pm__problem pr = {.radius = given.radius, .variant = given.variant};
+    pm__problem pr = {.radius = given.radius, .variant = given.variant, .dtype = given.dtype};
     if (strcmp(config, "seed") == 0)
       memcpy(v, o->seed, sizeof v);
     else if (pm__config_parse(c, o, config, v) != PM_OK) {
@@ -127,6 +133,13 @@ int cmd_compile(int argc, char **argv) {
     memmove(defines + n, defines, ndefines * sizeof *defines);
     for (int i = 0; i < n; i++) defines[i] = config_defs[i];
     ndefines += (size_t)n;
+  } else if (given.dtype != PM_F32) { /* without a point, the type alone (config_defines' form) */
+    if (ndefines == MAX_DEFINES) {
+      status = cli_usage_error("compile", "too many defines");
+      goto done;
+    }
+    snprintf(config_defs[0], sizeof config_defs[0], "PM_DTYPE=%d", given.dtype);
+    defines[ndefines++] = config_defs[0];
   }
   if ((rc = pm__arch_check(c, arch, NULL)) != PM_OK) {
     status = cli_usage_error("compile", "%s", pm_errmsg(c));

@@ -7,7 +7,7 @@
 #include "pmdb.h"
 
 static const char about[] =
-    "Lists the winner of every tuned (GPU, op, problem) of the current templates: its\n"
+    "Lists the winner of every tuned (GPU, op, type, problem) of the current templates: its\n"
     "configuration, median time, bandwidth, and its speedup over the seed configuration.\n"
     "The same as: sqlite3 PATH 'SELECT * FROM winner'.\n"
     "\n"
@@ -119,9 +119,9 @@ int cmd_show(int argc, char **argv) {
     goto done;
   }
   static const char sql[] =
-      "SELECT gpu_name, op, problem, config, median_ms, gbps, speedup, seed_config"
+      "SELECT gpu_name, op, problem, config, median_ms, gbps, speedup, seed_config, dtype"
       "  FROM winner WHERE ?1 IS NULL OR op = ?1"
-      " ORDER BY gpu_name, op, variant, radius, coalesce(rows * cols, n)";
+      " ORDER BY gpu_name, op, dtype <> 'f32', dtype, variant, radius, coalesce(rows * cols, n)";
   sqlite3 *h = pm__db_handle(db);
   if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK ||
       sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC) != SQLITE_OK) {
@@ -131,13 +131,14 @@ int cmd_show(int argc, char **argv) {
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (rows++ == 0)
-      printf("%-24s %-7s %-36s %-48s %10s %7s %8s\n", "gpu", "op", "problem", "winner", "median ms",
-             "GB/s", "vs seed");
+      printf("%-24s %-7s %-5s %-36s %-48s %10s %7s %8s\n", "gpu", "op", "type", "problem", "winner",
+             "median ms", "GB/s", "vs seed");
     char speed[16] = "-";
     if (sqlite3_column_type(st, 6) != SQLITE_NULL)
       snprintf(speed, sizeof speed, "%.2fx", sqlite3_column_double(st, 6));
-    printf("%-24.24s %-7s %-36s %-48s %10.4f %7.0f %8s\n", sqlite3_column_text(st, 0),
-           sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+    printf("%-24.24s %-7s %-5s %-36s %-48s %10.4f %7.0f %8s\n", sqlite3_column_text(st, 0),
+           sqlite3_column_text(st, 1), sqlite3_column_text(st, 8), sqlite3_column_text(st, 2),
+           sqlite3_column_text(st, 3),
            sqlite3_column_double(st, 4), sqlite3_column_double(st, 5), speed);
   }
   if (rc != SQLITE_DONE) {

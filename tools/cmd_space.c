@@ -17,6 +17,7 @@ static const cli_help help = {.cmd = "space", .about = about};
 int cmd_space(int argc, char **argv) {
   const char *opname = NULL, *size = NULL;
   int list = 0;
+  unsigned dtypes = 0;
   pm__problem pr = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
@@ -27,6 +28,7 @@ int cmd_space(int argc, char **argv) {
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (default row)"),
       CLI_BORDER(&cv, "filter: border (default clamp)"),
+      CLI_DTYPE(&dtypes, "the element type (default f32): the widest access is 16 bytes"),
       CLI_FLAG(0, "nondeterministic", &lim.allow_nondeterministic,
                "reduce: count variants whose result may vary run to run"),
       CLI_FLAG(0, "list", &list, "print every valid point's configuration"),
@@ -38,6 +40,7 @@ int cmd_space(int argc, char **argv) {
   if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   int radius_given = pr.radius != 0;
   if (cli_apply_variants("space", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
+  if (cli_dtype_one("space", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
@@ -51,8 +54,8 @@ int cmd_space(int argc, char **argv) {
     goto done;
   /* Without a size, the filter's shared-memory check still needs a radius: the problem is
    * then a stand-in with only the radius set, and sizes play no part. */
-  pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = pr.radius};
-  const pm__problem *p = size ? &pr : op->problem_defines ? &stand_in : NULL;
+  pm__problem stand_in = {.rows = 1, .cols = 1, .n = 1, .radius = pr.radius, .dtype = pr.dtype};
+  const pm__problem *p = size ? &pr : op->problem_defines || pr.dtype != PM_F32 ? &stand_in : NULL;
 
   printf("%s: %s\n\n  %-8s %-8s %-32s %s\n", op->name, op->summary, "axis", "define", "values",
          "meaning");
@@ -99,6 +102,8 @@ int cmd_space(int argc, char **argv) {
   char ptext[96] = "any size";
   if (size) pm__problem_text(op, &pr, ptext, sizeof ptext);
   else if (op->radius_max > 0) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
+  else if (pr.dtype != PM_F32)
+    snprintf(ptext, sizeof ptext, "any size, %s", pm_dtype_name((pm_dtype)pr.dtype));
   printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
          (unsigned long long)total, (unsigned long long)valid, ptext, (unsigned long long)kernels);
   if (alike > 0)

@@ -127,9 +127,17 @@ static void on_sigint(int sig) {
   signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
 }
 
-/* Adds op's default sizes (its entry's tune_sizes) to jobs[n..max); returns the new count. */
-static int add_defaults(const pm__op *op, job *jobs, int n, int max) {
-  for (int i = 0; i < op->ntune_sizes && n < max; i++) jobs[n++] = (job){op, op->tune_sizes[i]};
+/* The types `pmtune tune` tunes at the default sizes where --dtype is not given (each op those
+ * of them it takes): float, and the 16-bit type of models. */
+#define DEFAULT_DTYPES (1u << PM_F32 | 1u << PM_BF16)
+
+/* Adds op's default sizes (its entry's tune_sizes) of type dtype to jobs[n..max); returns the new
+ * count. */
+static int add_defaults(const pm__op *op, int dtype, job *jobs, int n, int max) {
+  for (int i = 0; i < op->ntune_sizes && n < max; i++) {
+    jobs[n] = (job){op, op->tune_sizes[i]};
+    jobs[n++].pr.dtype = dtype;
+  }
   return n;
 }
 
@@ -201,7 +209,12 @@ static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
     s->tuned++;
     return 0;
   }
-  pm__problem pr = {.radius = p->radius, .variant = pm__variant_index(op, p->variant)};
+  pm__problem pr = {.radius = p->radius, .variant = pm__variant_index(op, p->variant),
+                    .dtype = pm__dtype_find(p->dtype)};
+  if (pr.dtype < 0 || !(op->dtypes & 1u << pr.dtype)) { /* the database checks: cannot be */
+    s->unfit++;
+    return 0;
+  }
   if (op->dims == 1)
     snprintf(size, sizeof size, "%lld", (long long)p->n);
   else
@@ -326,6 +339,7 @@ int cmd_tune(int argc, char **argv) {
   pm__problem given = {.radius = 0}; /* what --radius (0: not given), --order and --border say */
   double seconds = 0;
   int seen = 0;
+  unsigned dtypes = 0; /* --dtype: 0 not given */
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
   const cli_option options[] = {
@@ -337,6 +351,8 @@ int cmd_tune(int argc, char **argv) {
                          "--size; default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
       CLI_BORDER(&cv, "filter: border (with --size; default clamp)"),
+      CLI_DTYPE(&dtypes, "the element types to tune, each separately (default: f32 with --size; "
+                         "f32 and bf16 at the default sizes, for each op that takes bf16)"),
       CLI_CALLBACK_OPTIONAL(0, "seen", "N", &seen, seen_option,
                             "tune, on each GPU, the N (default 10) sizes that library calls on it "
                             "recorded most often as served without an exact winner and that "
@@ -374,6 +390,10 @@ int cmd_tune(int argc, char **argv) {
   int variant_given = given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
                       cv.given[CLI_VARIANT_BORDER] >= 0;
   if (cli_apply_variants("tune", only, &cv, &given) != CLI_OK) return CLI_USAGE;
+  if (seen > 0 && dtypes != 0)
+    return cli_usage_error("tune", "--seen tunes the recorded sizes, each of its own type: --dtype "
+                                   "does not apply");
+  if (cli_dtype_check("tune", only, dtypes) != CLI_OK) return CLI_USAGE;
   if (nsizes == 0 && seen == 0 && variant_given)
     return cli_usage_error("tune", "--radius, --order and --border apply to --size (the default "
                                    "sizes have their own)");
@@ -391,12 +411,22 @@ int cmd_tune(int argc, char **argv) {
     pm__problem pr = given;
     if ((status = cli_parse_size("tune", c, only, sizes[i], radius_given, &pr)) != CLI_OK)
       goto done;
-    jobs[njobs++] = (job){only, pr};
+    for (int t = 0; t < PM__NDTYPES; t++)
+      if ((dtypes ? dtypes : 1u << PM_F32) & 1u << t) {
+        if (njobs == JOBS_MAX) {
+          status = cli_usage_error("tune", "more than %d problems in one run", JOBS_MAX);
+          goto done;
+        }
+        pr.dtype = t;
+        jobs[njobs++] = (job){only, pr};
+      }
   }
   if (nsizes == 0 && seen == 0)
-    for (int i = 0; pm__ops[i] != NULL; i++)
-      if (only == NULL || only == pm__ops[i])
-        njobs = add_defaults(pm__ops[i], jobs, njobs, JOBS_MAX);
+    for (int t = 0; t < PM__NDTYPES; t++)
+      for (int i = 0; pm__ops[i] != NULL; i++)
+        if ((only == NULL || only == pm__ops[i]) &&
+            (dtypes ? dtypes : DEFAULT_DTYPES) & pm__ops[i]->dtypes & 1u << t)
+          njobs = add_defaults(pm__ops[i], t, jobs, njobs, JOBS_MAX);
 
   int ndev = 0, first = 0, last = -1;
   if (pm__device_count(c, &ndev) != PM_OK) {

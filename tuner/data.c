@@ -100,7 +100,7 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   free_device(d);
   d->align = align;
   if (d->copies < 1) d->copies = 1;
-  size_t w = (size_t)d->inner * sizeof(float), pitch = d->lines > 1 ? pm__pitch(w, align) : w;
+  size_t w = (size_t)d->inner * pm__data_esize(d), pitch = d->lines > 1 ? pm__pitch(w, align) : w;
   size_t k = (size_t)d->copies;
   d->in_stride = pm__pitch(pitch * d->lines, COPY_ALIGN);
   for (int i = 0; i < 2 && d->host_in[i] != NULL; i++) {
@@ -221,14 +221,15 @@ int pm__util_kernels(pm_ctx *c) {
   return rc;
 }
 
-int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
-                   unsigned inner, unsigned long long *bad, unsigned long long *first) {
+int pm__compare_2d(pm_ctx *c, const void *out, size_t pitch, const void *ref, unsigned lines,
+                   unsigned inner, unsigned esize, unsigned long long *bad,
+                   unsigned long long *first) {
   int rc = pm__util_kernels(c), prev = -1;
   if (rc != PM_OK) return rc;
   unsigned long long *res = c->util->result, host[2] = {0, ~0ull};
   if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
   PM__CUDA(c, pm__tune_copy(res, host, sizeof host, cudaMemcpyHostToDevice));
-  void *args[] = {&out, &pitch, &ref, &lines, &inner, &res};
+  void *args[] = {&out, &pitch, &ref, &lines, &inner, &esize, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
   if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
                               pm__tune_stream(), args)) != PM_OK)
@@ -244,15 +245,110 @@ fail:
 int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err) {
   unsigned long long bad = 0, first = 0;
-  int rc = pm__compare_2d(c, d->out, d->out_pitch, d->dev_ref, lines, inner, &bad, &first);
+  size_t es = pm__data_esize(d);
+  int rc = pm__compare_2d(c, d->out, d->out_pitch, d->dev_ref, lines, inner, (unsigned)es, &bad,
+                          &first);
   if (rc != PM_OK) return rc;
   *err = (double)bad / ((double)lines * inner);
   if (bad == 0) return PM_OK;
   unsigned line = (unsigned)(first / inner), i = (unsigned)(first % inner);
-  float got = NAN;
-  pm__tune_copy(&got, (const char *)d->out + (size_t)line * d->out_pitch + (size_t)i * sizeof(float),
-                sizeof got, cudaMemcpyDeviceToHost);
+  unsigned char got[8] = {0};
+  memset(got, 0xff, sizeof got); /* NaN, where the copy fails */
+  pm__tune_copy(got, (const char *)d->out + (size_t)line * d->out_pitch + (size_t)i * es, es,
+                cudaMemcpyDeviceToHost);
   return pm__seterr(c, PM_EVERIFY, "%llu of %llu elements differ; the first at (%u, %u): %a, want %a",
                     bad, (unsigned long long)lines * inner, transposed ? i : line,
-                    transposed ? line : i, got, d->host_ref[first]);
+                    transposed ? line : i, pm__elem_value(d->pr.dtype, got),
+                    pm__elem_value(d->pr.dtype, (const char *)d->host_ref + first * es));
+}
+
+size_t pm__data_esize(const pm__data *d) { return pm_dtype_size((pm_dtype)d->pr.dtype); }
+
+double pm__elem_value(int dtype, const void *p) {
+  unsigned short h;
+  float f;
+  double x;
+  switch (dtype) {
+  case PM_F16: memcpy(&h, p, 2); return pm__f16_to_f32(h);
+  case PM_BF16: memcpy(&h, p, 2); return pm__bf16_to_f32(h);
+  case PM_F64: memcpy(&x, p, 8); return x;
+  default: memcpy(&f, p, 4); return f;
+  }
+}
+
+/* ---- Elementwise data of any type (matadd, add) ---------------------------------------------- */
+
+typedef struct typed {
+  int dtype;
+  const float *lo, *hi; /* the random floats; hi: a second draw, for doubles' low bits */
+  void *out;
+  const void *a, *b;
+  size_t n;
+} typed;
+
+static void convert_range(void *arg, size_t begin, size_t end) {
+  const typed *t = arg;
+  for (size_t i = begin; i < end; i++) switch (t->dtype) {
+    case PM_F16: ((unsigned short *)t->out)[i] = pm__f32_to_f16(t->lo[i]); break;
+    case PM_BF16: ((unsigned short *)t->out)[i] = pm__f32_to_bf16(t->lo[i]); break;
+    case PM_F64: ((double *)t->out)[i] = (double)t->lo[i] + ldexp((double)t->hi[i], -25); break;
+    default: ((float *)t->out)[i] = t->lo[i];
+    }
+}
+
+void *pm__random_fill_typed(int dtype, size_t n, uint64_t seed) {
+  size_t es = pm_dtype_size((pm_dtype)dtype);
+  void *out = pm__malloc(n * es);
+  if (out == NULL || dtype == PM_F32) {
+    if (out != NULL) pm__random_fill(out, n, seed);
+    return out;
+  }
+  float *lo = pm__malloc(n * sizeof *lo), *hi = dtype == PM_F64 ? pm__malloc(n * sizeof *hi) : NULL;
+  if (lo == NULL || (dtype == PM_F64 && hi == NULL)) {
+    free(lo), free(hi), free(out);
+    return NULL;
+  }
+  pm__random_fill(lo, n, seed);
+  if (hi != NULL) pm__random_fill(hi, n, ~seed);
+  typed t = {.dtype = dtype, .lo = lo, .hi = hi, .out = out};
+  pm__parallel_for(n, convert_range, &t);
+  free(lo), free(hi);
+  return out;
+}
+
+static void add_range(void *arg, size_t begin, size_t end) {
+  const typed *t = arg;
+  const unsigned short *a16 = t->a, *b16 = t->b;
+  for (size_t i = begin; i < end; i++) switch (t->dtype) {
+    case PM_F16:
+      ((unsigned short *)t->out)[i] = pm__f32_to_f16(pm__f16_to_f32(a16[i]) + pm__f16_to_f32(b16[i]));
+      break;
+    case PM_BF16:
+      ((unsigned short *)t->out)[i] =
+          pm__f32_to_bf16(pm__bf16_to_f32(a16[i]) + pm__bf16_to_f32(b16[i]));
+      break;
+    case PM_F64: ((double *)t->out)[i] = ((const double *)t->a)[i] + ((const double *)t->b)[i]; break;
+    default: ((float *)t->out)[i] = ((const float *)t->a)[i] + ((const float *)t->b)[i];
+    }
+}
+
+void pm__add_reference(int dtype, const void *a, const void *b, void *c, size_t n) {
+  typed t = {.dtype = dtype, .a = a, .b = b, .out = c, .n = n};
+  pm__parallel_for(n, add_range, &t);
+}
+
+int pm__prepare_add(pm_ctx *c, const pm__problem *pr, uint64_t seed, size_t n, pm__data *d) {
+  int rc = PM_OK;
+  size_t es = pm_dtype_size((pm_dtype)pr->dtype);
+  d->host_in[0] = pm__random_fill_typed(pr->dtype, n, seed);
+  d->host_in[1] = pm__random_fill_typed(pr->dtype, n, seed * 31 + 7);
+  d->host_ref = pm__malloc(n * es);
+  if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
+    return pm__seterr(c, PM_ENOMEM, "%s: %zu elements: out of host memory",
+                      pm_dtype_name((pm_dtype)pr->dtype), n);
+  pm__add_reference(pr->dtype, d->host_in[0], d->host_in[1], d->host_ref, n);
+  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * es));
+  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
+fail:
+  return rc;
 }

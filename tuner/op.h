@@ -12,7 +12,7 @@
 
 #define PM__MAX_PARAMS 10
 #define PM__MAX_VALUES 8
-#define PM__MAX_DEFINES (PM__MAX_PARAMS + 2)
+#define PM__MAX_DEFINES (PM__MAX_PARAMS + 3) /* the point's, the problem's (filter: 2), the dtype */
 #define PM__CONFIG_TEXT 160 /* bytes enough for "bx=32 by=8 vec=4 ..." */
 
 /* One axis of a search space. */
@@ -33,6 +33,8 @@ typedef struct pm__problem {
   unsigned caller_align; /* serving: the alignment in bytes (4, 8 or 16) that the caller's
                             pointers and pitches all honour; 0: the tuner's own buffers, laid
                             out by the point's own layout */
+  int dtype;           /* the element type (pm_dtype: PM_F32, the zero, is float), one the op
+                          takes (op->dtypes) */
 } pm__problem;
 
 #define PM__MAX_RADIUS 3
@@ -84,6 +86,7 @@ typedef struct pm__op {
   const char *variants[3];
   const char *variant_names[3]; /* the same as people read them: "row-major", "clamp" */
   int radius_min, radius_max; /* the radii a problem may have; 0, 0 for an op without one */
+  unsigned dtypes;             /* the element types it takes: bit t for pm_dtype t */
   /* The sizes `pmtune tune` tunes and `pmtune bench` times where none are given. */
   const pm__problem *tune_sizes;
   int ntune_sizes;
@@ -178,7 +181,8 @@ int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr,
  * wrong. */
 int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr);
 
-/* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp": a problem as people read it. */
+/* "4097x3001 row-major", "n=268435459", "8192x8192 r=3 clamp", "n=1000 bf16": a problem as people
+ * read it (its type where it is not f32). */
 void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len);
 /* The problem's variant as the database records it ("order=col", "border=zero", ""), and as
  * people read it ("col-major", "zero", ""). */
@@ -240,13 +244,30 @@ void pm__util_free(pm_ctx *c);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there
  * (bitwise). *bad: how many differ; *first: the first that does (line * inner + i). */
-int pm__compare_2d(pm_ctx *c, const float *out, size_t pitch, const float *ref, unsigned lines,
-                   unsigned inner, unsigned long long *bad, unsigned long long *first);
+int pm__compare_2d(pm_ctx *c, const void *out, size_t pitch, const void *ref, unsigned lines,
+                   unsigned inner, unsigned esize, unsigned long long *bad,
+                   unsigned long long *first);
 
 /* For the 2D ops' verify: compare d's output with the reference; PM_EVERIFY names the first
  * difference as (row, col) with both values (transposed: lines are columns). */
 int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err);
+
+/* The bytes of one element of d's problem (pm_dtype_size of d->pr.dtype), and the value of
+ * an element of type dtype at p, as a double (for messages). */
+size_t pm__data_esize(const pm__data *d);
+double pm__elem_value(int dtype, const void *p);
+
+/* n random elements of dtype (heap, NULL where memory ran out): pm__random_fill's floats,
+ * rounded to the 16-bit types, or for f64 given 25 more bits of another draw. For the
+ * elementwise ops (matadd, add) and their benchmarks. */
+void *pm__random_fill_typed(int dtype, size_t n, uint64_t seed);
+/* c[i] = a[i] + b[i] over n elements of dtype, rounded once to the type (16-bit types: in
+ * float), on the host's cores: the reference of matadd and add. */
+void pm__add_reference(int dtype, const void *a, const void *b, void *c, size_t n);
+/* An elementwise op's prepare over n elements of pr's type: random inputs in d->host_in (seeds
+ * seed and seed * 31 + 7), their sum in host_ref and dev_ref. */
+int pm__prepare_add(pm_ctx *c, const pm__problem *pr, uint64_t seed, size_t n, pm__data *d);
 
 /* Rounds a line of `bytes` up to a multiple of align (0: unchanged). */
 size_t pm__pitch(size_t bytes, size_t align);

@@ -1,4 +1,4 @@
-/* op_add.c: add as data: C = A + B over n floats, one flat vector (pm_add, and pm_matadd on
+/* op_add.c: add as data: C = A + B over n elements of any pm_dtype, one flat vector (pm_add, and pm_matadd on
  * packed matrices, whatever their storage order: issue 14); its search space, constraints,
  * launch and CPU reference (templates/add.cu). */
 #include <stdlib.h>
@@ -9,18 +9,18 @@ enum { BLOCK, VEC, ITEMS, GRID, NPARAMS };
 
 static const pm__param params[NPARAMS] = {
     [BLOCK] = {"block", "BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"},
-    [VEC] = {"vec", "VEC", 3, {1, 2, 4}, "floats per access (the n % vec left one at a time)"},
+    [VEC] = {"vec", "VEC", 4, {1, 2, 4, 8}, "elements per access (the n % vec left one at a time)"},
     [ITEMS] = {"items", "ITEMS", 4, {1, 2, 4, 8}, "accesses per thread per tile, block apart"},
     [GRID] = {"grid", "GRID", 2, {0, 1}, "0 one tile per block, 1 grid-stride over one wave"},
 };
 
-/* Tiles of point v on n floats: whole vectors, block x items of them a tile. */
+/* Tiles of point v on n elements: whole vectors, block x items of them a tile. */
 static unsigned long long tiles_of(const int *v, unsigned n) {
   unsigned long long per = (unsigned long long)v[BLOCK] * v[ITEMS], nvec = n / (unsigned)v[VEC];
   return (nvec + per - 1) / per;
 }
 
-/* Blocks launched: one per tile (at least one: block 0 adds the floats after the last whole
+/* Blocks launched: one per tile (at least one: block 0 adds the elements after the last whole
  * vector), or at most one wave (2048 resident threads per SM, as matadd counts them). */
 static unsigned grid_of(const int *v, unsigned n, int sm_count) {
   unsigned long long t = tiles_of(v, n), wave = (unsigned long long)sm_count * (2048 / v[BLOCK]);
@@ -30,9 +30,12 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
 
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
+  /* without a problem, of floats: what `pmtune compile` builds where no type is named */
+  unsigned es = (unsigned)pm_dtype_size(pr ? (pm_dtype)pr->dtype : PM_F32);
+  if (v[VEC] * es > 16) return "an access of more than 16 bytes";
   if (pr == NULL) return NULL;
   if (pr->n == 0 || pr->n > 0x7fffffffu) return "n out of range";
-  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
+  if (pr->caller_align != 0 && pr->caller_align % (v[VEC] * es) != 0)
     return "the caller's pointers are not aligned to the vector width";
   if (v[GRID] == 0 && tiles_of(v, pr->n) > 0x7fffffffull) return "more tiles than a grid may have";
   return NULL;
@@ -47,7 +50,9 @@ static const pm__problem tune_sizes[] = {
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1000003}, {.n = 1u << 24}, {.n = 100000007}, {.n = 1u << 28}};
 
-static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->n; }
+static double bytes(const pm__problem *pr) {
+  return 3.0 * (double)pm_dtype_size((pm_dtype)pr->dtype) * pr->n;
+}
 
 static size_t layout(const int *v) { (void)v; return 0; }
 
@@ -58,38 +63,16 @@ static size_t layout(const int *v) { (void)v; return 0; }
  * served) against one tuned for add measures it. */
 static void fallback(const pm__problem *pr, int *v) {
   v[BLOCK] = 256, v[ITEMS] = 2, v[GRID] = 0;
-  v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
-}
-
-typedef struct ref_args {
-  const float *a, *b;
-  float *c;
-} ref_args;
-
-static void reference(void *arg, size_t begin, size_t end) {
-  const ref_args *r = arg;
-  for (size_t i = begin; i < end; i++) r->c[i] = r->a[i] + r->b[i];
+  unsigned es = (unsigned)pm_dtype_size((pm_dtype)pr->dtype), a = pr->caller_align ? pr->caller_align : 16;
+  v[VEC] = (int)((a < 16 ? a : 16) / es);
+  if (v[VEC] < 1) v[VEC] = 1;
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
-  int rc = PM_OK;
-  size_t n = pr->n;
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
-  d->host_in[0] = pm__malloc(n * sizeof(float));
-  d->host_in[1] = pm__malloc(n * sizeof(float));
-  d->host_ref = pm__malloc(n * sizeof(float));
-  if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
-    return pm__seterr(c, PM_ENOMEM, "add n=%u: out of host memory", pr->n);
-  pm__random_fill(d->host_in[0], n, seed);
-  pm__random_fill(d->host_in[1], n, seed * 31 + 7);
-  ref_args r = {d->host_in[0], d->host_in[1], d->host_ref};
-  pm__parallel_for(n, reference, &r);
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
-  PM__CUDA(c, cudaMemcpy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
-fail:
-  return rc;
+  return pm__prepare_add(c, pr, seed, pr->n, d);
 }
 
 static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
@@ -106,10 +89,11 @@ static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
 
 const pm__op pm__op_add = {
     .name = "add",
-    .summary = "C = A + B over n floats, one flat vector (also packed matadds)",
+    .summary = "C = A + B over n elements, one flat vector (also packed matadds)",
     .api = PM_OP_ADD,
     .entries = {"pm_add"},
     .dims = 1,
+    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
     .variants = {"", NULL},
     .variant_names = {"", NULL},
     .tune_sizes = tune_sizes,

@@ -1,5 +1,5 @@
-/* op_matadd.c: matadd as data: C = A + B over a pitched rows x cols float matrix, row- or
- * column-major; its search space, constraints, launch and CPU reference (templates/matadd.cu). */
+/* op_matadd.c: matadd as data: C = A + B over a pitched rows x cols matrix of any pm_dtype, row-
+ * or column-major; its search space, constraints, launch and CPU reference (templates/matadd.cu). */
 #include <stdlib.h>
 
 #include "op.h"
@@ -13,7 +13,7 @@ enum { BX, BY, VEC, EPT, GRID, MAP, ALIGN, NPARAMS };
 static const pm__param params[NPARAMS] = {
     [BX] = {"bx", "BX", 7, {16, 32, 64, 128, 256, 512, 1024}, "threads per block in x"},
     [BY] = {"by", "BY", 6, {1, 2, 4, 8, 16, 32}, "threads per block in y"},
-    [VEC] = {"vec", "VEC", 3, {1, 2, 4}, "floats per access along the contiguous dimension"},
+    [VEC] = {"vec", "VEC", 4, {1, 2, 4, 8}, "elements per access along the contiguous dimension"},
     [EPT] = {"ept", "EPT", 3, {1, 2, 4}, "accesses per thread, BY lines apart"},
     [GRID] = {"grid", "GRID", 2, {0, 1}, "0 one tile per block, 1 grid-stride over one wave"},
     [MAP] = {"map", "MAP", 2, {0, 1}, "0 threadIdx.x along the columns, 1 along the rows"},
@@ -42,9 +42,12 @@ static geometry geometry_of(const int *v, const pm__problem *pr) {
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
+  /* without a problem, of floats: what `pmtune compile` builds where no type is named */
+  unsigned es = (unsigned)pm_dtype_size(pr ? (pm_dtype)pr->dtype : PM_F32);
+  if (v[VEC] * es > 16) return "an access of more than 16 bytes";
   if (pr == NULL) return NULL;
   geometry g = geometry_of(v, pr);
-  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
+  if (pr->caller_align != 0 && pr->caller_align % (v[VEC] * es) != 0)
     return "the caller's pointers or pitches are not aligned to the vector width";
   if (pr->caller_align == 0 && v[ALIGN] == 0 && g.lines > 1 && g.inner % v[VEC] != 0)
     return "packed lines are not aligned to the vector width";
@@ -68,34 +71,26 @@ static const pm__problem bench_sizes[] = {
     {.rows = 4097, .cols = 3001}, {.rows = 8192, .cols = 8192},   {.rows = 10000, .cols = 10000},
     {.rows = 16384, .cols = 16384}};
 
-static double bytes(const pm__problem *pr) { return 3.0 * sizeof(float) * pr->rows * pr->cols; }
+static double bytes(const pm__problem *pr) {
+  return 3.0 * (double)pm_dtype_size((pm_dtype)pr->dtype) * pr->rows * pr->cols;
+}
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
 
 static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 128, v[BY] = 2, v[EPT] = 1, v[GRID] = 0, v[ALIGN] = 256;
-  v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
+  /* 16-byte accesses, or the widest the caller's pointers allow */
+  unsigned es = (unsigned)pm_dtype_size((pm_dtype)pr->dtype), a = pr->caller_align ? pr->caller_align : 16;
+  v[VEC] = (int)((a < 16 ? a : 16) / es);
+  if (v[VEC] < 1) v[VEC] = 1;
   v[MAP] = COLMAJOR(pr); /* threadIdx.x along the contiguous dimension: coalesced */
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
-  int rc = PM_OK;
-  size_t n = (size_t)pr->rows * pr->cols;
   d->pr = *pr;
   d->lines = COLMAJOR(pr) ? pr->cols : pr->rows;
   d->inner = COLMAJOR(pr) ? pr->rows : pr->cols;
-  d->host_in[0] = pm__malloc(n * sizeof(float));
-  d->host_in[1] = pm__malloc(n * sizeof(float));
-  d->host_ref = pm__malloc(n * sizeof(float));
-  if (!d->host_in[0] || !d->host_in[1] || !d->host_ref)
-    return pm__seterr(c, PM_ENOMEM, "matadd %ux%u: out of host memory", pr->rows, pr->cols);
-  pm__random_fill(d->host_in[0], n, seed);
-  pm__random_fill(d->host_in[1], n, seed * 31 + 7);
-  for (size_t i = 0; i < n; i++) d->host_ref[i] = d->host_in[0][i] + d->host_in[1][i];
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
-  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
-fail:
-  return rc;
+  return pm__prepare_add(c, pr, seed, (size_t)pr->rows * pr->cols, d);
 }
 
 static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
@@ -120,10 +115,11 @@ static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
 
 const pm__op pm__op_matadd = {
     .name = "matadd",
-    .summary = "C = A + B over a pitched rows x cols float matrix, row- or column-major",
+    .summary = "C = A + B over a pitched rows x cols matrix, row- or column-major",
     .api = PM_OP_MATADD,
     .entries = {"pm_matadd"},
     .dims = 2,
+    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
     .variants = {"order=row", "order=col", NULL},
     .variant_names = {"row-major", "col-major", NULL},
     .tune_sizes = tune_sizes,

@@ -157,6 +157,7 @@ const pm__op pm__op_reduce = {
     .api = PM_OP_REDUCE,
     .entries = {"pm_reduce", "pm_reduce_final"},
     .dims = 1,
+    .dtypes = 1u << PM_F32,
     .variants = {"", NULL},
     .variant_names = {"", NULL},
     .tune_sizes = tune_sizes,

@@ -31,7 +31,7 @@ static void db_ops_make(void) {
   for (int i = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++) {
     const pm__op *op = pm__ops[i];
     db_ops[i] = (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
-                            {op->variants[0], op->variants[1], op->variants[2]}};
+                            {op->variants[0], op->variants[1], op->variants[2]}, op->dtypes};
     db_op_list[i] = &db_ops[i];
   }
 }
@@ -55,7 +55,7 @@ int pm__op_index(const pm__op *op) {
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out) {
   memset(out, 0, sizeof *out);
   out->op = op->name;
-  out->dtype = "f32";
+  out->dtype = pm_dtype_name((pm_dtype)pr->dtype);
   if (op->dims == 1) {
     out->n = pr->n;
   } else {
@@ -163,6 +163,8 @@ int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr, ch
     if (op->params[i].define != NULL)
       snprintf(out[n++], 24, "%s=%d", op->params[i].define, v[i]);
   if (op->problem_defines != NULL && pr != NULL) n += op->problem_defines(pr, out + n);
+  /* the element type, where it is not float (templates/pm_common.cuh: elem_t) */
+  if (pr != NULL && pr->dtype != PM_F32) snprintf(out[n++], 24, "PM_DTYPE=%d", pr->dtype);
   return n;
 }
 
@@ -203,13 +205,17 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
 }
 
 void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t len) {
+  /* the type, where it is not float: "n=1000 bf16" */
+  const char *t = pr->dtype != PM_F32 ? pm_dtype_name((pm_dtype)pr->dtype) : NULL;
+  int n;
   if (op->dims == 1)
-    snprintf(out, len, "n=%u", pr->n);
+    n = snprintf(out, len, "n=%u", pr->n);
   else if (op->radius_max > 0)
-    snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
-             pm__variant_name(op, pr));
+    n = snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
+                 pm__variant_name(op, pr));
   else
-    snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pm__variant_name(op, pr));
+    n = snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pm__variant_name(op, pr));
+  if (t != NULL && n >= 0 && (size_t)n < len) snprintf(out + n, len - (size_t)n, " %s", t);
 }
 
 /* The variant of pr, or the default where pr's is out of range. */
