@@ -23,22 +23,22 @@ static const char after[] =
     "passing over those tuned since ('pmtune show --seen' lists them).\n"
     "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
 
-/* The default sizes, read from the ops: "Default sizes: matadd 512x512 ... (row-major), 512x512
- * ... (col-major); reduce 1000 ...", a filter size with its radius. */
-static void default_sizes(FILE *out) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (f == NULL) return;
-  fputs("Default sizes:", f);
+/* The default sizes of type dtype, read from the ops: "matadd 512x512 ... (row-major), 512x512
+ * ... (col-major); reduce 1000 ...", a filter size with its radius, ops without any left out. */
+static void sizes_of_type(FILE *f, int dtype) {
+  int first = 1;
   for (int i = 0; pm__ops[i] != NULL; i++) {
     const pm__op *op = pm__ops[i];
-    fprintf(f, " %s", op->name);
+    int has = 0;
+    for (int k = 0; k < op->ntune_sizes; k++) has |= op->tune_sizes[k].dtype == dtype;
+    if (!has) continue;
+    fprintf(f, "%s %s", first ? "" : ";", op->name);
+    first = 0;
     for (int var = 0; var < 3 && op->variants[var] != NULL; var++) {
       int any = 0;
       for (int k = 0; k < op->ntune_sizes; k++) {
         const pm__problem *t = &op->tune_sizes[k];
-        if (t->variant != var) continue;
+        if (t->variant != var || t->dtype != dtype) continue;
         if (op->dims == 1) fprintf(f, " %u", t->n);
         else if (op->radius_max > 0) fprintf(f, " %ux%u:r%d", t->rows, t->cols, t->radius);
         else fprintf(f, " %ux%u", t->rows, t->cols);
@@ -47,8 +47,27 @@ static void default_sizes(FILE *out) {
       if (any && op->variant_names[var][0] != '\0') fprintf(f, " (%s)", op->variant_names[var]);
       if (any && var + 1 < 3 && op->variants[var + 1] != NULL) fputc(',', f);
     }
-    fputc(pm__ops[i + 1] != NULL ? ';' : '.', f);
   }
+  fputc('.', f);
+}
+
+/* "Default sizes: ..." in f32, then those of the other types that ops list (bf16). */
+static void default_sizes(FILE *out) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f == NULL) return;
+  fputs("Default sizes:", f);
+  sizes_of_type(f, PM_F32);
+  for (int t = 0; t < PM__NDTYPES; t++) {
+    int any = 0;
+    for (int i = 0; pm__ops[i] != NULL; i++)
+      for (int k = 0; k < pm__ops[i]->ntune_sizes; k++) any |= pm__ops[i]->tune_sizes[k].dtype == t;
+    if (t == PM_F32 || !any) continue;
+    fprintf(f, " And in %s:", pm_dtype_name((pm_dtype)t));
+    sizes_of_type(f, t);
+  }
+  fputs(" With --dtype T, the f32 sizes in each type T.", f);
   if (fclose(f) == 0) cli_wrap(out, text, 0, 0);
   free(text);
 }
@@ -127,17 +146,18 @@ static void on_sigint(int sig) {
   signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
 }
 
-/* The types `pmtune tune` tunes at the default sizes where --dtype is not given (each op those
- * of them it takes): float, and the 16-bit type of models. */
-#define DEFAULT_DTYPES (1u << PM_F32 | 1u << PM_BF16)
-
-/* Adds op's default sizes (its entry's tune_sizes) of type dtype to jobs[n..max); returns the new
- * count. */
-static int add_defaults(const pm__op *op, int dtype, job *jobs, int n, int max) {
-  for (int i = 0; i < op->ntune_sizes && n < max; i++) {
-    jobs[n] = (job){op, op->tune_sizes[i]};
-    jobs[n++].pr.dtype = dtype;
-  }
+/* Adds op's default sizes to jobs[n..max): where dtypes is 0 (no --dtype), its entry's tune_sizes
+ * as they are (f32, and bf16 where listed); else its f32 sizes in each type of dtypes. Returns
+ * the new count. */
+static int add_defaults(const pm__op *op, unsigned dtypes, job *jobs, int n, int max) {
+  for (int t = 0; t < PM__NDTYPES; t++)
+    for (int i = 0; i < op->ntune_sizes && n < max; i++) {
+      const pm__problem *s = &op->tune_sizes[i];
+      if (dtypes == 0 ? s->dtype != t : s->dtype != PM_F32 || !(dtypes & op->dtypes & 1u << t))
+        continue;
+      jobs[n] = (job){op, *s};
+      jobs[n++].pr.dtype = t;
+    }
   return n;
 }
 
@@ -352,7 +372,7 @@ int cmd_tune(int argc, char **argv) {
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
       CLI_BORDER(&cv, "filter: border (with --size; default clamp)"),
       CLI_DTYPE(&dtypes, "the element types to tune, each separately (default: f32 with --size; "
-                         "f32 and bf16 at the default sizes, for each op that takes bf16)"),
+                         "at the default sizes, those listed below, in f32 and bf16)"),
       CLI_CALLBACK_OPTIONAL(0, "seen", "N", &seen, seen_option,
                             "tune, on each GPU, the N (default 10) sizes that library calls on it "
                             "recorded most often as served without an exact winner and that "
@@ -422,11 +442,9 @@ int cmd_tune(int argc, char **argv) {
       }
   }
   if (nsizes == 0 && seen == 0)
-    for (int t = 0; t < PM__NDTYPES; t++)
-      for (int i = 0; pm__ops[i] != NULL; i++)
-        if ((only == NULL || only == pm__ops[i]) &&
-            (dtypes ? dtypes : DEFAULT_DTYPES) & pm__ops[i]->dtypes & 1u << t)
-          njobs = add_defaults(pm__ops[i], t, jobs, njobs, JOBS_MAX);
+    for (int i = 0; pm__ops[i] != NULL; i++)
+      if (only == NULL || only == pm__ops[i])
+        njobs = add_defaults(pm__ops[i], dtypes, jobs, njobs, JOBS_MAX);
 
   int ndev = 0, first = 0, last = -1;
   if (pm__device_count(c, &ndev) != PM_OK) {

@@ -46,7 +46,10 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
  * nearest n. */
 static const pm__problem tune_sizes[] = {
     {.n = 1u << 16}, {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1000003},   {.n = 1u << 22},
-    {.n = 1u << 24}, {.n = 10000019}, {.n = 1u << 26}, {.n = 100000007}, {.n = 1u << 28}};
+    {.n = 1u << 24}, {.n = 10000019}, {.n = 1u << 26}, {.n = 100000007}, {.n = 1u << 28},
+    /* bf16: fewer (op_matadd.c says why) */
+    {.n = 1u << 16, .dtype = PM_BF16}, {.n = 1u << 20, .dtype = PM_BF16},
+    {.n = 1u << 24, .dtype = PM_BF16}, {.n = 1u << 28, .dtype = PM_BF16}};
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1000003}, {.n = 1u << 24}, {.n = 100000007}, {.n = 1u << 28}};
 

@@ -65,7 +65,13 @@ static const pm__problem tune_sizes[] = {
     {.rows = 1024, .cols = 1024, .variant = COL_MAJOR},
     {.rows = 2048, .cols = 2048, .variant = COL_MAJOR},
     {.rows = 4096, .cols = 4096, .variant = COL_MAJOR},
-    {.rows = 10000, .cols = 10000, .variant = COL_MAJOR}};
+    {.rows = 10000, .cols = 10000, .variant = COL_MAJOR},
+    /* bf16, the type of models: fewer sizes, so that `pmtune tune` stays under 3 minutes on an
+     * H100; `--dtype bf16` tunes all of the above in it */
+    {.rows = 1024, .cols = 1024, .dtype = PM_BF16},  {.rows = 4096, .cols = 4096, .dtype = PM_BF16},
+    {.rows = 4097, .cols = 3001, .dtype = PM_BF16},  {.rows = 10000, .cols = 10000, .dtype = PM_BF16},
+    {.rows = 1024, .cols = 1024, .variant = COL_MAJOR, .dtype = PM_BF16},
+    {.rows = 10000, .cols = 10000, .variant = COL_MAJOR, .dtype = PM_BF16}};
 static const pm__problem bench_sizes[] = {
     {.rows = 1024, .cols = 1024}, {.rows = 2048, .cols = 2048},   {.rows = 4096, .cols = 4096},
     {.rows = 4097, .cols = 3001}, {.rows = 8192, .cols = 8192},   {.rows = 10000, .cols = 10000},
