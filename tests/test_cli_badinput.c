@@ -264,6 +264,7 @@ static const cmd_spec commands[] = {
       {"--border", K_VALUE, "zero", 0, {"wrap"}},
       {"--order", K_VALUE, NULL, 0, {NULL}},
       {"--align", K_VALUE, "8", 0, {"0", "2", "32", "1000"}},
+      {"--dtype", K_VALUE, "f32", 0, {"f8", "bf16", "F32", "f32,", ",f32", "all"}}, /* filter: f32 */
       {"--device", K_VALUE, "0", 0, {"1024"}},
       {"--json", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 1, {NULL}},
@@ -272,6 +273,7 @@ static const cmd_spec commands[] = {
      {{"--op", K_VALUE, "filter", 1, {NULL}},
       {"--size", K_LIST, "64x64", 1, {NULL}},
       {"--radius", K_VALUE, "2", 0, RADIUS_BAD},
+      {"--dtype", K_VALUE, "f32", 0, {"f8", "bf16", "F32", "f32,", ",f32", "all"}}, /* filter: f32 */
       {"--device", K_VALUE, "0", 0, {"1024"}},
       {"--samples", K_VALUE, "5", 0, {"0", "65"}},
       {"--json", K_FLAG, NULL, 0, {NULL}},

@@ -164,9 +164,14 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
     snprintf(why, whylen, "%.300s", failed ? ended : "it printed no verified timing");
 }
 
-/* Adds op's default sizes (its entry's bench_sizes) to items[n..max); returns the new count. */
-static int add_defaults(const pm__op *op, item *items, int n, int max) {
-  for (int i = 0; i < op->nbench_sizes && n < max; i++) items[n++] = (item){op, op->bench_sizes[i]};
+/* Adds op's default sizes (its entry's bench_sizes) in each type of dtypes that op takes to
+ * items[n..max); returns the new count. */
+static int add_defaults(const pm__op *op, unsigned dtypes, item *items, int n, int max) {
+  for (int t = 0; t < PM__NDTYPES; t++)
+    for (int i = 0; i < op->nbench_sizes && n < max && (dtypes & op->dtypes & 1u << t); i++) {
+      items[n] = (item){op, op->bench_sizes[i]};
+      items[n++].pr.dtype = t;
+    }
   return n;
 }
 
@@ -176,12 +181,15 @@ int cmd_bench(int argc, char **argv) {
   cli_list slist = {sizes, 0, 32};
   pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
+  unsigned dtypes = 0;
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
       CLI_LIST(0, "size", "S", &slist,
                "ROWSxCOLS or N, repeatable (with one --op), a filter size with its own radius "
                "ROWSxCOLS:rR; default: the targets' sizes"),
       CLI_RADIUS(&given, "filter radius of the sizes without their own (default 1)"),
+      CLI_DTYPE(&dtypes, "the element types, each timed apart (default f32; at the default sizes, "
+                         "each op in those of them it takes); the peers time f32 alone"),
       CLI_INT(0, "device", "N", &device, 0, 1023, "which GPU (default 0)"),
       CLI_INT(0, "samples", "N", &samples, 1, 64, "timed samples of each (default 25, at most 64)"),
       CLI_FLAG(0, "json", &json, "one JSON object per line instead of the table"),
@@ -195,6 +203,8 @@ int cmd_bench(int argc, char **argv) {
   if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");
   int radius_given = given.radius != 0;
   if (cli_apply_variants("bench", only, &cv, &given) != CLI_OK) return CLI_USAGE;
+  if (nsizes > 0 && cli_dtype_check("bench", only, dtypes) != CLI_OK) return CLI_USAGE;
+  if (dtypes == 0) dtypes = 1u << PM_F32;
   if (nsizes == 0 && radius_given)
     return cli_usage_error("bench", "--radius applies to --size (the default sizes have their "
                                     "own)");
@@ -211,10 +221,15 @@ int cmd_bench(int argc, char **argv) {
       pm_close(c);
       return status;
     }
-    items[nitems++] = (item){only, pr};
+    for (int t = 0; t < PM__NDTYPES; t++)
+      if (dtypes & 1u << t && nitems < (int)(sizeof items / sizeof *items)) {
+        pr.dtype = t;
+        items[nitems++] = (item){only, pr};
+      }
   }
   for (int i = 0; nsizes == 0 && pm__ops[i] != NULL; i++)
-    if (only == NULL || only == pm__ops[i]) nitems = add_defaults(pm__ops[i], items, nitems, (int)(sizeof items / sizeof *items));
+    if (only == NULL || only == pm__ops[i])
+      nitems = add_defaults(pm__ops[i], dtypes, items, nitems, (int)(sizeof items / sizeof *items));
   pm_close(c);
   o.device = device;
   o.db_path = dbpath;
@@ -248,15 +263,20 @@ int cmd_bench(int argc, char **argv) {
       continue;
     }
     pm__data_free(&d);
-    peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
+    if (pr.dtype == PM_F32)
+      peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
+    else /* pmtune_peers times float alone so far (issue 16) */
+      snprintf(pname, sizeof pname, "-"), memset(&pt, 0, sizeof pt), pwhy[0] = '\0';
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
-      printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"shipped\":%s,"
+      printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\","
+             "\"shipped\":%s,"
              "\"config\":\"%s\","
              "\"tuned_ms\":%.6g,\"tuned_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction_of_ceiling\":%.4f,"
              "\"seed_ms\":%.6g,\"speedup_vs_seed\":%.4f,\"peer\":\"%s\",\"peer_ms\":%.6g,"
              "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d,\"peer_error\":",
-             c->dev.name, op->name, ptext, pm__source_name(dec.source),
+             c->dev.name, op->name, pm_dtype_name((pm_dtype)pr.dtype), ptext,
+             pm__source_name(dec.source),
              dec.shipped ? "true" : "false", dec.config, tuned.ms,
              tuned.gbps, ceil.gbps, tuned.gbps / ceil.gbps, seed.ms, seed.ms / tuned.ms, pname,
              pt.ok ? pt.ms : 0, pt.ok ? pt.ms / tuned.ms : 0, rec, samples);

@@ -40,6 +40,7 @@ int cmd_explain(int argc, char **argv) {
   int json = 0, device = 0;
   pm__problem pr = {.caller_align = 16}; /* radius 0: not given */
   cli_variants cv = CLI_VARIANTS_NONE;
+  unsigned dtypes = 0;
   const cli_option options[] = {
       CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
       CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED,
@@ -48,6 +49,7 @@ int cmd_explain(int argc, char **argv) {
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd (default row)"),
       CLI_BORDER(&cv, "filter (default clamp)"),
+      CLI_DTYPE(&dtypes, "the element type (default f32)"),
       CLI_CALLBACK(0, "align", "BYTES", &pr.caller_align, align_option,
                    "the alignment the caller's pointers and pitches honour: 4, 8 or 16 "
                    "(default 16: any vector width)"),
@@ -63,6 +65,7 @@ int cmd_explain(int argc, char **argv) {
   if (size == NULL) return cli_usage_error("explain", "no --size given");
   int radius_given = pr.radius != 0;
   if (cli_apply_variants("explain", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
+  if (cli_dtype_one("explain", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
 
   if (op->radius_max == 0) pr.radius = 0;
   pm_ctx *c = NULL;
@@ -85,8 +88,10 @@ int cmd_explain(int argc, char **argv) {
   char ptext[96], tuned[48], other[48];
   pm__problem_text(op, &pr, ptext, sizeof ptext);
   if (json) {
-    printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\",\"config\":\"%s\"",
-           c->dev.name, op->name, ptext, pm__source_name(d.source), d.config);
+    printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\","
+           "\"config\":\"%s\"",
+           c->dev.name, op->name, pm_dtype_name((pm_dtype)pr.dtype), ptext,
+           pm__source_name(d.source), d.config);
     if (d.source != PM__FROM_DEFAULT) {
       size_text(op, d.tuned_rows, d.tuned_cols, d.tuned_n, "", tuned, sizeof tuned);
       printf(",\"tuned_size\":\"%s\",\"median_ms\":%.6g,\"gbps\":%.6g,\"speedup\":%.6g,"
