@@ -1,6 +1,9 @@
 """pmtune for Python: pmtune's tuned kernels (matadd, add, reduce_sum, filter) called on any
-float32 GPU array that exposes __cuda_array_interface__ or DLPack (PyTorch, CuPy, Numba, JAX), on
-the caller's current stream, through libpmtune.so's C ABI with ctypes (no compiled extension).
+GPU array that exposes __cuda_array_interface__ or DLPack (PyTorch, CuPy, Numba, JAX), on the
+caller's current stream, through libpmtune.so's C ABI with ctypes (no compiled extension).
+matadd and add take float32, float16, bfloat16 and float64 arrays (all of one call of one type;
+16-bit sums computed in float and rounded once, as torch.add does); reduce_sum and filter take
+float32.
 
     import pmtune, torch
     a = torch.rand(7777, 5003, device="cuda"); b = torch.rand_like(a)
@@ -104,8 +107,9 @@ class Context:
     # ---- the operations (the module's functions call these on the device's context) ----------
 
     def matadd(self, a, b, out=None, stream=None):
-        """out = a + b over 2-D float32 arrays, each row-major or column-major (the same order for
-        all three) with any pitch; out is made (PyTorch, CuPy) where not given. Returns out."""
+        """out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each
+        row-major or column-major (the same order for all three) with any pitch; out is made
+        (PyTorch, CuPy) where not given. Returns out."""
         s = _arrays.stream_handle(stream, a)
         va, vb = _arrays.view(a, "a", s), _arrays.view(b, "b", s)
         oa, rows, cols, pa = va.layout("a")
@@ -113,20 +117,22 @@ class Context:
             raise ValueError("a is %s, b is %s: the same shape is needed" % (va.shape, vb.shape))
         ob, _, _, pb = vb.layout("b")
         if out is None:
-            out = _arrays.empty_like(a, (rows, cols), "F" if oa else "C", "matadd")
+            out = _arrays.empty_like(a, (rows, cols), "F" if oa else "C", "matadd", va.dtype)
         vc = _arrays.view(out, "out", s, writable=True)
         if vc.shape != va.shape:
             raise ValueError("out is %s, a is %s: the same shape is needed" % (vc.shape, va.shape))
         oc, _, _, pc = vc.layout("out")
+        _same_type(va, vb, vc)
         if not oa == ob == oc:
             raise ValueError("a, b and out are stored in different orders (row-major: %s, %s, %s):"
                              " pmtune's matadd takes one" % (oa == 0, ob == 0, oc == 0))
-        self._check(_c().pm_matadd(self._handle(), rows, cols, oa, vc.ptr, pc, va.ptr, pa, vb.ptr,
-                                   pb, s))
+        self._check(_c().pm_matadd_t(self._handle(), va.dtype, rows, cols, oa, vc.ptr, pc, va.ptr,
+                                     pa, vb.ptr, pb, s))
         return out
 
     def add(self, a, b, out=None, stream=None):
-        """out = a + b over contiguous float32 arrays of any shape (one flat vector). Returns out."""
+        """out = a + b over contiguous arrays of one type (float32, float16, bfloat16, float64) and
+        any shape (one flat vector). Returns out."""
         s = _arrays.stream_handle(stream, a)
         va, vb = _arrays.view(a, "a", s), _arrays.view(b, "b", s)
         if vb.shape != va.shape:
@@ -134,12 +140,13 @@ class Context:
         n = va.packed_vector("a")
         vb.packed_vector("b")
         if out is None:
-            out = _arrays.empty_like(a, va.shape, "C", "add")
+            out = _arrays.empty_like(a, va.shape, "C", "add", va.dtype)
         vc = _arrays.view(out, "out", s, writable=True)
         if vc.shape != va.shape:
             raise ValueError("out is %s, a is %s: the same shape is needed" % (vc.shape, va.shape))
         vc.packed_vector("out")
-        self._check(_c().pm_add(self._handle(), n, vc.ptr, va.ptr, vb.ptr, s))
+        _same_type(va, vb, vc)
+        self._check(_c().pm_add_t(self._handle(), va.dtype, n, vc.ptr, va.ptr, vb.ptr, s))
         return out
 
     def reduce_sum(self, x, out=None, stream=None):
@@ -147,6 +154,7 @@ class Context:
         made, 0-d, where not given). Returns out."""
         s = _arrays.stream_handle(stream, x)
         vx = _arrays.view(x, "x", s)
+        vx.need("x", "reduce_sum", (_arrays.F32,))
         n = vx.packed_vector("x")
         if out is None:
             out = _arrays.empty_like(x, (), "C", "reduce_sum")
@@ -171,6 +179,7 @@ class Context:
             raise ValueError("weights: (2 radius + 1)^2 values are needed, not %d" % len(w))
         s = _arrays.stream_handle(stream, x)
         vx = _arrays.view(x, "x", s)
+        vx.need("x", "filter", (_arrays.F32,))
         ox, rows, cols, px = vx.layout("x")
         if ox != 0:
             raise ValueError("x: filter takes a row-major image (its rows' floats next to each "
@@ -187,6 +196,13 @@ class Context:
         self._check(_c().pm_filter(self._handle(), rows, cols, vo.ptr, po, vx.ptr, px, cw,
                                    side // 2, 0 if border == "clamp" else 1, s))
         return out
+
+
+def _same_type(*views):
+    """TypeError where the arrays of one call hold different element types."""
+    if len({v.dtype for v in views}) != 1:
+        raise TypeError("the arrays hold %s: one type is needed" % ", ".join(
+            _arrays.NAMES[v.dtype] for v in views))
 
 
 def _flat_floats(w):

@@ -5,59 +5,79 @@ import ctypes
 import sys
 
 FLOAT32 = "<f4"
-_DL_CUDA, _DL_CUDA_MANAGED, _DL_FLOAT = 2, 13, 2
+_DL_CUDA, _DL_CUDA_MANAGED, _DL_FLOAT, _DL_BFLOAT = 2, 13, 2, 4
+
+# pmtune.h's pm_dtype: its value, name and element size, by the array protocols' names for it
+F32, F16, BF16, F64 = 0, 1, 2, 3
+NAMES = {F32: "float32", F16: "float16", BF16: "bfloat16", F64: "float64"}
+SIZES = {F32: 4, F16: 2, BF16: 2, F64: 8}
+_TYPESTRS = {"f4": F32, "f2": F16, "f8": F64}  # __cuda_array_interface__ has no bfloat16
+_DLTYPES = {(_DL_FLOAT, 32): F32, (_DL_FLOAT, 16): F16, (_DL_BFLOAT, 16): BF16, (_DL_FLOAT, 64): F64}
 
 
 class View:
-    """A float32 array on a GPU as pmtune sees it: strides in bytes, read from its protocol."""
+    """A GPU array as pmtune sees it: strides in bytes, its element type (F32 ...), read from its
+    protocol."""
 
-    def __init__(self, obj, ptr, shape, strides, device, keep=None):
+    def __init__(self, obj, ptr, shape, strides, device, keep=None, dtype=F32):
         self.obj, self.ptr, self.shape, self.strides, self.device = obj, ptr, shape, strides, device
+        self.dtype, self.esize = dtype, SIZES[dtype]
         self._keep = keep  # a DLPack capsule: the memory stays valid while it lives
+
+    def need(self, what, call, dtypes):
+        """TypeError where the element type is not one of dtypes (call: the function, for the
+        message)."""
+        if self.dtype not in dtypes:
+            raise TypeError("%s: %s takes %s arrays, not %s" % (
+                what, call, " or ".join(NAMES[t] for t in dtypes), NAMES[self.dtype]))
 
     def layout(self, what):
         """(order, rows, cols, pitch) of a 2-D view, order 0 row-major or 1 column-major: the
-        elements of a line 4 bytes apart, lines `pitch` bytes apart (a packed array, a slice of a
-        wider one, a transposed one). ValueError for any other."""
+        elements of a line next to each other (esize bytes apart), lines `pitch` bytes apart (a
+        packed array, a slice of a wider one, a transposed one). ValueError for any other."""
         if len(self.shape) != 2:
             raise ValueError("%s: a 2-D array is needed, not %d-D" % (what, len(self.shape)))
         rows, cols = self.shape
         s0, s1 = self.strides
-        if rows == 1 and (cols == 1 or s1 == 4):  # one line
-            return 0, rows, cols, 4 * cols
-        if cols == 1 and s0 == 4:  # one column, packed: a column-major line
-            return 1, rows, cols, 4 * rows
-        if (s1 == 4 or cols == 1) and s0 >= 4 * cols:
+        e = self.esize
+        if rows == 1 and (cols == 1 or s1 == e):  # one line
+            return 0, rows, cols, e * cols
+        if cols == 1 and s0 == e:  # one column, packed: a column-major line
+            return 1, rows, cols, e * rows
+        if (s1 == e or cols == 1) and s0 >= e * cols:
             return 0, rows, cols, s0
-        if s0 == 4 and s1 >= 4 * rows:
+        if s0 == e and s1 >= e * rows:
             return 1, rows, cols, s1
-        raise ValueError("%s: strides %s bytes: one of the two must be 4 (a line's floats next to "
-                         "each other) and the other at least a line" % (what, (s0, s1)))
+        raise ValueError("%s: strides %s bytes: one of the two must be %d (a line's elements next "
+                         "to each other) and the other at least a line" % (what, (s0, s1), e))
 
     def packed_vector(self, what):
-        """The number of floats of a view whose elements are next to each other in memory."""
-        n, stride = 1, 4
+        """The number of elements of a view whose elements are next to each other in memory."""
+        n, stride = 1, self.esize
         for extent, s in sorted(zip(self.shape, self.strides), key=lambda e: e[1]):
             if extent != 1 and s != stride:
                 raise ValueError("%s: not contiguous (strides %s bytes)" % (what, self.strides))
             n *= extent
-            stride = 4 * n
+            stride = self.esize * n
         return n
 
 
 def _from_cai(obj, cai):
-    typestr = cai.get("typestr")
-    if typestr not in ("<f4", "=f4", "|f4") and not (typestr == ">f4" and sys.byteorder == "big"):
-        raise TypeError("pmtune takes float32 arrays, not %s" % typestr)
+    typestr = cai.get("typestr") or ""
+    native = typestr[:1] in ("<", "=", "|") or (typestr[:1] == ">" and sys.byteorder == "big")
+    dtype = _TYPESTRS.get(typestr[1:]) if native else None
+    if dtype is None:
+        raise TypeError("pmtune takes float32, float16, bfloat16 or float64 arrays, not %s" % typestr)
     shape = tuple(int(e) for e in cai["shape"])
     strides = cai.get("strides")
     if strides is None:  # C-contiguous
-        strides, acc = [], 4
+        strides, acc = [], SIZES[dtype]
         for e in reversed(shape):
             strides.insert(0, acc)
             acc *= max(e, 1)
     ptr, readonly = cai["data"]
-    return View(obj, int(ptr or 0), shape, tuple(int(s) for s in strides), _device_of(obj)), readonly
+    return View(obj, int(ptr or 0), shape, tuple(int(s) for s in strides), _device_of(obj),
+                dtype=dtype), readonly
 
 
 class _DLDevice(ctypes.Structure):
@@ -87,24 +107,30 @@ def _from_dlpack(obj, stream):
     if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
         raise TypeError("pmtune takes arrays in GPU memory (DLPack device type %d)"
                         % t.device.device_type)
-    if (t.dtype.code, t.dtype.bits, t.dtype.lanes) != (_DL_FLOAT, 32, 1):
-        raise TypeError("pmtune takes float32 arrays, not DLPack type (%d, %d, %d)"
-                        % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    dtype = _DLTYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
+    if dtype is None:
+        raise TypeError("pmtune takes float32, float16, bfloat16 or float64 arrays, not DLPack "
+                        "type (%d, %d, %d)" % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    e = SIZES[dtype]
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:
-        strides = tuple(4 * t.strides[i] for i in range(t.ndim))
+        strides = tuple(e * t.strides[i] for i in range(t.ndim))
     else:
-        strides, acc = [], 4
-        for e in reversed(shape):
+        strides, acc = [], e
+        for extent in reversed(shape):
             strides.insert(0, acc)
-            acc *= max(e, 1)
+            acc *= max(extent, 1)
         strides = tuple(strides)
-    return View(obj, (t.data or 0) + t.byte_offset, shape, strides, t.device.device_id, capsule)
+    return View(obj, (t.data or 0) + t.byte_offset, shape, strides, t.device.device_id, capsule,
+                dtype=dtype)
 
 
 def view(obj, what, stream=0, writable=False):
     """The View of obj; TypeError where it is no GPU array pmtune can take."""
-    cai = getattr(obj, "__cuda_array_interface__", None)
+    try:
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    except TypeError:  # a type the protocol cannot name (PyTorch's bfloat16): DLPack can
+        cai = None
     if cai is not None:
         v, readonly = _from_cai(obj, cai)
         if writable and readonly:
@@ -149,17 +175,21 @@ def stream_handle(stream, obj):
     return 0
 
 
-def empty_like(obj, shape, order, what):
-    """A new float32 array of shape on obj's device in order ("C" row-major, "F" column-major),
-    from obj's library (PyTorch or CuPy); ValueError for others (pass `out`)."""
+def empty_like(obj, shape, order, what, dtype=F32):
+    """A new array of shape and element type dtype (F32 ...) on obj's device in order ("C"
+    row-major, "F" column-major), from obj's library (PyTorch or CuPy); ValueError for others
+    (pass `out`)."""
     lib = _library_of(obj)
     if lib == "torch":
         import torch
+        t = getattr(torch, NAMES[dtype])
         if order == "F" and len(shape) == 2:
-            return torch.empty((shape[1], shape[0]), dtype=torch.float32, device=obj.device).t()
-        return torch.empty(shape, dtype=torch.float32, device=obj.device)
+            return torch.empty((shape[1], shape[0]), dtype=t, device=obj.device).t()
+        return torch.empty(shape, dtype=t, device=obj.device)
     if lib == "cupy":
         import cupy
+        if dtype == BF16:
+            raise ValueError("%s: pass out= (CuPy has no bfloat16)" % what)
         with obj.device:
-            return cupy.empty(shape, dtype=cupy.float32, order=order)
+            return cupy.empty(shape, dtype=getattr(cupy, NAMES[dtype]), order=order)
     raise ValueError("%s: pass out= (pmtune makes new arrays only for PyTorch and CuPy)" % what)

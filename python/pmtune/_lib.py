@@ -70,6 +70,8 @@ def _declare(lib):
         "pm_notice": (ctypes.c_char_p, [vp]),
         "pm_matadd": (i, [vp, c_size, c_size, i, vp, c_size, vp, c_size, vp, c_size, vp]),
         "pm_add": (i, [vp, c_size, vp, vp, vp, vp]),
+        "pm_matadd_t": (i, [vp, i, c_size, c_size, i, vp, c_size, vp, c_size, vp, c_size, vp]),
+        "pm_add_t": (i, [vp, i, c_size, vp, vp, vp, vp]),
         "pm_reduce_sum": (i, [vp, c_size, vp, vp, vp]),
         "pm_filter": (i, [vp, c_size, c_size, vp, c_size, vp, c_size,
                           ctypes.POINTER(ctypes.c_float), i, i, vp]),

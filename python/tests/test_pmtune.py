@@ -87,9 +87,16 @@ def test_layouts_are_read_from_the_strides():
         _arrays.view(Fake((6, 7), (40, 4)), "x").packed_vector("x")
 
 
-def test_what_is_not_a_float32_gpu_array_is_refused():
-    with pytest.raises(TypeError, match="float32"):
-        _arrays.view(Fake((2, 2), typestr="<f8"), "a")
+def test_what_is_not_a_float_gpu_array_is_refused():
+    with pytest.raises(TypeError, match="float32, float16, bfloat16 or float64"):
+        _arrays.view(Fake((2, 2), typestr="<i4"), "a")
+    with pytest.raises(TypeError, match="float32, float16"):
+        _arrays.view(Fake((2, 2), typestr=">f2" if sys.byteorder == "little" else "<f2"), "a")
+    half, double = _arrays.view(Fake((3, 5), typestr="<f2"), "a"), _arrays.view(Fake((3, 5), typestr="<f8"), "a")
+    assert (half.dtype, half.layout("a")) == (_arrays.F16, (0, 3, 5, 10))
+    assert (double.dtype, double.packed_vector("a")) == (_arrays.F64, 15)
+    with pytest.raises(TypeError, match="reduce_sum takes float32 arrays, not float64"):
+        double.need("x", "reduce_sum", (_arrays.F32,))
     with pytest.raises(TypeError, match="not a GPU array"):
         _arrays.view([1.0, 2.0], "a")
     with pytest.raises(ValueError, match="read-only"):
@@ -107,6 +114,10 @@ def ctx():
 
 def test_calls_are_checked_before_the_library(ctx):
     a, b = Fake((4, 5)), Fake((4, 5))
+    with pytest.raises(TypeError, match="float32, float16, float32: one type is needed"):
+        ctx.matadd(a, Fake((4, 5), typestr="<f2"), out=Fake((4, 5)))
+    with pytest.raises(TypeError, match="filter takes float32 arrays, not float64"):
+        ctx.filter(Fake((4, 5), typestr="<f8"), [0.0] * 9, out=Fake((4, 5), typestr="<f8"))
     with pytest.raises(ValueError, match="the same shape"):
         ctx.matadd(a, Fake((5, 4)), out=Fake((4, 5)))
     with pytest.raises(ValueError, match="different orders"):
@@ -131,7 +142,7 @@ def test_the_library_s_refusals_raise_its_message(ctx):
     with pytest.raises(pmtune.Error) as e:  # a context with no device takes no call
         ctx.matadd(Fake((4, 5)), Fake((4, 5)), out=Fake((4, 5)))
     assert e.value.name == "PM_ENODEV" and e.value.status == -3
-    assert str(e.value) == "pm_matadd: this context has no device"
+    assert str(e.value) == "pm_matadd_t: this context has no device"
     ctx.close()
     with pytest.raises(ValueError, match="closed"):
         ctx.add(Fake((3,)), Fake((3,)), out=Fake((3,)))
@@ -186,6 +197,31 @@ def test_torch_matadd_packed_sliced_transposed_on_the_current_stream():
         c2 = pmtune.matadd(c, b)  # ordered after c on s: the same stream
     s.synchronize()
     assert torch.equal(c2, a + b + b)
+
+
+@needs_gpu
+def test_torch_matadd_and_add_in_half_bfloat16_and_double():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    rand = lambda *shape: torch.rand(*shape, device="cuda", generator=g)
+    for dt in (torch.float16, torch.bfloat16, torch.float64):  # bfloat16: through DLPack
+        for rows, cols in [(7777, 5003), (4097, 1500), (3, 1001), (1, 1)]:
+            a, b = rand(rows, cols).to(dt), rand(rows, cols).to(dt)
+            c = pmtune.matadd(a, b)
+            assert c.dtype == dt and torch.equal(c, a + b), (dt, rows, cols, "packed")
+            wa, wb = rand(rows, cols + 37).to(dt), rand(rows, cols + 37).to(dt)
+            sa, sb = wa[:, 5:5 + cols], wb[:, 5:5 + cols]  # one element off: 2-byte aligned
+            assert torch.equal(pmtune.matadd(sa, sb), sa + sb), (dt, rows, cols, "slice")
+            at, bt = a.t().contiguous().t(), b.t().contiguous().t()  # column-major storage
+            out = torch.empty(cols, rows, device="cuda", dtype=dt).t()
+            assert torch.equal(pmtune.matadd(at, bt, out=out), a + b), (dt, rows, cols, "col")
+        for n in [1, 7, 1000, (1 << 20) + 7]:
+            x, y = torch.randn(n, device="cuda", generator=g).to(dt), rand(n).to(dt)
+            assert torch.equal(pmtune.add(x, y), x + y), (dt, n)
+    with pytest.raises(TypeError, match="one type is needed"):
+        pmtune.add(rand(10), rand(10).half())
+    with pytest.raises(TypeError, match="reduce_sum takes float32 arrays, not bfloat16"):
+        pmtune.reduce_sum(rand(10).bfloat16())
 
 
 @needs_gpu
