@@ -62,10 +62,16 @@ class View:
         return n
 
 
-def _from_cai(obj, cai):
+def _cai_dtype(cai):
+    """The element type a __cuda_array_interface__ names, or None."""
     typestr = cai.get("typestr") or ""
     native = typestr[:1] in ("<", "=", "|") or (typestr[:1] == ">" and sys.byteorder == "big")
-    dtype = _TYPESTRS.get(typestr[1:]) if native else None
+    return _TYPESTRS.get(typestr[1:]) if native else None
+
+
+def _from_cai(obj, cai):
+    typestr = cai.get("typestr") or ""
+    dtype = _cai_dtype(cai)
     if dtype is None:
         raise TypeError("pmtune takes float32, float16, bfloat16 or float64 arrays, not %s" % typestr)
     shape = tuple(int(e) for e in cai["shape"])
@@ -129,8 +135,10 @@ def view(obj, what, stream=0, writable=False):
     """The View of obj; TypeError where it is no GPU array pmtune can take."""
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
-    except TypeError:  # a type the protocol cannot name (PyTorch's bfloat16): DLPack can
+    except TypeError:
         cai = None
+    if cai is not None and _cai_dtype(cai) is None and hasattr(obj, "__dlpack__"):
+        cai = None  # a type the protocol cannot name (PyTorch's bfloat16 is "<V2"): DLPack can
     if cai is not None:
         v, readonly = _from_cai(obj, cai)
         if writable and readonly:
