@@ -147,6 +147,8 @@ static inline char *pm__strdup_at(const char *s, const char *site) {
 int pm__dtype_find(const char *name);
 /* The names, "f32|f16|bf16|f64", for messages. */
 #define PM__DTYPE_NAMES "f32|f16|bf16|f64"
+/* The names of the types in mask (bit t for pm_dtype t), "f32, bf16", into out[cap]. */
+void pm__dtype_list(unsigned mask, char *out, size_t cap);
 
 /* Host conversions, round to nearest, ties to even (NaN stays NaN), as the device's
  * __float2half_rn and __float2bfloat16_rn do; the way back is exact. */

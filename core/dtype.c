@@ -2,6 +2,7 @@
  * host's conversions between float and the 16-bit types, for the tuner's inputs and references. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
@@ -22,6 +23,14 @@ int pm__dtype_find(const char *name) {
   for (int i = 0; name != NULL && i < PM__NDTYPES; i++)
     if (strcmp(dtypes[i].name, name) == 0) return i;
   return -1;
+}
+
+void pm__dtype_list(unsigned mask, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int t = 0; t < PM__NDTYPES && len < cap; t++)
+    if (mask & 1u << t)
+      len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", dtypes[t].name);
 }
 
 static uint32_t bits_of(float x) {

@@ -1053,11 +1053,8 @@ int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
   int dtype = pm__dtype_find(p->dtype);
   unsigned dtypes = spec->dtypes ? spec->dtypes : 1u << PM_F32;
   if (dtype < 0 || !(dtypes & 1u << dtype)) {
-    char list[64] = "";
-    for (int t = 0, len = 0; t < PM__NDTYPES; t++)
-      if (dtypes & 1u << t)
-        len += snprintf(list + len, sizeof list - (size_t)len, "%s%s", len ? ", " : "",
-                        pm_dtype_name((pm_dtype)t));
+    char list[64];
+    pm__dtype_list(dtypes, list, sizeof list);
     return pm__seterr(c, PM_EINVAL, "problem: %s: %s dtype '%.40s' (%s)", p->op,
                       dtype < 0 ? "unknown" : "no", p->dtype ? p->dtype : "(none)", list);
   }

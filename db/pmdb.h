@@ -129,8 +129,8 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
 
 /* What was tuned. Fields that do not apply to op are 0 / NULL: rows and cols for ops on
  * matrices, else n; radius where the op has one; variant one of the op's (NULL or "" where it has
- * none). dtype: a pm_dtype's name ("f32", "bf16") that the op takes. Every function checks a problem against the handle's ops (PM_EINVAL,
- * saying what is wrong). */
+ * none). dtype: a pm_dtype's name ("f32", "bf16") that the op takes. Every function checks a
+ * problem against the handle's ops (PM_EINVAL, saying what is wrong). */
 typedef struct pm__db_problem {
   const char *op;
   const char *dtype;

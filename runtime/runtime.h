@@ -19,8 +19,8 @@ typedef struct pm__cache_key {
 } pm__cache_key;
 
 /* What serves a key: op's point v, built for one variant, radius and dtype (the only parts of a
- * problem a point's defines may depend on), and its loaded kernel. Shared by every size it serves, so a
- * process that meets 100,000 sizes holds as many choices as distinct points (a few hundred).
+ * problem a point's defines may depend on), and its loaded kernel. Shared by every size it
+ * serves, so a process that meets 100,000 sizes holds as many choices as distinct points (a few hundred).
  * Never changed once made; freed by pm__cache_free. */
 typedef struct pm__choice {
   const pm__op *op;

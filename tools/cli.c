@@ -123,11 +123,8 @@ int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg) {
 
 int cli_dtype_check(const char *cmd, const pm__op *op, unsigned mask) {
   if (op == NULL || (mask & ~op->dtypes) == 0) return CLI_OK;
-  char list[64] = "";
-  for (int t = 0, len = 0; t < PM__NDTYPES; t++)
-    if (op->dtypes & 1u << t)
-      len += snprintf(list + len, sizeof list - (size_t)len, "%s%s", len ? ", " : "",
-                      pm_dtype_name((pm_dtype)t));
+  char list[64];
+  pm__dtype_list(op->dtypes, list, sizeof list);
   for (int t = 0; t < PM__NDTYPES; t++)
     if (mask & 1u << t & ~op->dtypes)
       return cli_usage_error(cmd, "--dtype %s: %s takes %s", pm_dtype_name((pm_dtype)t),

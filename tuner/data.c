@@ -100,7 +100,7 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   free_device(d);
   d->align = align;
   if (d->copies < 1) d->copies = 1;
-  size_t w = (size_t)d->inner * pm__data_esize(d), pitch = d->lines > 1 ? pm__pitch(w, align) : w;
+  size_t w = (size_t)d->inner * pm__problem_esize(&d->pr), pitch = d->lines > 1 ? pm__pitch(w, align) : w;
   size_t k = (size_t)d->copies;
   d->in_stride = pm__pitch(pitch * d->lines, COPY_ALIGN);
   for (int i = 0; i < 2 && d->host_in[i] != NULL; i++) {
@@ -245,7 +245,7 @@ fail:
 int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err) {
   unsigned long long bad = 0, first = 0;
-  size_t es = pm__data_esize(d);
+  size_t es = pm__problem_esize(&d->pr);
   int rc = pm__compare_2d(c, d->out, d->out_pitch, d->dev_ref, lines, inner, (unsigned)es, &bad,
                           &first);
   if (rc != PM_OK) return rc;
@@ -261,8 +261,6 @@ int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int tr
                     transposed ? line : i, pm__elem_value(d->pr.dtype, got),
                     pm__elem_value(d->pr.dtype, (const char *)d->host_ref + first * es));
 }
-
-size_t pm__data_esize(const pm__data *d) { return pm_dtype_size((pm_dtype)d->pr.dtype); }
 
 double pm__elem_value(int dtype, const void *p) {
   unsigned short h;
@@ -283,7 +281,6 @@ typedef struct typed {
   const float *lo, *hi; /* the random floats; hi: a second draw, for doubles' low bits */
   void *out;
   const void *a, *b;
-  size_t n;
 } typed;
 
 static void convert_range(void *arg, size_t begin, size_t end) {
@@ -333,13 +330,13 @@ static void add_range(void *arg, size_t begin, size_t end) {
 }
 
 void pm__add_reference(int dtype, const void *a, const void *b, void *c, size_t n) {
-  typed t = {.dtype = dtype, .a = a, .b = b, .out = c, .n = n};
+  typed t = {.dtype = dtype, .a = a, .b = b, .out = c};
   pm__parallel_for(n, add_range, &t);
 }
 
 int pm__prepare_add(pm_ctx *c, const pm__problem *pr, uint64_t seed, size_t n, pm__data *d) {
   int rc = PM_OK;
-  size_t es = pm_dtype_size((pm_dtype)pr->dtype);
+  size_t es = pm__problem_esize(pr);
   d->host_in[0] = pm__random_fill_typed(pr->dtype, n, seed);
   d->host_in[1] = pm__random_fill_typed(pr->dtype, n, seed * 31 + 7);
   d->host_ref = pm__malloc(n * es);

@@ -204,6 +204,13 @@ uint64_t pm__kernel_slots(const pm__op *op);
  * does (op->same_launch), which is measured instead; the seed is never left out. */
 int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim);
 
+/* The bytes of one element of pr (pm_dtype_size of its dtype); 4, a float, where pr is NULL
+ * (compiling without a problem). */
+unsigned pm__problem_esize(const pm__problem *pr);
+/* The elements in the widest access, at most 16 bytes, that pr's caller_align allows (0: any):
+ * the vector width of the elementwise ops' fallbacks. */
+int pm__widest_vec(const pm__problem *pr);
+
 /* Whether v is the seed configuration. */
 int pm__is_seed(const pm__op *op, const int *v);
 
@@ -253,9 +260,7 @@ int pm__compare_2d(pm_ctx *c, const void *out, size_t pitch, const void *ref, un
 int pm__verify_2d(pm_ctx *c, pm__data *d, unsigned lines, unsigned inner, int transposed,
                   double *err);
 
-/* The bytes of one element of d's problem (pm_dtype_size of d->pr.dtype), and the value of
- * an element of type dtype at p, as a double (for messages). */
-size_t pm__data_esize(const pm__data *d);
+/* The value of an element of type dtype at p, as a double (for messages). */
 double pm__elem_value(int dtype, const void *p);
 
 /* n random elements of dtype (heap, NULL where memory ran out): pm__random_fill's floats,

@@ -30,8 +30,7 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
 
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
-  /* without a problem, of floats: what `pmtune compile` builds where no type is named */
-  unsigned es = (unsigned)pm_dtype_size(pr ? (pm_dtype)pr->dtype : PM_F32);
+  unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
   if (v[VEC] * es > 16) return "an access of more than 16 bytes";
   if (pr == NULL) return NULL;
   if (pr->n == 0 || pr->n > 0x7fffffffu) return "n out of range";
@@ -54,7 +53,7 @@ static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1000003}, {.n = 1u << 24}, {.n = 100000007}, {.n = 1u << 28}};
 
 static double bytes(const pm__problem *pr) {
-  return 3.0 * (double)pm_dtype_size((pm_dtype)pr->dtype) * pr->n;
+  return 3.0 * pm__problem_esize(pr) * pr->n;
 }
 
 static size_t layout(const int *v) { (void)v; return 0; }
@@ -66,9 +65,7 @@ static size_t layout(const int *v) { (void)v; return 0; }
  * served) against one tuned for add measures it. */
 static void fallback(const pm__problem *pr, int *v) {
   v[BLOCK] = 256, v[ITEMS] = 2, v[GRID] = 0;
-  unsigned es = (unsigned)pm_dtype_size((pm_dtype)pr->dtype), a = pr->caller_align ? pr->caller_align : 16;
-  v[VEC] = (int)((a < 16 ? a : 16) / es);
-  if (v[VEC] < 1) v[VEC] = 1;
+  v[VEC] = pm__widest_vec(pr);
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {

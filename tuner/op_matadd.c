@@ -42,8 +42,7 @@ static geometry geometry_of(const int *v, const pm__problem *pr) {
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
-  /* without a problem, of floats: what `pmtune compile` builds where no type is named */
-  unsigned es = (unsigned)pm_dtype_size(pr ? (pm_dtype)pr->dtype : PM_F32);
+  unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
   if (v[VEC] * es > 16) return "an access of more than 16 bytes";
   if (pr == NULL) return NULL;
   geometry g = geometry_of(v, pr);
@@ -78,7 +77,7 @@ static const pm__problem bench_sizes[] = {
     {.rows = 16384, .cols = 16384}};
 
 static double bytes(const pm__problem *pr) {
-  return 3.0 * (double)pm_dtype_size((pm_dtype)pr->dtype) * pr->rows * pr->cols;
+  return 3.0 * pm__problem_esize(pr) * pr->rows * pr->cols;
 }
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
@@ -86,9 +85,7 @@ static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
 static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 128, v[BY] = 2, v[EPT] = 1, v[GRID] = 0, v[ALIGN] = 256;
   /* 16-byte accesses, or the widest the caller's pointers allow */
-  unsigned es = (unsigned)pm_dtype_size((pm_dtype)pr->dtype), a = pr->caller_align ? pr->caller_align : 16;
-  v[VEC] = (int)((a < 16 ? a : 16) / es);
-  if (v[VEC] < 1) v[VEC] = 1;
+  v[VEC] = pm__widest_vec(pr);
   v[MAP] = COLMAJOR(pr); /* threadIdx.x along the contiguous dimension: coalesced */
 }
 

@@ -157,6 +157,16 @@ int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v) {
   return PM_OK;
 }
 
+unsigned pm__problem_esize(const pm__problem *pr) {
+  return (unsigned)pm_dtype_size(pr ? (pm_dtype)pr->dtype : PM_F32);
+}
+
+int pm__widest_vec(const pm__problem *pr) {
+  unsigned a = pr->caller_align && pr->caller_align < 16 ? pr->caller_align : 16;
+  int v = (int)(a / pm__problem_esize(pr));
+  return v < 1 ? 1 : v;
+}
+
 int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr, char out[][24]) {
   int n = 0;
   for (int i = 0; i < op->nparams; i++)
