@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu8.sh: at f2994ef: the whole GPU suite (test_gpu_ops with every type's variants included).
+# gpu8.sh: at f2994ef, then again after the review mends: the whole GPU suite (test_gpu_ops with every type's variants included).
 set -o pipefail
 cd /work/main
 export LD_LIBRARY_PATH=$PWD/.device/lib PM_COMMIT=$(cat .device/COMMIT)
