@@ -97,10 +97,11 @@ typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
 typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
 typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2, PM_OP_ADD = 3 } pm_op;
 
-/* The element types of the calls that take one (pm_matadd_t, pm_add_t): IEEE binary32 (float),
- * IEEE binary16 (__half), bfloat16 (__nv_bfloat16) and IEEE binary64 (double), named f32, f16,
- * bf16 and f64 in the database and on the command line. 16-bit sums are computed in float and
- * rounded once to the type (round to nearest, ties to even); doubles in double. */
+/* The element types of the calls that take one (pm_matadd_t, pm_add_t, pm_reduce_sum_t,
+ * pm_filter_t, pm_malloc_2d_t): IEEE binary32 (float), IEEE binary16 (__half), bfloat16
+ * (__nv_bfloat16) and IEEE binary64 (double), named f32, f16, bf16 and f64 in the database and
+ * on the command line. 16-bit results are computed in float and rounded once to the type (round
+ * to nearest, ties to even); doubles' in double. */
 typedef enum pm_dtype { PM_F32 = 0, PM_F16 = 1, PM_BF16 = 2, PM_F64 = 3 } pm_dtype;
 
 /* "f32", "f16", "bf16", "f64"; NULL for a value that is not a pm_dtype. */
@@ -137,11 +138,28 @@ int pm_add_t(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, const void
  * run for the same n and configuration; within the error bound of tuner/op_reduce.c. */
 int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream);
 
+/* pm_reduce_sum over n elements of type t, x a multiple of the element's size: the sum is
+ * accumulated in float or double (halves and bfloat16s: as tuning chose; doubles: in double)
+ * and written to *sum as sum_t, which is t (rounded once to it) or PM_F32 (the float sum of a
+ * half or bfloat16 vector, with no rounding to 16 bits; sum 4-byte aligned). The same bits every
+ * run; within the bound of tuner/op_reduce.c (pm__reduce_error_bound). With PM_F32 for both it
+ * is pm_reduce_sum. */
+int pm_reduce_sum_t(pm_ctx *c, pm_dtype t, size_t n, const void *x, pm_dtype sum_t, void *sum,
+                    struct CUstream_st *stream);
+
 /* out = in correlated with the (2 radius + 1)^2 weights (host memory, row by row; copied at the
  * call), radius 1 to 3, rows x cols row-major images, borders clamped to the edge or zero. */
 int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out, const float *in,
               size_t pitch_in, const float *weights, int radius, pm_border border,
               struct CUstream_st *stream);
+
+/* pm_filter over images of type t, pointers and pitches multiples of the element's size: the
+ * weights are floats (t = PM_F16, PM_BF16, PM_F32) or doubles (PM_F64), each output the fused
+ * multiply-adds of its window in that type (mask rows top to bottom, each left to right, from 0)
+ * rounded once to t. With PM_F32 it is pm_filter. */
+int pm_filter_t(pm_ctx *c, pm_dtype t, size_t rows, size_t cols, void *out, size_t pitch_out,
+                const void *in, size_t pitch_in, const void *weights, int radius,
+                pm_border border, struct CUstream_st *stream);
 
 /* Allocates rows lines of cols floats (1 to 2^31 - 1 each, at most 2^32 floats: what the calls
  * take) laid out as the tuned kernels of op want them: each line padded to the pitch alignment
@@ -150,6 +168,11 @@ int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out,
  * are columns: pass (cols, rows). */
 int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,
                  size_t *padding);
+/* pm_malloc_2d for lines of cols elements of type t (pm_dtype): the pitch alignment that tuning
+ * chose for op in that type; *padding is rows * (pitch - cols x the element's size). With PM_F32
+ * it is pm_malloc_2d. */
+int pm_malloc_2d_t(pm_ctx *c, pm_op op, pm_dtype t, size_t rows, size_t cols, void **ptr,
+                   size_t *pitch, size_t *padding);
 void pm_free(pm_ctx *c, void *ptr);
 
 /* What the context fell back on, and why, the first time it did (a database that could not be

@@ -1,5 +1,5 @@
-/* api.c: the public calls pm_matadd(_t), pm_add(_t), pm_reduce_sum, pm_filter, pm_malloc_2d and
- * pm_free:
+/* api.c: the public calls pm_matadd(_t), pm_add(_t), pm_reduce_sum(_t), pm_filter(_t),
+ * pm_malloc_2d(_t) and pm_free:
  * their arguments checked (through the shared checks below, so that every call words a fault alike)
  * and turned into a problem that serve.c runs. */
 #include <stdint.h>
@@ -78,12 +78,6 @@ static int check_aligned(pm_ctx *c, const char *fn, const void *const *ptrs, con
   if ((*align = pm__alignment_least(values, 2 * n, (unsigned)esize)) != 0) return PM_OK;
   return pm__seterr(c, PM_EINVAL, "%s: pointers%s must be multiples of %zu bytes", fn,
                     pitches ? " and pitches" : "", esize);
-}
-
-/* check_aligned for floats. */
-static int check_alignment(pm_ctx *c, const char *fn, const void *const *ptrs,
-                           const size_t *pitches, int n, size_t lines, unsigned *align) {
-  return check_aligned(c, fn, ptrs, pitches, n, lines, sizeof(float), align);
 }
 
 /* t is a pm_dtype that op takes; its size in *esize. */
@@ -189,62 +183,95 @@ int pm_add_t(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, const void
   return add(c, "pm_add_t", t, n, C, A, B, stream);
 }
 
-int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream) {
-  static const char fn[] = "pm_reduce_sum";
+/* pm_reduce_sum and pm_reduce_sum_t, named fn in messages. */
+static int reduce_sum(pm_ctx *c, const char *fn, pm_dtype t, size_t n, const void *x,
+                      pm_dtype sum_t, void *sum, struct CUstream_st *stream) {
   const void *in[1] = {x}, *out[1] = {sum}, *both[2] = {x, sum};
   unsigned align, out_align;
+  size_t es;
   int rc;
-  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "pointer", both, 2)) != PM_OK)
+  if ((rc = check_ctx(c, fn)) != PM_OK || (rc = check_given(c, fn, "pointer", both, 2)) != PM_OK ||
+      (rc = check_dtype(c, fn, &pm__op_reduce, t, &es)) != PM_OK)
     return rc;
+  if (sum_t != t && sum_t != PM_F32)
+    return pm__seterr(c, PM_EINVAL, "%s: the sum's type %d is neither the input's (%s) nor f32",
+                      fn, (int)sum_t, pm_dtype_name(t));
   if (n < 1 || n > MAX_DIM)
     return pm__seterr(c, PM_EINVAL, "%s: n = %zu: must be 1 to 2^31 - 1", fn, n);
   /* Only x is read in vectors: its alignment alone is the problem's. */
-  if ((rc = check_alignment(c, fn, in, NULL, 1, 1, &align)) != PM_OK ||
-      (rc = check_alignment(c, fn, out, NULL, 1, 1, &out_align)) != PM_OK)
+  if ((rc = check_aligned(c, fn, in, NULL, 1, 1, es, &align)) != PM_OK ||
+      (rc = check_aligned(c, fn, out, NULL, 1, 1, pm_dtype_size(sum_t), &out_align)) != PM_OK)
     return rc;
-  pm__problem pr = {.n = (unsigned)n, .caller_align = align};
+  pm__problem pr = {.n = (unsigned)n, .caller_align = align, .dtype = (int)t};
   pm__data d;
-  d.in[0] = (float *)x, d.out = sum;
+  d.in[0] = (float *)x, d.out = sum, d.sum_as_float = sum_t == PM_F32;
   return pm__serve_call(c, &pm__op_reduce, &pr, &d, stream);
 }
 
-int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out, const float *in,
-              size_t pitch_in, const float *weights, int radius, pm_border border,
-              struct CUstream_st *stream) {
-  static const char fn[] = "pm_filter";
+int pm_reduce_sum(pm_ctx *c, size_t n, const float *x, float *sum, struct CUstream_st *stream) {
+  return reduce_sum(c, "pm_reduce_sum", PM_F32, n, x, PM_F32, sum, stream);
+}
+
+int pm_reduce_sum_t(pm_ctx *c, pm_dtype t, size_t n, const void *x, pm_dtype sum_t, void *sum,
+                    struct CUstream_st *stream) {
+  return reduce_sum(c, "pm_reduce_sum_t", t, n, x, sum_t, sum, stream);
+}
+
+/* pm_filter and pm_filter_t, named fn in messages. */
+static int filter(pm_ctx *c, const char *fn, pm_dtype t, size_t rows, size_t cols, void *out,
+                  size_t pitch_out, const void *in, size_t pitch_in, const void *weights,
+                  int radius, pm_border border, struct CUstream_st *stream) {
   const void *ptrs[3] = {out, in, weights}; /* the weights are on the host, copied into the call */
   const size_t pitches[2] = {pitch_out, pitch_in};
   unsigned align;
+  size_t es;
   int rc;
   if ((rc = check_ctx(c, fn)) != PM_OK ||
-      (rc = check_given(c, fn, "image or weights", ptrs, 3)) != PM_OK)
+      (rc = check_given(c, fn, "image or weights", ptrs, 3)) != PM_OK ||
+      (rc = check_dtype(c, fn, &pm__op_filter, t, &es)) != PM_OK)
     return rc;
   if (radius < 1 || radius > PM__MAX_RADIUS)
     return pm__seterr(c, PM_EINVAL, "%s: radius %d: must be 1 to %d", fn, radius, PM__MAX_RADIUS);
   if (border != PM_BORDER_CLAMP && border != PM_BORDER_ZERO)
     return pm__seterr(c, PM_EINVAL, "%s: border %d is neither clamp nor zero", fn, (int)border);
   if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK ||
-      (rc = check_pitches(c, fn, rows, cols * sizeof(float), "row", pitches, 2)) != PM_OK ||
-      (rc = check_alignment(c, fn, ptrs, pitches, 2, rows, &align)) != PM_OK) /* the images */
+      (rc = check_pitches(c, fn, rows, cols * es, "row", pitches, 2)) != PM_OK ||
+      (rc = check_aligned(c, fn, ptrs, pitches, 2, rows, es, &align)) != PM_OK) /* the images */
     return rc;
   pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols, .radius = radius,
                     .variant = (int)border, /* variants[PM_BORDER_ZERO] is "border=zero" */
-                    .caller_align = align};
+                    .caller_align = align, .dtype = (int)t};
   pm__data d;
+  size_t k = (size_t)(2 * radius + 1);
   d.out = out, d.out_pitch = pitch_out, d.in[0] = (float *)in, d.in_pitch[0] = pitch_in;
-  memcpy(d.consts, weights, sizeof(float) * (size_t)((2 * radius + 1) * (2 * radius + 1)));
+  memcpy(&d.consts, weights, k * k * (t == PM_F64 ? sizeof(double) : sizeof(float)));
   return pm__serve_call(c, &pm__op_filter, &pr, &d, stream);
+}
+
+int pm_filter(pm_ctx *c, size_t rows, size_t cols, float *out, size_t pitch_out, const float *in,
+              size_t pitch_in, const float *weights, int radius, pm_border border,
+              struct CUstream_st *stream) {
+  return filter(c, "pm_filter", PM_F32, rows, cols, out, pitch_out, in, pitch_in, weights, radius,
+                border, stream);
+}
+
+int pm_filter_t(pm_ctx *c, pm_dtype t, size_t rows, size_t cols, void *out, size_t pitch_out,
+                const void *in, size_t pitch_in, const void *weights, int radius,
+                pm_border border, struct CUstream_st *stream) {
+  return filter(c, "pm_filter_t", t, rows, cols, out, pitch_out, in, pitch_in, weights, radius,
+                border, stream);
 }
 
 /* ---- Allocation ----------------------------------------------------------------------------- */
 
-/* The pitch alignment to lay out rows x cols for op with: the one tuning chose (for the exact or
- * nearest size), where op has an "align" parameter and something is tuned; else 256 bytes. */
-static size_t layout_for(pm_ctx *c, const pm__op *op, size_t rows, size_t cols) {
+/* The pitch alignment to lay out rows x cols of t for op with: the one tuning chose (for the
+ * exact or nearest size), where op has an "align" parameter and something is tuned; else 256
+ * bytes. */
+static size_t layout_for(pm_ctx *c, const pm__op *op, pm_dtype t, size_t rows, size_t cols) {
   for (int i = 0; i < op->nparams; i++)
     if (strcmp(op->params[i].name, "align") == 0) {
       pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols,
-                        .n = (unsigned)(rows * cols), .radius = 1};
+                        .n = (unsigned)(rows * cols), .radius = 1, .dtype = (int)t};
       pm__decision d;
       pm__serve_decide(c, op, &pr, &d);
       if (d.source != PM__FROM_DEFAULT) return op->layout(d.v);
@@ -252,25 +279,37 @@ static size_t layout_for(pm_ctx *c, const pm__op *op, size_t rows, size_t cols) 
   return 256;
 }
 
-int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,
-                 size_t *padding) {
-  static const char fn[] = "pm_malloc_2d";
+/* pm_malloc_2d and pm_malloc_2d_t, named fn in messages. */
+static int malloc_2d(pm_ctx *c, const char *fn, pm_op op, pm_dtype t, size_t rows, size_t cols,
+                     void **ptr, size_t *pitch, size_t *padding) {
   int rc = check_ctx(c, fn);
   if (rc != PM_OK) return rc;
   if (ptr == NULL || pitch == NULL) return pm__seterr(c, PM_EINVAL, "%s: NULL output", fn);
   *ptr = NULL;
   const pm__op *o = pm__op_of(op);
+  size_t es;
   if (o == NULL) return pm__seterr(c, PM_EINVAL, "%s: op %d", fn, (int)op);
+  if ((rc = check_dtype(c, fn, o, t, &es)) != PM_OK) return rc;
   /* at most 2^32 elements, what every call takes: rows x pitch cannot overflow a size_t */
   if ((rc = check_dims(c, fn, rows, cols, 1)) != PM_OK) return rc;
-  size_t line = cols * sizeof(float);
-  *pitch = pm__pitch(line, layout_for(c, o, rows, cols));
+  size_t line = cols * es;
+  *pitch = pm__pitch(line, layout_for(c, o, t, rows, cols));
   if (padding != NULL) *padding = rows * (*pitch - line);
-  cudaError_t e = cudaMalloc((void **)ptr, *pitch * rows);
+  cudaError_t e = cudaMalloc(ptr, *pitch * rows);
   if (e != cudaSuccess)
-    return pm__seterr(c, PM_ECUDA, "%s: %zu x %zu floats (pitch %zu): %s", fn, rows, cols, *pitch,
-                      cudaGetErrorString(e));
+    return pm__seterr(c, PM_ECUDA, "%s: %zu x %zu %s (pitch %zu): %s", fn, rows, cols,
+                      pm_dtype_name(t), *pitch, cudaGetErrorString(e));
   return PM_OK;
+}
+
+int pm_malloc_2d(pm_ctx *c, pm_op op, size_t rows, size_t cols, float **ptr, size_t *pitch,
+                 size_t *padding) {
+  return malloc_2d(c, "pm_malloc_2d", op, PM_F32, rows, cols, (void **)ptr, pitch, padding);
+}
+
+int pm_malloc_2d_t(pm_ctx *c, pm_op op, pm_dtype t, size_t rows, size_t cols, void **ptr,
+                   size_t *pitch, size_t *padding) {
+  return malloc_2d(c, "pm_malloc_2d_t", op, t, rows, cols, ptr, pitch, padding);
 }
 
 void pm_free(pm_ctx *c, void *ptr) {

@@ -1,6 +1,8 @@
-// filter.cu: out = in (*) w, the 2D correlation of a rows x cols float image (pitched) with a
-// (2R+1) x (2R+1) mask in constant memory, clamp-to-edge or zero borders. Compiled by NVRTC with
-// one point of tuner/op_filter.c and the problem's radius R and border ZERO as -D.
+// filter.cu: out = in (*) w, the 2D correlation of a rows x cols image (pitched) of elem_t
+// (pm_common.cuh: float, half, bfloat16 or double, from -DPM_DTYPE) with a (2R+1) x (2R+1) mask
+// in constant memory, clamp-to-edge or zero borders. Compiled by NVRTC with one point of
+// tuner/op_filter.c and the problem's radius R and border ZERO as -D. The weights and the sums
+// are w_t: float, or double for a double image; an output is rounded once to elem_t.
 //
 // Generalises the seed's apply_filter (../shared/seeds/002): with TILE=0 OX=1 OY=1 it is that
 // kernel (one output per thread, every input read from global memory, clamped).
@@ -14,8 +16,8 @@
 //   OX, OY  outputs per thread in x and y (register blocking): a thread reads each input row of
 //           its window once and uses it for all the outputs it touches
 //   VLOAD   1: (TILE=0, OX=4) where the tile lies inside the image, read each row of the window
-//           as aligned 16-byte loads and write each row's four outputs as one 16-byte store
-//           (rows must start 16-byte aligned)
+//           as aligned loads of VW elements (4, or 2 doubles: 16 bytes; 8 bytes of 16-bit
+//           elements) and write each row's outputs VW at a time (rows start aligned to that)
 //
 // Two paths: tiles whose window lies inside the image read it with no clamping (VLOAD: as vector
 // loads); tiles at the border, through column offsets clamped once per thread and a row clamped
@@ -62,25 +64,60 @@
 #define TH (BY * OY)       // tile height, outputs
 #define SW (TW + 2 * R + PAD) // shared row stride, words
 
+// w_t: the weights' and the sums' type; val(x): an element as a w_t (exact); out_of(s): a sum
+// rounded once to elem_t; mad(a, b, c): a * b + c rounded once.
+#if PM_DTYPE == 3
+typedef double w_t;
+__device__ __forceinline__ double mad(double a, double b, double c) { return fma(a, b, c); }
+#else
+typedef float w_t;
+__device__ __forceinline__ float mad(float a, float b, float c) { return fmaf(a, b, c); }
+#endif
+#if PM_DTYPE == 1 || PM_DTYPE == 2
+__device__ __forceinline__ w_t val(elem_t x) { return to_float(x); }
+__device__ __forceinline__ elem_t out_of(w_t s) { return from_float(s); }
+#else
+__device__ __forceinline__ w_t val(elem_t x) { return x; }
+__device__ __forceinline__ elem_t out_of(w_t s) { return s; }
+#endif
+
+// VLOAD's chunk: VW elements in one access (chunk_t), its lanes as w_t, and VW sums as one.
+#define VW (sizeof(elem_t) == 8 ? 2 : 4)
+typedef evec_of<VW>::t chunk_t;
+#if PM_DTYPE == 0
+__device__ __forceinline__ w_t lane(const float4 &t, int i) {
+  return i == 0 ? t.x : i == 1 ? t.y : i == 2 ? t.z : t.w;
+}
+__device__ __forceinline__ chunk_t chunk_of(const w_t *a) { return make_float4(a[0], a[1], a[2], a[3]); }
+#else
+__device__ __forceinline__ w_t lane(const chunk_t &t, int i) { return val(t.e[i]); }
+__device__ __forceinline__ chunk_t chunk_of(const w_t *a) {
+  chunk_t t;
+#pragma unroll
+  for (int i = 0; i < VW; i++) t.e[i] = out_of(a[i]);
+  return t;
+}
+#endif
+
 // The weights travel as a kernel parameter, which the GPU keeps in constant memory (read through
 // the constant cache, broadcast to the warp, as the seed's __constant__ array): unlike a module's
 // __constant__ symbol, calls with different weights on different streams cannot race.
 struct pm_mask_t {
-  float w[K * K];
+  w_t w[K * K];
 };
 
 // Input (y, x), clamped to the image (ZERO: 0 outside it).
-__device__ __forceinline__ float load(const float *__restrict__ in, size_t pitch, int y, int x,
-                                      int rows, int cols) {
-  if (ZERO && (x < 0 || x >= cols || y < 0 || y >= rows)) return 0.0f;
+__device__ __forceinline__ w_t load(const elem_t *__restrict__ in, size_t pitch, int y, int x,
+                                    int rows, int cols) {
+  if (ZERO && (x < 0 || x >= cols || y < 0 || y >= rows)) return (w_t)0;
   x = min(max(x, 0), cols - 1);
   y = min(max(y, 0), rows - 1);
-  return *(const float *)((const char *)in + (size_t)y * pitch + (size_t)x * sizeof(float));
+  return val(*(const elem_t *)((const char *)in + (size_t)y * pitch + (size_t)x * sizeof(elem_t)));
 }
 
 extern "C" __global__ void __launch_bounds__(BX * BY)
-pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ in, size_t pitch_in,
-          int rows, int cols, const __grid_constant__ pm_mask_t mask) {
+pm_filter(elem_t *__restrict__ out, size_t pitch_out, const elem_t *__restrict__ in,
+          size_t pitch_in, int rows, int cols, const __grid_constant__ pm_mask_t mask) {
   wait_prior();
   const int tiles_x = (cols + TW - 1) / TW;
   const int x0 = (int)(blockIdx.x % tiles_x) * TW, y0 = (int)(blockIdx.x / tiles_x) * TH;
@@ -88,14 +125,15 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
   const int ox = x0 + threadIdx.x * OX, oy = y0 + threadIdx.y * OY; // this thread's first output
 #if VLOAD
   // Whether the tile's window lies inside the image. ox is a multiple of 4: the window
-  // [ox - R, ox + OX + R) lies in the float4s from ox - 4.
-  const bool inside = x0 >= 4 && y0 >= R && x0 + TW + 4 <= cols && y0 + TH + R <= rows;
+  // [ox - R, ox + OX + R) lies in the NV chunks from ox - S, S the multiple of VW from R up.
+  enum { S = (R + VW - 1) / VW * VW, NV = (S + OX + R + VW - 1) / VW };
+  const bool inside = x0 >= S && y0 >= R && x0 + TW - OX - S + NV * VW <= cols && y0 + TH + R <= rows;
 #else
   const bool inside = x0 >= R && y0 >= R && x0 + TW + R <= cols && y0 + TH + R <= rows;
 #endif
 
 #if TILE
-  __shared__ float s[(TH + 2 * R) * SW];
+  __shared__ w_t s[(TH + 2 * R) * SW];
   for (int ly = threadIdx.y; ly < TH + 2 * R; ly += BY)
     for (int lx = threadIdx.x; lx < TW + 2 * R; lx += BX)
       s[ly * SW + lx] = load(in, pitch_in, y0 + ly - R, x0 + lx - R, rows, cols);
@@ -107,20 +145,20 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
 #pragma unroll
   for (int i = 0; i < OX + 2 * R; i++) {
     const int x = ox + i - R;
-    xs[i] = (unsigned)min(max(x, 0), cols - 1) * (unsigned)sizeof(float);
+    xs[i] = (unsigned)min(max(x, 0), cols - 1) * (unsigned)sizeof(elem_t);
     if (ZERO) xout |= (unsigned)(x < 0 || x >= cols) << i;
   }
 #endif
 
-  float acc[OY][OX];
+  w_t acc[OY][OX];
 #pragma unroll
   for (int j = 0; j < OY; j++)
 #pragma unroll
-    for (int i = 0; i < OX; i++) acc[j][i] = 0.0f;
+    for (int i = 0; i < OX; i++) acc[j][i] = 0;
 
 #pragma unroll
   for (int j = 0; j < OY + 2 * R; j++) { // input rows of this thread's window, top to bottom
-    float row[OX + 2 * R];
+    w_t row[OX + 2 * R];
 #if TILE
 #pragma unroll
     for (int i = 0; i < OX + 2 * R; i++) row[i] = s[(threadIdx.y * OY + j) * SW + threadIdx.x * OX + i];
@@ -129,27 +167,27 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
     if (inside) {
       const char *p = (const char *)in + (size_t)y * pitch_in;
 #if VLOAD
-      enum { NV = (4 + OX + R + 3) / 4 };
-      const float4 *p4 = (const float4 *)(p + (size_t)(ox - 4) * sizeof(float));
-      float v[4 * NV];
+      const chunk_t *pv = (const chunk_t *)(p + (size_t)(ox - S) * sizeof(elem_t));
+      w_t v[VW * NV];
 #pragma unroll
       for (int q = 0; q < NV; q++) {
-        const float4 t = p4[q];
-        v[4 * q] = t.x, v[4 * q + 1] = t.y, v[4 * q + 2] = t.z, v[4 * q + 3] = t.w;
+        const chunk_t t = pv[q];
+#pragma unroll
+        for (int l = 0; l < VW; l++) v[VW * q + l] = lane(t, l);
       }
 #pragma unroll
-      for (int i = 0; i < OX + 2 * R; i++) row[i] = v[i + 4 - R];
+      for (int i = 0; i < OX + 2 * R; i++) row[i] = v[i + S - R];
 #else
 #pragma unroll
-      for (int i = 0; i < OX + 2 * R; i++) row[i] = ((const float *)p)[ox + i - R];
+      for (int i = 0; i < OX + 2 * R; i++) row[i] = val(((const elem_t *)p)[ox + i - R]);
 #endif
     } else {
       const bool yout = y < 0 || y >= rows;
       const char *p = (const char *)in + (size_t)min(max(y, 0), rows - 1) * pitch_in;
 #pragma unroll
       for (int i = 0; i < OX + 2 * R; i++) {
-        const float t = *(const float *)(p + xs[i]);
-        row[i] = ZERO && (yout || (xout >> i & 1)) ? 0.0f : t;
+        const w_t t = val(*(const elem_t *)(p + xs[i]));
+        row[i] = ZERO && (yout || (xout >> i & 1)) ? (w_t)0 : t;
       }
     }
 #endif
@@ -160,17 +198,19 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
 #pragma unroll
         for (int i = 0; i < OX; i++)
 #pragma unroll
-          for (int fx = 0; fx < K; fx++) acc[o][i] = fmaf(mask.w[fy * K + fx], row[i + fx], acc[o][i]);
+          for (int fx = 0; fx < K; fx++) acc[o][i] = mad(mask.w[fy * K + fx], row[i + fx], acc[o][i]);
       }
     }
   }
 
 #if VLOAD
-  if (inside) { // every output of the thread lies in the image, each row's four as one store
+  if (inside) { // every output of the thread lies in the image, each row's VW at a time
 #pragma unroll
     for (int j = 0; j < OY; j++)
-      *(float4 *)((char *)out + (size_t)(oy + j) * pitch_out + (size_t)ox * sizeof(float)) =
-          make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+#pragma unroll
+      for (int i = 0; i < OX; i += VW)
+        *(chunk_t *)((char *)out + (size_t)(oy + j) * pitch_out + (size_t)(ox + i) * sizeof(elem_t)) =
+            chunk_of(&acc[j][i]);
     return;
   }
 #endif
@@ -179,6 +219,6 @@ pm_filter(float *__restrict__ out, size_t pitch_out, const float *__restrict__ i
 #pragma unroll
     for (int i = 0; i < OX; i++)
       if (oy + j < rows && ox + i < cols)
-        *(float *)((char *)out + (size_t)(oy + j) * pitch_out + (size_t)(ox + i) * sizeof(float)) =
-            acc[j][i];
+        *(elem_t *)((char *)out + (size_t)(oy + j) * pitch_out + (size_t)(ox + i) * sizeof(elem_t)) =
+            out_of(acc[j][i]);
 }

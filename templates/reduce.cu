@@ -1,5 +1,7 @@
-// reduce.cu: the sum of n floats (1 <= n < 2^31) into one float in device memory. Compiled by NVRTC
-// with one point of tuner/space_reduce.c as -D.
+// reduce.cu: the sum of n elements (1 <= n < 2^31) of the type elem_t (pm_common.cuh: float,
+// half, bfloat16 or double, from -DPM_DTYPE) into one value in device memory, written in the
+// input's type or as a float (the kernels' last argument). Compiled by NVRTC with one point of
+// tuner/op_reduce.c as -D.
 //
 // Generalises the seed's partial_sum_kernel (../shared/seeds/002): with BLOCK=256 ITEMS=2 VEC=1
 // STEP=0 COMBINE=2 ACC=0 and one tile per block it is that kernel (two loads per thread, a
@@ -7,7 +9,7 @@
 //
 //   BLOCK    threads per block
 //   ITEMS    accesses per thread per step of the grid-stride loop, BLOCK apart (loads first: ILP)
-//   VEC      floats per access (1, 2, 4: 4 is a 16-byte access)
+//   VEC      elements per access (1, 2, 4, 8; at most 16 bytes: 4 floats, 8 halves, 2 doubles)
 //   STEP     block-level step: 0 shared-memory tree, 1 the same with one word of padding every
 //            32 (against bank conflicts), 2 warp shuffles then one shared-memory step
 //   COMBINE  0 single launch, the last block to finish sums the partials in order (deterministic)
@@ -15,7 +17,8 @@
 //            2 two launches: pm_reduce writes partials, pm_reduce_final sums them (deterministic)
 //            3 single launch, the last block (by index) waits for the others' flagged partials
 //              and sums them in order (deterministic; no fence, no atomic; ACC 0 only)
-//   ACC      0 accumulate in float, 1 in double
+//   ACC      0 accumulate in float (doubles: in double), 1 in double. Elements are converted
+//            to the accumulator exactly (every half, bfloat16 and float is a float).
 //
 // The grid size is the host's choice (one tile per block, or a multiple of the SM count); the
 // order of the additions depends only on n, the grid size and these defines, so a deterministic
@@ -40,40 +43,95 @@
 #define ACC 0
 #endif
 
-#if ACC
+#if ACC || PM_DTYPE == 3
 typedef double acc_t;
+#if COMBINE == 3
+#error "flagged partials are floats: COMBINE=3 needs float sums"
+#endif
 #else
 typedef float acc_t;
 #endif
 
-typedef vec_of<VEC>::t vec_t;
+typedef evec_of<VEC>::t vec_t;
 
-// A load of data read once: not kept in L1 (ld.global.nc.L1::no_allocate). At n = 2^20 on an H100
-// the one-launch sum took 5.26 us with it and 5.61 us with the plain read-only load
-// (bench/experiments, section 5).
-__device__ __forceinline__ float ld_once(const float *p) {
-  float r;
-  asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(r) : "l"(p));
-  return r;
+// A load of data read once: not kept in L1 (ld.global.nc.L1::no_allocate), of any type of 2, 4, 8
+// or 16 bytes, through the unsigned words of its size. At n = 2^20 on an H100 the one-launch
+// sum took 5.26 us with it and 5.61 us with the plain read-only load (bench/experiments, sec. 5).
+__device__ __forceinline__ void ld_raw(const void *p, unsigned short &r) {
+  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(r) : "l"(p));
 }
-__device__ __forceinline__ float2 ld_once(const float2 *p) {
-  float2 r;
-  asm("ld.global.nc.L1::no_allocate.v2.f32 {%0, %1}, [%2];" : "=f"(r.x), "=f"(r.y) : "l"(p));
-  return r;
+__device__ __forceinline__ void ld_raw(const void *p, unsigned &r) {
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(r) : "l"(p));
 }
-__device__ __forceinline__ float4 ld_once(const float4 *p) {
-  float4 r;
-  asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
-      : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+__device__ __forceinline__ void ld_raw(const void *p, uint2 &r) {
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+}
+__device__ __forceinline__ void ld_raw(const void *p, uint4 &r) {
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p));
-  return r;
+}
+template <int B> struct raw_of;
+template <> struct raw_of<2> { typedef unsigned short t; };
+template <> struct raw_of<4> { typedef unsigned t; };
+template <> struct raw_of<8> { typedef uint2 t; };
+template <> struct raw_of<16> { typedef uint4 t; };
+template <typename T> __device__ __forceinline__ T ld_once(const T *p) {
+  union {
+    typename raw_of<sizeof(T)>::t r;
+    T v;
+  } u;
+  ld_raw(p, u.r);
+  return u.v;
 }
 
-// The sum of a vector's lanes, pairwise.
+// An element as the accumulator's type (exact), and the sum of a vector's lanes, pairwise.
+#if PM_DTYPE == 1 || PM_DTYPE == 2
+__device__ __forceinline__ acc_t val(elem_t x) { return (acc_t)to_float(x); }
+#else
+__device__ __forceinline__ acc_t val(elem_t x) { return (acc_t)x; }
+#endif
+#if PM_DTYPE == 0
 __device__ __forceinline__ acc_t lanes(float v) { return v; }
 __device__ __forceinline__ acc_t lanes(float2 v) { return (acc_t)v.x + (acc_t)v.y; }
 __device__ __forceinline__ acc_t lanes(float4 v) {
   return ((acc_t)v.x + (acc_t)v.y) + ((acc_t)v.z + (acc_t)v.w);
+}
+#else
+template <int V> __device__ __forceinline__ acc_t lanes(const elems<V> &v) {
+  acc_t a[V];
+#pragma unroll
+  for (int i = 0; i < V; i++) a[i] = val(v.e[i]);
+#pragma unroll
+  for (int w = 1; w < V; w <<= 1)
+#pragma unroll
+    for (int k = 0; k + w < V; k += 2 * w) a[k] += a[k + w];
+  return a[0];
+}
+#endif
+
+// Writes the sum s to out: as a float where as_float is set, else in the input's type, rounded
+// once (a double sum to a 16-bit type: to float rounding to odd, then to the type to nearest,
+// which is the sum rounded to nearest once, float having more than p + 2 bits).
+__device__ __forceinline__ void put_sum(void *out, acc_t s, unsigned as_float) {
+#if PM_DTYPE == 1 || PM_DTYPE == 2
+  if (!as_float) {
+    float f = (float)s;
+#if ACC // round to odd
+    f = __double2float_rz(s);
+    if ((double)f != s && isfinite(s)) f = __uint_as_float(__float_as_uint(f) | 1u);
+#endif
+    *(elem_t *)out = from_float(f);
+    return;
+  }
+#elif PM_DTYPE == 3
+  if (!as_float) {
+    *(double *)out = s;
+    return;
+  }
+#endif
+  (void)as_float;
+  *(float *)out = (float)s;
 }
 
 #define PADDED(i) (STEP == 1 ? (i) + (i) / 32 : (i))
@@ -109,17 +167,17 @@ __device__ __forceinline__ acc_t block_sum(acc_t v) {
 }
 
 // This thread's share of in[first, first + count), as whole vectors from a 16-byte aligned base.
-__device__ __forceinline__ acc_t thread_sum(const float *__restrict__ in, unsigned n) {
+__device__ __forceinline__ acc_t thread_sum(const elem_t *__restrict__ in, unsigned n) {
   const vec_t *vin = (const vec_t *)in;
   const unsigned nvec = n / VEC;
   const unsigned stride = gridDim.x * (BLOCK * ITEMS);
   acc_t acc[ITEMS];
 #pragma unroll
   for (int k = 0; k < ITEMS; k++) acc[k] = 0;
-  // the floats after the last whole vector: one each for the first threads of the grid, loaded
+  // the elements after the last whole vector: one each for the first threads of the grid, loaded
   // first (added last), so that its wait overlaps the others' and is not one more after the loop
   const unsigned g = blockIdx.x * BLOCK + threadIdx.x, tail = nvec * VEC + g;
-  const float t = VEC > 1 && tail < n ? ld_once(&in[tail]) : 0.0f;
+  const acc_t t = VEC > 1 && tail < n ? val(ld_once(&in[tail])) : (acc_t)0;
   // Whole tiles while the block's whole tile is in bounds: a test all its threads share. (Each
   // thread testing its own last load split a warp at the tile that ends the vector, some threads
   // taking a whole step, the others the partial one; the warp ran the two one after the other
@@ -167,6 +225,7 @@ __device__ __forceinline__ unsigned long long flag_load(const unsigned long long
 }
 #endif
 
+// out: the sum, a float where as_float is set, else an elem_t.
 // partials: gridDim.x values (COMBINE 0 and 2), or one (COMBINE 1), zero before the first launch;
 // counter: one unsigned, zero before the first launch. The kernel leaves both as it found them
 // (COMBINE 0, 1, 3), so that the next launch needs no reset. For COMBINE 3, partials are its
@@ -179,8 +238,8 @@ __device__ __forceinline__ unsigned long long flag_load(const unsigned long long
 // blocks of this kernel at once (these use a few KB of shared memory and few registers), since
 // only the last block ever waits.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
-          unsigned *counter) {
+pm_reduce(const elem_t *__restrict__ in, unsigned n, void *out, acc_t *partials,
+          unsigned *counter, unsigned as_float) {
   wait_prior();
   const acc_t v = block_sum(thread_sum(in, n));
 #if COMBINE == 3
@@ -208,7 +267,7 @@ pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
     s += p;
   }
   s = block_sum(s);
-  if (threadIdx.x == 0) *out = (float)s;
+  if (threadIdx.x == 0) put_sum(out, s, as_float);
 #elif COMBINE == 2
   if (threadIdx.x == 0) partials[blockIdx.x] = v;
 #else
@@ -227,12 +286,12 @@ pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
     __threadfence();
 #if COMBINE == 1
     if (threadIdx.x == 0) {
-      *out = (float)*(volatile acc_t *)&partials[0];
+      put_sum(out, *(volatile acc_t *)&partials[0], as_float);
       partials[0] = 0;
     }
 #else
     const acc_t s = sum_partials((const acc_t *)partials, gridDim.x);
-    if (threadIdx.x == 0) *out = (float)s;
+    if (threadIdx.x == 0) put_sum(out, s, as_float);
 #endif
   }
 #endif
@@ -240,8 +299,8 @@ pm_reduce(const float *__restrict__ in, unsigned n, float *out, acc_t *partials,
 
 // The second pass of COMBINE 2: one block sums `count` partials.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pm_reduce_final(const acc_t *partials, unsigned count, float *out) {
+pm_reduce_final(const acc_t *partials, unsigned count, void *out, unsigned as_float) {
   wait_prior();
   const acc_t s = sum_partials(partials, count);
-  if (threadIdx.x == 0) *out = (float)s;
+  if (threadIdx.x == 0) put_sum(out, s, as_float);
 }

@@ -550,11 +550,19 @@ Test(db, bad_measurements_are_refused_saying_why) {
     cr_assert_eq(pm__db_measurement_put(db, &cases[i].m), PM_EINVAL, "%s", cases[i].why);
     expect_msg(cases[i].needle);
   }
-  /* a type the op does not take (and, at the end, one it does) */
+  /* a type the op does not take: every built-in takes all four, so an op of this test's own */
+  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32};
+  static const pm__db_op *const ops[] = {&sum, NULL};
+  pm__db *mem = NULL;
+  cr_assert_eq(pm__db_open(ctx, NULL, PM__DB_MEMORY, ops, &mem), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_measurement typed = dbtest_measurement(
-      gpu, (pm__db_problem){.op = "reduce", .dtype = "bf16", .n = 1000}, SHA_A, "{\"bx\":1}", 1);
-  cr_assert_eq(pm__db_measurement_put(db, &typed), PM_EINVAL);
-  expect_msg("reduce: no dtype 'bf16' (f32)");
+      add_gpu(mem, 0, 0), (pm__db_problem){.op = "sum", .dtype = "bf16", .n = 1000}, SHA_A,
+      "{\"bx\":1}", 1);
+  cr_assert_eq(pm__db_measurement_put(mem, &typed), PM_EINVAL);
+  expect_msg("sum: no dtype 'bf16' (f32)");
+  typed.problem.dtype = "f32";
+  cr_assert_eq(pm__db_measurement_put(mem, &typed), PM_OK, "%s", pm_errmsg(ctx));
+  pm__db_close(mem);
 
   pm__db_problem reduce = {.op = "reduce", .dtype = "f32", .n = 1 << 20, .rows = 4};
   pm__db_measurement m = good;
@@ -576,7 +584,7 @@ Test(db, bad_measurements_are_refused_saying_why) {
   m.params = "{\"bx\":2}";
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_EINVAL);
   expect_msg("seed");
-  typed.problem = dbtest_matadd(64, 64);
+  typed = good;
   typed.problem.dtype = "bf16";
   cr_assert_eq(pm__db_measurement_put(db, &typed), PM_OK, "%s", pm_errmsg(ctx));
   pm__db_close(db);

@@ -89,7 +89,7 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, size_t layout,
   CUDA_OK(cudaGraphLaunch(ge, s));
   CUDA_OK(cudaStreamSynchronize(s));
   pm__data direct = b;
-  memcpy(direct.consts, a.consts, sizeof direct.consts);
+  direct.consts = a.consts;
   cr_assert_eq(pm_test_call_op(c, op, &direct, s), PM_OK, "%s", pm_errmsg(c));
   CUDA_OK(cudaStreamSynchronize(s));
   float *replayed = output_of(&a), *called = output_of(&b);

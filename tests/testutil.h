@@ -64,18 +64,33 @@ static inline uint64_t pm_test_seed(void) {
   return ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ 0x9E3779B97F4A7C15ULL;
 }
 
-/* Calls op through the library on d's buffers, served as for d's problem (its size, variant and
- * radius; a matadd placed packed is served as add), on stream; returns the call's status. */
+/* Calls op through the library on d's buffers, served as for d's problem (its size, variant,
+ * radius and type; a matadd placed packed is served as add), on stream; returns the call's
+ * status. Floats go through the float calls, the other types through the typed ones; reduce's
+ * sum is written as d->sum_as_float says. */
 static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d,
                                   cudaStream_t stream) {
   const pm__problem *pr = &d->pr;
+  pm_dtype t = (pm_dtype)pr->dtype;
+  int f32 = t == PM_F32;
   if (op->api == PM_OP_MATADD)
-    return pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
-                     d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], stream);
-  if (op->api == PM_OP_REDUCE) return pm_reduce_sum(c, pr->n, d->in[0], d->out, stream);
-  if (op->api == PM_OP_ADD) return pm_add(c, pr->n, d->out, d->in[0], d->in[1], stream);
-  return pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
-                   d->consts, pr->radius, (pm_border)pr->variant, stream);
+    return f32 ? pm_matadd(c, pr->rows, pr->cols, (pm_order)pr->variant, d->out, d->out_pitch,
+                           d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1], stream)
+               : pm_matadd_t(c, t, pr->rows, pr->cols, (pm_order)pr->variant, d->out,
+                             d->out_pitch, d->in[0], d->in_pitch[0], d->in[1], d->in_pitch[1],
+                             stream);
+  if (op->api == PM_OP_REDUCE)
+    return f32 ? pm_reduce_sum(c, pr->n, d->in[0], d->out, stream)
+               : pm_reduce_sum_t(c, t, pr->n, d->in[0], d->sum_as_float ? PM_F32 : t, d->out,
+                                 stream);
+  if (op->api == PM_OP_ADD)
+    return f32 ? pm_add(c, pr->n, d->out, d->in[0], d->in[1], stream)
+               : pm_add_t(c, t, pr->n, d->out, d->in[0], d->in[1], stream);
+  return f32 ? pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0], d->in_pitch[0],
+                         d->consts.f32, pr->radius, (pm_border)pr->variant, stream)
+             : pm_filter_t(c, t, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0],
+                           d->in_pitch[0], &d->consts, pr->radius, (pm_border)pr->variant,
+                           stream);
 }
 
 #endif /* PM_TESTUTIL_H */

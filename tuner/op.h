@@ -61,7 +61,8 @@ typedef struct pm__data {
                               sets it before placing (pm__copies_for); 0 or 1: one. d's own
                               pointers are copy 0's, pm__data_view gives the others */
   size_t in_stride, out_stride;
-  int scalar_out;          /* the output is one float (reduce), not lines shaped like the input */
+  int scalar_out;          /* the output is one value (reduce), not lines shaped like the input */
+  unsigned sum_as_float;   /* reduce: 1 writes the sum as a float, 0 in the input's type */
   void *work;              /* device scratch (reduce: partials and counter) */
   size_t work_bytes;
   float *host_in[2];       /* the inputs, packed, on the host */
@@ -71,8 +72,11 @@ typedef struct pm__data {
   float *dev_ref;          /* host_ref on the device, packed (2D ops, add), for comparing there */
   unsigned lines, inner;   /* 2D ops: lines of `inner` contiguous floats (rows x cols or the
                               transpose, by storage order); reduce, add: 1 x n */
-  float consts[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)]; /* values a call passes
-                              to its kernel by value (filter: the weights, row by row) */
+  union { /* values a call passes to its kernel by value (filter: the weights, row by row:
+              floats, doubles for f64) */
+    float f32[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
+    double f64[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
+  } consts;
 } pm__data;
 
 typedef struct pm__op {
@@ -132,6 +136,12 @@ typedef struct pm__op {
 
 extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter, pm__op_add;
 extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS), ended by NULL */
+
+/* The bound on the rounding error of reduce's point v summing n elements of dtype (on a GPU of
+ * sm_count SMs) whose sum is `sum` and sum |x| is `abs`, the sum written as out_dtype
+ * (op_reduce.c). */
+double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype, int out_dtype,
+                              double sum, double abs);
 
 /* ---- Generic space code (space.c) ----------------------------------------------------------- */
 

@@ -1,9 +1,10 @@
-/* op_filter.c: filter as data: the 2D correlation of a pitched rows x cols float image with a
- * (2r+1)^2 mask, clamp-to-edge or zero borders; its search space, constraints, launch and CPU
- * reference (templates/filter.cu). */
+/* op_filter.c: filter as data: the 2D correlation of a pitched rows x cols image of any pm_dtype
+ * with a (2r+1)^2 mask (float weights, double for f64), clamp-to-edge or zero borders; its search
+ * space, constraints, launch and CPU reference (templates/filter.cu). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op.h"
 
@@ -19,7 +20,8 @@ static const pm__param params[NPARAMS] = {
     [PAD] = {"pad", "PAD", 3, {0, 1, 2}, "shared-memory row padding in words (tile=1)"},
     [OX] = {"ox", "OX", 3, {1, 2, 4}, "outputs per thread in x"},
     [OY] = {"oy", "OY", 4, {1, 2, 4, 8}, "outputs per thread in y"},
-    [VLOAD] = {"vload", "VLOAD", 2, {0, 1}, "1: rows of the window as 16-byte loads (tile=0, ox=4)"},
+    [VLOAD] = {"vload", "VLOAD", 2, {0, 1},
+               "1: rows of the window as vector loads, 16 bytes (8: 16-bit types) (tile=0, ox=4)"},
     [ALIGN] = {"align", NULL, 5, {0, 64, 128, 256, 512}, "pitch alignment in bytes (0 packed)"},
 };
 
@@ -28,18 +30,29 @@ static unsigned long long tiles_of(const int *v, const pm__problem *pr) {
   return (unsigned long long)((pr->cols + tw - 1) / tw) * ((pr->rows + th - 1) / th);
 }
 
+/* The bytes of a weight and a sum: a double's for doubles, else a float's. */
+static size_t wsize(const pm__problem *pr) { return pr && pr->dtype == PM_F64 ? 8 : 4; }
+
+/* The bytes of VLOAD's accesses, to which rows must be aligned: 4 elements, 2 doubles. */
+static unsigned vload_bytes(const pm__problem *pr) {
+  unsigned es = pm__problem_esize(pr);
+  return es == 8 ? 16 : 4 * es;
+}
+
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   if (v[TILE] == 0 && v[PAD] != 0) return "padding without a shared-memory tile";
   if (v[VLOAD] && (v[TILE] || v[OX] != 4)) return "16-byte row loads need tile=0 and ox=4";
   if (pr == NULL) return NULL;
+  unsigned vb = vload_bytes(pr);
   if (v[VLOAD] && pr->rows > 1 &&
-      (pr->caller_align ? pr->caller_align < 16 : v[ALIGN] == 0 && pr->cols % 4 != 0))
-    return "rows are not 16-byte aligned for 16-byte loads";
+      (pr->caller_align ? pr->caller_align < vb
+                        : v[ALIGN] == 0 && pr->cols * pm__problem_esize(pr) % vb != 0))
+    return "rows are not aligned for vector loads";
   if (pr->radius < 1 || pr->radius > PM__MAX_RADIUS) return "radius out of range";
   size_t r2 = 2 * (size_t)pr->radius;
-  size_t smem = (v[BY] * v[OY] + r2) * (v[BX] * v[OX] + r2 + v[PAD]) * sizeof(float);
+  size_t smem = (v[BY] * v[OY] + r2) * (v[BX] * v[OX] + r2 + v[PAD]) * wsize(pr);
   if (v[TILE] && smem > lim->max_smem) return "the tile needs more shared memory than a block has";
   if (tiles_of(v, pr) > 0x7fffffffull) return "more tiles than a grid may have";
   return NULL;
@@ -70,44 +83,55 @@ static const pm__problem bench_sizes[] = {{.rows = 8192, .cols = 8192, .radius =
                                           {.rows = 8192, .cols = 8192, .radius = 2},
                                           {.rows = 8192, .cols = 8192, .radius = 3}};
 
-static double bytes(const pm__problem *pr) { return 2.0 * sizeof(float) * pr->rows * pr->cols; }
+static double bytes(const pm__problem *pr) {
+  return 2.0 * pm__problem_esize(pr) * pr->rows * pr->cols;
+}
 
 static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
 
 /* The reference, in the order every variant uses: mask rows top to bottom, each left to right,
- * fused multiply-adds from 0. So every variant must match it bit for bit. */
+ * fused multiply-adds from 0 in w_t (float; double for f64), the sum rounded once to the type.
+ * So every variant must match it bit for bit. */
 typedef struct ref_args {
-  const float *in, *w;
-  float *out;
+  int dtype;
+  const void *in;
+  const void *w; /* floats, or doubles for f64 */
+  void *out;
   unsigned rows, cols;
   int r, zero_border;
 } ref_args;
 
+/* Input (iy, ix) as the sums' type: 0 outside the image with a zero border, else clamped. */
+static double input(const ref_args *a, long iy, long ix) {
+  long rows = (long)a->rows, cols = (long)a->cols;
+  if (a->zero_border && (ix < 0 || ix >= cols || iy < 0 || iy >= rows)) return 0.0;
+  size_t i = (size_t)(iy < 0 ? 0 : iy >= rows ? rows - 1 : iy) * (size_t)cols +
+             (size_t)(ix < 0 ? 0 : ix >= cols ? cols - 1 : ix);
+  return pm__elem_value(a->dtype, (const char *)a->in + i * pm_dtype_size((pm_dtype)a->dtype));
+}
+
 static void reference_rows(void *arg, size_t y0, size_t y1) {
   const ref_args *a = arg;
-  const float *in = a->in, *w = a->w;
-  float *out = a->out;
-  unsigned rows = a->rows, cols = a->cols;
-  int r = a->r, zero_border = a->zero_border, k = 2 * r + 1;
+  int r = a->r, k = 2 * r + 1;
   for (unsigned y = (unsigned)y0; y < y1; y++)
-    for (unsigned x = 0; x < cols; x++) {
-      float acc = 0.0f;
-      for (int fy = 0; fy < k; fy++) {
-        long iy = (long)y + fy - r;
+    for (unsigned x = 0; x < a->cols; x++) {
+      size_t o = (size_t)y * a->cols + x;
+      float acc = 0.0f;   /* exact: every element of the other types is a float */
+      double accd = 0.0;  /* f64 */
+      for (int fy = 0; fy < k; fy++)
         for (int fx = 0; fx < k; fx++) {
-          long ix = (long)x + fx - r;
-          float v;
-          if (zero_border && (ix < 0 || ix >= (long)cols || iy < 0 || iy >= (long)rows))
-            v = 0.0f;
-          else {
-            long cy = iy < 0 ? 0 : iy >= (long)rows ? (long)rows - 1 : iy;
-            long cx = ix < 0 ? 0 : ix >= (long)cols ? (long)cols - 1 : ix;
-            v = in[(size_t)cy * cols + (size_t)cx];
-          }
-          acc = fmaf(w[fy * k + fx], v, acc);
+          double v = input(a, (long)y + fy - r, (long)x + fx - r);
+          if (a->dtype == PM_F64)
+            accd = fma(((const double *)a->w)[fy * k + fx], v, accd);
+          else
+            acc = fmaf(((const float *)a->w)[fy * k + fx], (float)v, acc);
         }
+      switch (a->dtype) {
+      case PM_F16: ((unsigned short *)a->out)[o] = pm__f32_to_f16(acc); break;
+      case PM_BF16: ((unsigned short *)a->out)[o] = pm__f32_to_bf16(acc); break;
+      case PM_F64: ((double *)a->out)[o] = accd; break;
+      default: ((float *)a->out)[o] = acc;
       }
-      out[(size_t)y * cols + x] = acc;
     }
 }
 
@@ -116,12 +140,12 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
  * 1.24-1.27x the winners at radius 2 and 3); 16-byte loads only where the rows allow them. */
 static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 32, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 4, v[OY] = 4, v[ALIGN] = 256;
-  v[VLOAD] = pr->caller_align == 0 || pr->caller_align >= 16 || pr->rows <= 1;
+  v[VLOAD] = pr->caller_align == 0 || pr->caller_align >= vload_bytes(pr) || pr->rows <= 1;
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
   int rc = PM_OK;
-  size_t n = (size_t)pr->rows * pr->cols;
+  size_t n = (size_t)pr->rows * pr->cols, es = pm__problem_esize(pr);
   int k = 2 * pr->radius + 1;
   if (pr->radius < 1 || pr->radius > PM__MAX_RADIUS)
     return pm__seterr(c, PM_EINVAL, "filter radius %d: pmtune supports 1 to %d", pr->radius,
@@ -129,15 +153,23 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   d->pr = *pr;
   d->lines = pr->rows;
   d->inner = pr->cols;
-  if ((d->host_in[0] = pm__malloc(n * sizeof(float))) == NULL ||
-      (d->host_ref = pm__malloc(n * sizeof(float))) == NULL)
+  if ((d->host_in[0] = pm__random_fill_typed(pr->dtype, n, seed)) == NULL ||
+      (d->host_ref = pm__malloc(n * es)) == NULL)
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
-  pm__random_fill(d->host_in[0], n, seed);
-  pm__random_fill(d->consts, (size_t)(k * k), seed ^ 0x5bd1e995u);
-  ref_args ra = {d->host_in[0], d->consts, d->host_ref, pr->rows, pr->cols, pr->radius, pr->variant == BORDER_ZERO};
+  uint64_t wseed = seed ^ 0x5bd1e995u;
+  if (pr->dtype != PM_F64) {
+    pm__random_fill(d->consts.f32, (size_t)(k * k), wseed);
+  } else {
+    double *w = pm__random_fill_typed(PM_F64, (size_t)(k * k), wseed);
+    if (w == NULL) return pm__seterr(c, PM_ENOMEM, "filter: out of host memory");
+    memcpy(d->consts.f64, w, sizeof(double) * (size_t)(k * k));
+    free(w);
+  }
+  ref_args ra = {pr->dtype, d->host_in[0], &d->consts, d->host_ref, pr->rows, pr->cols,
+                 pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * sizeof(float)));
-  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * sizeof(float), cudaMemcpyHostToDevice));
+  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * es));
+  PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
 fail:
   return rc;
 }
@@ -146,7 +178,7 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
-  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, d->consts};
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, &d->consts};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
@@ -161,7 +193,7 @@ const pm__op pm__op_filter = {
     .api = PM_OP_FILTER,
     .entries = {"pm_filter"},
     .dims = 2,
-    .dtypes = 1u << PM_F32,
+    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
     .variants = {"border=clamp", "border=zero", NULL},
     .variant_names = {"clamp", "zero", NULL},
     .radius_min = 1,

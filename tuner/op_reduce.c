@@ -1,5 +1,5 @@
-/* op_reduce.c: reduce as data: the sum of n floats into one float on the device; its search
- * space, constraints, launch, CPU reference and error bound (templates/reduce.cu). */
+/* op_reduce.c: reduce as data: the sum of n elements of any pm_dtype into one value on the device;
+ * its search space, constraints, launch, CPU reference and error bound (templates/reduce.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +11,13 @@ enum { BLOCK, ITEMS, VEC, STEP, COMBINE, ACC, GRID, NPARAMS };
 static const pm__param params[NPARAMS] = {
     [BLOCK] = {"block", "BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"},
     [ITEMS] = {"items", "ITEMS", 4, {1, 2, 4, 8}, "accesses per thread per loop step"},
-    [VEC] = {"vec", "VEC", 3, {1, 2, 4}, "floats per access"},
+    [VEC] = {"vec", "VEC", 4, {1, 2, 4, 8}, "elements per access (at most 16 bytes)"},
     [STEP] = {"step", "STEP", 3, {0, 1, 2},
               "block step: 0 shared tree, 1 padded shared tree, 2 warp shuffles"},
     [COMBINE] = {"combine", "COMBINE", 4, {0, 1, 2, 3},
                  "0 one launch, last block sums; 1 one launch, atomics (nondeterministic); "
                  "2 two launches; 3 one launch, the last block waits for flagged partials"},
-    [ACC] = {"acc", "ACC", 2, {0, 1}, "accumulate in 0 float, 1 double"},
+    [ACC] = {"acc", "ACC", 2, {0, 1}, "accumulate in 0 float (f64: double), 1 double"},
     [GRID] = {"grid", NULL, 5, {0, 1, 2, 4, 8}, "blocks: 0 one tile each, k: k x the SM count"},
 };
 
@@ -40,12 +40,16 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
 }
 
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+  unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
   if (v[COMBINE] == 1 && !lim->allow_nondeterministic) return "not deterministic (atomic combine)";
   if (v[COMBINE] == 3 && v[ACC] != 0) return "flagged partials are floats (acc=0 only)";
+  if (v[VEC] * es > 16) return "an access of more than 16 bytes";
   if (pr == NULL) return NULL;
+  if (pr->dtype == PM_F64 && v[ACC] != 0) return "doubles accumulate in double at acc=0 already";
+  if (pr->dtype == PM_F64 && v[COMBINE] == 3) return "flagged partials are floats (not f64)";
   if (pr->n == 0 || pr->n > 0x7fffffffu) return "n out of range";
-  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * 4) != 0)
+  if (pr->caller_align != 0 && pr->caller_align % (unsigned)(v[VEC] * es) != 0)
     return "the caller's pointer is not aligned to the vector width";
   if (grid_of(v, pr->n, lim->sm_count) > (v[COMBINE] == 3 ? FLAG_SLOTS : MAX_PARTIALS))
     return "more partial sums than the scratch holds";
@@ -64,100 +68,161 @@ static int same_launch(const int *v, const pm__problem *pr, const pm__limits *li
 static const pm__problem tune_sizes[] = {
     {.n = 1000},     {.n = 2048},     {.n = 4096},     {.n = 8192},     {.n = 16384},
     {.n = 65536},    {.n = 1u << 18}, {.n = 1u << 20}, {.n = 1u << 22}, {.n = 1u << 24},
-    {.n = 1u << 28}, {.n = 1u << 30}};
+    {.n = 1u << 28}, {.n = 1u << 30},
+    /* bf16: fewer (op_matadd.c says why) */
+    {.n = 4096, .dtype = PM_BF16},     {.n = 1u << 20, .dtype = PM_BF16},
+    {.n = 1u << 24, .dtype = PM_BF16}, {.n = 1u << 28, .dtype = PM_BF16}};
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
 
-static double bytes(const pm__problem *pr) { return 4.0 * pr->n + 4.0; }
+/* the output counted as the input's type */
+static double bytes(const pm__problem *pr) { return (double)pm__problem_esize(pr) * (pr->n + 1.0); }
 
 static size_t layout(const int *v) { (void)v; return 0; }
 
 static void fallback(const pm__problem *pr, int *v) {
-  v[BLOCK] = 256, v[ITEMS] = 4, v[STEP] = 2, v[COMBINE] = 0, v[ACC] = 0, v[GRID] = 4;
-  v[VEC] = pr->caller_align == 0 || pr->caller_align >= 16 ? 4 : pr->caller_align >= 8 ? 2 : 1;
+  v[BLOCK] = 256, v[ITEMS] = 4, v[STEP] = 2, v[COMBINE] = 0, v[GRID] = 4;
+  v[ACC] = 0;
+  v[VEC] = pm__widest_vec(pr);
 }
 
 static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
   return COUNTER_BYTES + FLAG_BYTES + (size_t)grid_of(v, pr->n, sm_count) * sizeof(double);
 }
 
+/* The reference: each block of 2^16 elements summed in double with Neumaier's compensation
+ * (Higham, sec. 4.3), the blocks' sums and corrections then combined the same way, in order. Its
+ * error is within 2u|sum| + O(n u^2) sum|x| for u = 2^-53: far below any variant's, so that a
+ * variant accumulating in double is checked too. */
+#define REF_BLOCK ((size_t)1 << 16)
+
+typedef struct ref_sum {
+  int dtype;
+  const void *x;
+  size_t n;
+  double *sum, *comp, *abs; /* per block */
+} ref_sum;
+
+static double elem(int dtype, const void *x, size_t i) {
+  switch (dtype) {
+  case PM_F16: return pm__f16_to_f32(((const unsigned short *)x)[i]);
+  case PM_BF16: return pm__bf16_to_f32(((const unsigned short *)x)[i]);
+  case PM_F64: return ((const double *)x)[i];
+  default: return ((const float *)x)[i];
+  }
+}
+
+/* Adds y to the compensated sum (*s, *c). */
+static void neumaier(double *s, double *c, double y) {
+  double t = *s + y;
+  *c += fabs(*s) >= fabs(y) ? (*s - t) + y : (y - t) + *s;
+  *s = t;
+}
+
+static void ref_blocks(void *arg, size_t b0, size_t b1) {
+  const ref_sum *r = arg;
+  for (size_t b = b0; b < b1; b++) {
+    double s = 0, c = 0, a = 0;
+    size_t hi = (b + 1) * REF_BLOCK < r->n ? (b + 1) * REF_BLOCK : r->n;
+    for (size_t i = b * REF_BLOCK; i < hi; i++) {
+      double y = elem(r->dtype, r->x, i);
+      neumaier(&s, &c, y);
+      a += fabs(y);
+    }
+    r->sum[b] = s, r->comp[b] = c, r->abs[b] = a;
+  }
+}
+
+/* The sum of x[0, n) of dtype, and sum |x| in *abs; -1 where memory ran out. */
+static int reference(int dtype, const void *x, size_t n, double *sum, double *abs) {
+  size_t blocks = (n + REF_BLOCK - 1) / REF_BLOCK;
+  double *m = malloc(3 * blocks * sizeof *m);
+  if (m == NULL) return -1;
+  ref_sum r = {dtype, x, n, m, m + blocks, m + 2 * blocks};
+  pm__parallel_for(blocks, ref_blocks, &r);
+  double s = 0, c = 0, a = 0;
+  for (size_t b = 0; b < blocks; b++) {
+    neumaier(&s, &c, r.sum[b]);
+    c += r.comp[b];
+    a += r.abs[b];
+  }
+  free(m);
+  *sum = s + c, *abs = a;
+  return 0;
+}
+
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
-  int rc = PM_OK;
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
   d->scalar_out = 1;
-  d->out_bytes = sizeof(float);
+  d->out_bytes = sizeof(double); /* the widest sum */
+  /* the tuner checks the sum at the accumulator's precision: 16-bit inputs' as a float */
+  d->sum_as_float = pr->dtype == PM_F16 || pr->dtype == PM_BF16;
   d->work_bytes = COUNTER_BYTES + FLAG_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
-  if ((d->host_in[0] = pm__malloc((size_t)pr->n * sizeof(float))) == NULL ||
-      (d->host_ref = pm__malloc(sizeof(float))) == NULL)
+  if ((d->host_in[0] = pm__random_fill_typed(pr->dtype, pr->n, seed)) == NULL ||
+      reference(pr->dtype, d->host_in[0], pr->n, &d->ref_exact, &d->ref_scale) != 0)
     return pm__seterr(c, PM_ENOMEM, "reduce n=%u: out of host memory", pr->n);
-  pm__random_fill(d->host_in[0], pr->n, seed);
-  /* The reference: a double sum in 4 interleaved chains, then pairwise; far more exact than
-   * any float variant (its own error is below n * 2^-53 * sum|x|). */
-  double s[4] = {0}, a = 0;
-  for (size_t i = 0; i < pr->n; i++) {
-    s[i & 3] += d->host_in[0][i];
-    a += fabs(d->host_in[0][i]);
-  }
-  d->ref_exact = (s[0] + s[1]) + (s[2] + s[3]);
-  d->ref_scale = a;
-  d->host_ref[0] = (float)d->ref_exact;
-  (void)c;
-  return rc;
+  return PM_OK;
 }
 
 static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
-  unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count);
+  unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count), as_float = d->sum_as_float;
   void *counter = d->work;
   void *partials = (char *)d->work + COUNTER_BYTES + (v[COMBINE] == 3 ? 0 : FLAG_BYTES);
-  void *args[] = {&d->in[0], &n, &d->out, &partials, &counter};
+  void *args[] = {&d->in[0], &n, &d->out, &partials, &counter, &as_float};
   dim3 g = {grid, 1, 1}, b = {(unsigned)v[BLOCK], 1, 1};
   int rc = pm__kernel_launch(c, k, 0, g, b, 0, s, args);
   if (rc != PM_OK || v[COMBINE] != 2) return rc;
-  void *args2[] = {&partials, &grid, &d->out};
+  void *args2[] = {&partials, &grid, &d->out, &as_float};
   dim3 one = {1, 1, 1};
   return pm__kernel_launch(c, k, 1, one, b, 0, s, args2);
 }
 
 static double log2ceil(double x) { return x <= 1 ? 0 : ceil(log2(x)); }
 
-/* The first-order bound on the rounding error of point v's summation order, as a multiple of
- * sum|x| (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 4.2: a sum
- * whose additions form a tree of depth D errs by at most D * u * sum|x|). */
-static double error_bound(const int *v, unsigned n, int sm_count, double sum, double abs) {
+/* The unit roundoff of a type: half its precision's last place. */
+static double unit(int dtype) {
+  return ldexp(1.0, dtype == PM_F16 ? -11 : dtype == PM_BF16 ? -8 : dtype == PM_F64 ? -53 : -24);
+}
+
+double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype, int out_dtype,
+                              double sum, double abs) {
+  int double_sum = dtype == PM_F64;
   double grid = grid_of(v, n, sm_count), threads = grid * v[BLOCK];
   double chain = ceil((double)n / v[VEC] / (threads * v[ITEMS])); /* steps per accumulator */
   double depth = chain + log2ceil(v[VEC]) + log2ceil(v[ITEMS]) + 1 /* tail */ + log2ceil(v[BLOCK]);
   depth += v[COMBINE] == 1 ? grid : ceil(grid / v[BLOCK]) + log2ceil(v[BLOCK]);
-  double u = v[ACC] ? ldexp(1.0, -53) : ldexp(1.0, -24);
-  /* plus the final rounding to float, and a margin for the reference's own error */
-  return (depth * u * abs + ldexp(1.0, -24) * fabs(sum)) * 1.01 + ldexp(1.0, -50) * abs;
+  double u = unit(v[ACC] || double_sum ? PM_F64 : PM_F32);
+  /* plus the final rounding to the output's type, and a margin for the reference's own error */
+  return (depth * u * abs + unit(out_dtype) * fabs(sum)) * 1.01 + ldexp(1.0, -50) * abs;
 }
 
 static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
-  float got;
-  int rc = PM_OK;
-  PM__CUDA(c, pm__tune_copy(&got, d->out, sizeof got, cudaMemcpyDeviceToHost));
-  double diff = fabs((double)got - d->ref_exact);
+  unsigned char bits[8];
+  int rc = PM_OK, out = d->sum_as_float ? PM_F32 : d->pr.dtype;
+  PM__CUDA(c, pm__tune_copy(bits, d->out, pm_dtype_size((pm_dtype)out), cudaMemcpyDeviceToHost));
+  double got = pm__elem_value(out, bits), diff = fabs(got - d->ref_exact);
   *err = d->ref_scale > 0 ? diff / d->ref_scale : diff;
-  double bound = error_bound(v, d->pr.n, c->dev.sm_count, d->ref_exact, d->ref_scale);
+  double bound = pm__reduce_error_bound(v, d->pr.n, c->dev.sm_count, d->pr.dtype, out,
+                                        d->ref_exact, d->ref_scale);
   if (!isfinite(got) || !(diff <= bound))
     return pm__seterr(c, PM_EVERIFY,
-                      "reduce n=%u: the sum is %.9g, want %.9g (error %.3g, bound %.3g = "
-                      "depth x u x sum|x|)",
-                      d->pr.n, got, d->ref_exact, diff, bound);
+                      "reduce n=%u %s: the sum is %.17g (%s), want %.17g (error %.3g, bound %.3g "
+                      "= depth x u x sum|x| + the output's rounding)",
+                      d->pr.n, pm_dtype_name((pm_dtype)d->pr.dtype), got,
+                      pm_dtype_name((pm_dtype)out), d->ref_exact, diff, bound);
 fail:
   return rc;
 }
 
 const pm__op pm__op_reduce = {
     .name = "reduce",
-    .summary = "the sum of n floats into one float in device memory",
+    .summary = "the sum of n elements into one value in device memory",
     .api = PM_OP_REDUCE,
     .entries = {"pm_reduce", "pm_reduce_final"},
     .dims = 1,
-    .dtypes = 1u << PM_F32,
+    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
     .variants = {"", NULL},
     .variant_names = {"", NULL},
     .tune_sizes = tune_sizes,

@@ -98,7 +98,7 @@ static int call(pm_op op, const pm__problem *pr, const pm__data *h, const buffer
   case PM_OP_ADD: return pm_add(shared, pr->n, b->out, b->in[0], b->in[1], s);
   case PM_OP_REDUCE: return pm_reduce_sum(shared, pr->n, b->in[0], b->out, s);
   default:
-    return pm_filter(shared, pr->rows, pr->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts,
+    return pm_filter(shared, pr->rows, pr->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts.f32,
                      pr->radius, (pm_border)pr->variant, s);
   }
 }

@@ -99,7 +99,7 @@ static int call(pm_ctx *c, const call_case *k, const pm__data *h, const buffers 
     return pm_matadd(c, k->rows, k->cols, (pm_order)k->variant, b->out, b->pitch, b->in[0], b->pitch,
                      b->in[1], b->pitch, s);
   if (k->op == PM_OP_REDUCE) return pm_reduce_sum(c, k->n, b->x, b->out, s);
-  return pm_filter(c, k->rows, k->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts, k->radius,
+  return pm_filter(c, k->rows, k->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts.f32, k->radius,
                    (pm_border)k->variant, s);
 }
 
