@@ -1,7 +1,8 @@
 /* test_compile_all.c: every valid point of every search space compiles with NVRTC for sm_80 and
  * sm_90, with no GPU (the filter's for each supported radius, and its zero border); in the other
- * element types (f16, bf16, f64: matadd, add) for sm_90, matadd's every fourth kernel, to keep
- * CI's time. Prints how many and how long. */
+ * element types (f16, bf16, f64) for sm_90, a sample to keep CI's time: add's every kernel,
+ * matadd's every fourth, reduce's every eighth, filter's every sixteenth at one radius and border
+ * a type (test_gpu_ops compiles them all on a GPU). Prints how many and how long. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
@@ -83,12 +84,15 @@ Test(compile_all, filter_zero_border) {
   compile_space(&pm__op_filter, &pr, "sm_90");
 }
 
-/* The other element types: sm_90; all of add's kernels, every fourth of matadd's. */
-Test(compile_all, matadd_and_add_in_each_type) {
+/* The other element types: sm_90; all of add's kernels, a sample of the others'. */
+Test(compile_all, each_op_in_each_type) {
   const int types[] = {PM_F16, PM_BF16, PM_F64};
   for (int i = 0; i < 3; i++) {
     pm__problem pr = {.rows = 1, .cols = 1, .n = 1, .dtype = types[i]};
     compile_sample(&pm__op_add, &pr, "sm_90", 1);
     compile_sample(&pm__op_matadd, &pr, "sm_90", 4);
+    compile_sample(&pm__op_reduce, &pr, "sm_90", 8);
+    pm__problem img = {.rows = 1, .cols = 1, .radius = 1 + i, .variant = i & 1, .dtype = types[i]};
+    compile_sample(&pm__op_filter, &img, "sm_90", 16);
   }
 }

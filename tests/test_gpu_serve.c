@@ -883,3 +883,61 @@ Test(gpu_serve, matadd_and_add_in_each_type) {
   cr_assert_neq(cached(c, &pm__op_add, &f16), cached(c, &pm__op_add, &bf16));
   pm_close(c);
 }
+
+/* Calls op through the typed call on data prepared as the tuner prepares it (pm__data_place's
+ * buffers: 16-byte aligned), and checks the output as the tuner does, with the configuration the
+ * call was served (the reduce's bound depends on it). */
+static void check_typed_call(pm_ctx *c, const pm__op *op, pm__problem pr, int sum_in_type) {
+  pm__data d = {0};
+  char text[96];
+  pm__problem_text(op, &pr, text, sizeof text);
+  cr_assert_eq(op->prepare(c, &pr, 11, &d), PM_OK, "%s: %s", text, pm_errmsg(c));
+  if (sum_in_type) d.sum_as_float = 0;
+  cr_assert_eq(pm__data_place(c, &d, 256), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm_test_call_op(c, op, &d, NULL), PM_OK, "%s: %s", text, pm_errmsg(c));
+  CUDA_OK(cudaDeviceSynchronize());
+  pr.caller_align = 16;
+  const pm__entry *e = cached(c, op, &pr);
+  cr_assert_not_null(e, "%s: not cached as served", text);
+  double err;
+  cr_assert_eq(op->verify(c, e->choice->v, &d, &err), PM_OK, "%s%s: %s", text,
+               sum_in_type ? " (sum in its type)" : "", pm_errmsg(c));
+  pm__data_free(&d);
+}
+
+Test(gpu_serve, reduce_and_filter_in_each_type) {
+  pm_ctx *c = open_ctx(path);
+  const pm_dtype types[] = {PM_F16, PM_BF16, PM_F64};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    pm_dtype t = types[i];
+    for (int in_type = 0; in_type < 2; in_type++) {
+      check_typed_call(c, &pm__op_reduce, (pm__problem){.n = 1, .dtype = t}, in_type);
+      check_typed_call(c, &pm__op_reduce, (pm__problem){.n = 1000003, .dtype = t}, in_type);
+    }
+    check_typed_call(c, &pm__op_filter, (pm__problem){.rows = 1001, .cols = 777, .radius = 2, .dtype = t}, 0);
+    check_typed_call(c, &pm__op_filter,
+                     (pm__problem){.rows = 3, .cols = 5, .radius = 3, .variant = 1, .dtype = t}, 0);
+    /* bad input: a sum in a third type, a sum not aligned to its type, an image one byte off */
+    unsigned char *p;
+    CUDA_OK(cudaMalloc((void **)&p, 4096));
+    pm_dtype other = t == PM_F64 ? PM_F16 : PM_F64;
+    cr_assert_eq(pm_reduce_sum_t(c, t, 10, p, other, p + 64, NULL), PM_EINVAL);
+    cr_assert(strstr(pm_errmsg(c), "neither the input's") != NULL, "%s", pm_errmsg(c));
+    cr_assert_eq(pm_reduce_sum_t(c, t, 10, p, PM_F32, p + 66, NULL), PM_EINVAL);
+    cr_assert(strstr(pm_errmsg(c), "multiples of 4") != NULL, "%s", pm_errmsg(c));
+    float w[9] = {0};
+    cr_assert_eq(pm_filter_t(c, t, 4, 4, p + 1, 64, p + 1024, 64, w, 1, PM_BORDER_CLAMP, NULL),
+                 PM_EINVAL);
+    cr_assert(strstr(pm_errmsg(c), "multiples of") != NULL, "%s", pm_errmsg(c));
+    CUDA_OK(cudaFree(p));
+    /* pm_malloc_2d_t: lines of cols elements of t, the pitch a multiple of 256 untuned */
+    void *m;
+    size_t pitch, pad;
+    cr_assert_eq(pm_malloc_2d_t(c, PM_OP_FILTER, t, 10, 333, &m, &pitch, &pad), PM_OK, "%s",
+                 pm_errmsg(c));
+    size_t line = 333 * pm_dtype_size(t);
+    cr_assert(pitch >= line && pitch % 256 == 0 && pad == 10 * (pitch - line), "pitch %zu", pitch);
+    pm_free(c, m);
+  }
+  pm_close(c);
+}

@@ -1,9 +1,9 @@
 """pmtune for Python: pmtune's tuned kernels (matadd, add, reduce_sum, filter) called on any
 GPU array that exposes __cuda_array_interface__ or DLPack (PyTorch, CuPy, Numba, JAX), on the
 caller's current stream, through libpmtune.so's C ABI with ctypes (no compiled extension).
-matadd and add take float32, float16, bfloat16 and float64 arrays (all of one call of one type;
-16-bit sums computed in float and rounded once, as torch.add does); reduce_sum and filter take
-float32.
+Every call takes float32, float16, bfloat16 and float64 arrays (all of one call of one type;
+16-bit results computed in float and rounded once, as torch.add does); reduce_sum writes its sum
+in the input's type or, asked (dtype="float32"), as a float32.
 
     import pmtune, torch
     a = torch.rand(7777, 5003, device="cuda"); b = torch.rand_like(a)
@@ -149,25 +149,32 @@ class Context:
         self._check(_c().pm_add_t(self._handle(), va.dtype, n, vc.ptr, va.ptr, vb.ptr, s))
         return out
 
-    def reduce_sum(self, x, out=None, stream=None):
-        """The sum of a contiguous float32 array's elements, into out (one float32 on the GPU;
-        made, 0-d, where not given). Returns out."""
+    def reduce_sum(self, x, out=None, stream=None, dtype=None):
+        """The sum of a contiguous array's elements (float16 and bfloat16 summed in float or
+        double, float64 in double), into out: one element on the GPU of x's type or float32
+        (made, 0-d, where not given: of x's type, or of dtype, "float32" for the float sum of a
+        16-bit array). Returns out."""
         s = _arrays.stream_handle(stream, x)
         vx = _arrays.view(x, "x", s)
-        vx.need("x", "reduce_sum", (_arrays.F32,))
         n = vx.packed_vector("x")
+        if dtype is not None and dtype not in (_arrays.NAMES[vx.dtype], "float32"):
+            raise TypeError("dtype: %r or 'float32', not %r" % (_arrays.NAMES[vx.dtype], dtype))
         if out is None:
-            out = _arrays.empty_like(x, (), "C", "reduce_sum")
+            out = _arrays.empty_like(x, (), "C", "reduce_sum",
+                                     _arrays.F32 if dtype == "float32" else vx.dtype)
         vo = _arrays.view(out, "out", s, writable=True)
+        vo.need("out", "reduce_sum", tuple(sorted({vx.dtype, _arrays.F32})))
         if math.prod(vo.shape) != 1:
             raise ValueError("out: one element is needed, not %s" % (vo.shape,))
-        self._check(_c().pm_reduce_sum(self._handle(), n, vx.ptr, vo.ptr, s))
+        self._check(_c().pm_reduce_sum_t(self._handle(), vx.dtype, n, vx.ptr, vo.dtype, vo.ptr, s))
         return out
 
     def filter(self, x, weights, border="clamp", out=None, stream=None):
         """out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or
-        flat, or a NumPy array; r 1 to 3), over a row-major 2-D float32 image with any pitch;
-        border "clamp" (the edge repeated) or "zero". Returns out."""
+        flat, or a NumPy array; r 1 to 3), over a row-major 2-D image of any of the four types
+        with any pitch (the weights taken as float32, float64 for a float64 image; the sums in
+        that type, rounded once to the image's); border "clamp" (the edge repeated) or "zero".
+        Returns out."""
         if border not in ("clamp", "zero"):
             raise ValueError("border: 'clamp' or 'zero', not %r" % (border,))
         if hasattr(weights, "__cuda_array_interface__") or hasattr(weights, "__dlpack_device__") \
@@ -179,22 +186,22 @@ class Context:
             raise ValueError("weights: (2 radius + 1)^2 values are needed, not %d" % len(w))
         s = _arrays.stream_handle(stream, x)
         vx = _arrays.view(x, "x", s)
-        vx.need("x", "filter", (_arrays.F32,))
         ox, rows, cols, px = vx.layout("x")
         if ox != 0:
             raise ValueError("x: filter takes a row-major image (its rows' floats next to each "
                              "other)")
         if out is None:
-            out = _arrays.empty_like(x, (rows, cols), "C", "filter")
+            out = _arrays.empty_like(x, (rows, cols), "C", "filter", vx.dtype)
         vo = _arrays.view(out, "out", s, writable=True)
+        _same_type(vx, vo)
         if vo.shape != vx.shape:
             raise ValueError("out is %s, x is %s: the same shape is needed" % (vo.shape, vx.shape))
         oo, _, _, po = vo.layout("out")
         if oo != 0:
             raise ValueError("out: filter writes a row-major image")
-        cw = (ctypes.c_float * len(w))(*w)
-        self._check(_c().pm_filter(self._handle(), rows, cols, vo.ptr, po, vx.ptr, px, cw,
-                                   side // 2, 0 if border == "clamp" else 1, s))
+        cw = ((ctypes.c_double if vx.dtype == _arrays.F64 else ctypes.c_float) * len(w))(*w)
+        self._check(_c().pm_filter_t(self._handle(), vx.dtype, rows, cols, vo.ptr, po, vx.ptr, px,
+                                     cw, side // 2, 0 if border == "clamp" else 1, s))
         return out
 
 
@@ -241,8 +248,8 @@ def add(a, b, out=None, stream=None):
     return _context_for(a).add(a, b, out, stream)
 
 
-def reduce_sum(x, out=None, stream=None):
-    return _context_for(x).reduce_sum(x, out, stream)
+def reduce_sum(x, out=None, stream=None, dtype=None):
+    return _context_for(x).reduce_sum(x, out, stream, dtype)
 
 
 def filter(x, weights, border="clamp", out=None, stream=None):  # noqa: A001 (pmtune's name)

@@ -73,8 +73,10 @@ def _declare(lib):
         "pm_matadd_t": (i, [vp, i, c_size, c_size, i, vp, c_size, vp, c_size, vp, c_size, vp]),
         "pm_add_t": (i, [vp, i, c_size, vp, vp, vp, vp]),
         "pm_reduce_sum": (i, [vp, c_size, vp, vp, vp]),
+        "pm_reduce_sum_t": (i, [vp, i, c_size, vp, i, vp, vp]),
         "pm_filter": (i, [vp, c_size, c_size, vp, c_size, vp, c_size,
                           ctypes.POINTER(ctypes.c_float), i, i, vp]),
+        "pm_filter_t": (i, [vp, i, c_size, c_size, vp, c_size, vp, c_size, vp, i, i, vp]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)

@@ -116,8 +116,12 @@ def test_calls_are_checked_before_the_library(ctx):
     a, b = Fake((4, 5)), Fake((4, 5))
     with pytest.raises(TypeError, match="float32, float16, float32: one type is needed"):
         ctx.matadd(a, Fake((4, 5), typestr="<f2"), out=Fake((4, 5)))
-    with pytest.raises(TypeError, match="filter takes float32 arrays, not float64"):
-        ctx.filter(Fake((4, 5), typestr="<f8"), [0.0] * 9, out=Fake((4, 5), typestr="<f8"))
+    with pytest.raises(TypeError, match="float64, float32: one type is needed"):
+        ctx.filter(Fake((4, 5), typestr="<f8"), [0.0] * 9, out=Fake((4, 5)))
+    with pytest.raises(TypeError, match="reduce_sum takes float32 or float16 arrays, not float64"):
+        ctx.reduce_sum(Fake((10,), typestr="<f2"), out=Fake((1,), typestr="<f8"))
+    with pytest.raises(TypeError, match="dtype: 'float16' or 'float32', not 'float64'"):
+        ctx.reduce_sum(Fake((10,), typestr="<f2"), dtype="float64")
     with pytest.raises(ValueError, match="the same shape"):
         ctx.matadd(a, Fake((5, 4)), out=Fake((4, 5)))
     with pytest.raises(ValueError, match="different orders"):
@@ -220,8 +224,35 @@ def test_torch_matadd_and_add_in_half_bfloat16_and_double():
             assert torch.equal(pmtune.add(x, y), x + y), (dt, n)
     with pytest.raises(TypeError, match="one type is needed"):
         pmtune.add(rand(10), rand(10).half())
-    with pytest.raises(TypeError, match="reduce_sum takes float32 arrays, not bfloat16"):
-        pmtune.reduce_sum(rand(10).bfloat16())
+
+
+
+@needs_gpu
+def test_torch_reduce_and_filter_in_half_bfloat16_and_double():
+    torch = _torch()
+    import torch.nn.functional as F
+    g = torch.Generator(device="cuda").manual_seed(4)
+    for dt, u in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8), (torch.float64, 2.0 ** -53)):
+        for n in [1, 7, 1000, (1 << 20) + 7, 1 << 24]:
+            x = torch.randn(n, device="cuda", generator=g).to(dt)
+            ref = x.double().sum().item()
+            acc = 2.0 ** -24 if dt != torch.float64 else 2.0 ** -52  # generous: n^(1/2) terms
+            bound = acc * 64 * x.abs().double().sum().item()
+            s = pmtune.reduce_sum(x)  # in x's type: rounded once more
+            assert s.dtype == dt and abs(s.item() - ref) <= bound + u * abs(ref), (dt, n, s.item(), ref)
+            f = pmtune.reduce_sum(x, dtype="float32")  # the float sum of a 16-bit vector
+            assert f.dtype == torch.float32 and abs(f.item() - ref) <= bound + 2.0 ** -24 * abs(ref), (dt, n)
+            assert pmtune.reduce_sum(x, dtype="float32").item() == f.item(), "deterministic"
+        img = torch.randn(517, 1031, device="cuda", generator=g).to(dt)
+        for r in (1, 3):
+            w = torch.randn(2 * r + 1, 2 * r + 1, dtype=torch.float64)
+            wt = w if dt == torch.float64 else w.float()  # what pmtune takes: float, double for f64
+            for border, mode in (("clamp", "replicate"), ("zero", "constant")):
+                got = pmtune.filter(img, w.numpy(), border=border)
+                padded = F.pad(img.double()[None, None], (r, r, r, r), mode=mode)
+                ref = F.conv2d(padded, wt.double().cuda()[None, None])[0, 0]
+                err = (got.double() - ref).abs().max().item()
+                assert got.dtype == dt and err <= (u + 1e-5) * (1 + ref.abs().max().item()), (dt, r, border, err)
 
 
 @needs_gpu
