@@ -133,13 +133,16 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
 }
 
 /* The first candidates: every valid point (exhaustive), or the seed and a seeded random sample
- * of the budget (random, staged); of points that launch alike, one (pm__same_launch). */
+ * of the budget drawn from the other points (random, staged); of points that launch alike, one
+ * (pm__same_launch). */
 static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   const pm__op *op = t->op;
   uint64_t total = pm__space_size(op), valid = 0, *pts = pm__malloc(sizeof *pts * (size_t)total);
+  uint64_t seed_idx = pm__space_index(op, op->seed);
   int rc = PM_OK, v[PM__MAX_PARAMS];
   if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
   for (uint64_t i = 0; i < total; i++) {
+    if (i == seed_idx) continue; /* added first, below */
     pm__space_point(op, i, v);
     if (op->check(v, t->pr, &t->lim) != NULL) continue;
     if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
