@@ -7,7 +7,7 @@ export LD_LIBRARY_PATH=$PWD/.device/lib PM_COMMIT=$(cat .device/COMMIT) PMTUNE_R
 echo "commit $PM_COMMIT"; nvidia-smi -L
 rm -f /tmp/main.db
 timeout 330 build/tools/pmtune tune --device 0 --db /tmp/main.db > $OUT/tune.txt 2>&1; echo "tune exit $?"; tail -2 $OUT/tune.txt
-grep "^gpu" $OUT/tune.txt | awk '{print $3, $NF, $0}' | grep -o "^[a-z]* .*; [0-9.]* s" | awk '{op=$1; t=$NF; sub(/ s$/,"",t)} {print}' | sed -E 's/^([a-z]+) .*; ([0-9.]+) s.*$/\1 \2/' | awk '{s[$1]+=$2} END {for (o in s) print o, s[o]}'
+grep "^gpu" $OUT/tune.txt | grep -v ' all ' | sed -E 's/^gpu [0-9]+ +([a-z]+) .*; ([0-9.]+) s \(.*/\1 \2/' | awk '{s[$1]+=$2} END {for (o in s) print o, s[o], "s"}'
 build/tools/pmtune export /tmp/winners.json --db /tmp/main.db; echo "export exit $?"
 gzip -9 -c /tmp/winners.json > $OUT/winners.json.gz
 timeout 120 build/tests/test_gpu_tune > $OUT/test-gpu-tune.log 2>&1; echo "test_gpu_tune exit $?"; tail -3 $OUT/test-gpu-tune.log
