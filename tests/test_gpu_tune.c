@@ -1,6 +1,7 @@
 /* test_gpu_tune.c: the tuner on a GPU: every op's small problem tuned into a fresh database, the
  * winner stored verified with its speedup over the seed, a second run measuring and compiling
- * nothing, a stopped run resuming, and `pmtune tune --seen` tuning the recorded sizes. Skips
+ * nothing, a stopped run resuming, compiling ahead leaving the tuning nothing to compile, and
+ * `pmtune tune --seen` tuning the recorded sizes. Skips
  * without a GPU. */
 #include <stdio.h>
 #include <sys/wait.h>
@@ -92,6 +93,39 @@ Test(gpu_tune, reduce_random_budget) {
 Test(gpu_tune, filter_random_budget) {
   pm__problem pr = {.rows = 700, .cols = 900, .radius = 2, .variant = PM_BORDER_ZERO};
   tune_twice(&pm__op_filter, &pr);
+}
+
+/* Compiling ahead (what `pmtune tune` does for the next problems while one is measured) stores
+ * every kernel the tuning then wants: it compiles none itself, and finds what it would have. */
+Test(gpu_tune, compiled_ahead_the_tuning_compiles_nothing) {
+  pm__problem pr = {.rows = 900, .cols = 700, .radius = 1, .dtype = PM_BF16};
+  pm__tune_opts o;
+  pm__tune_opts_default(&o);
+  o.strategy = PM__STRATEGY_RANDOM;
+  o.budget = 24;
+  o.seed = pm_test_seed();
+  pm__tune_result ahead, r;
+  cr_assert_eq(pm__tune_precompile(ctx, db, gpu_id, &pm__op_filter, &pr, &o, 3, &ahead), PM_OK,
+               "%s", pm_errmsg(ctx));
+  cr_assert_eq(ahead.candidates, 25);
+  cr_assert_gt(ahead.compiled, 0);
+  cr_assert_eq(ahead.measured, 0, "compiling ahead measures nothing");
+  cr_assert_eq(count("SELECT count(*) FROM measurement"), 0);
+  cr_assert_eq(count("SELECT count(*) FROM cubin"), (long long)ahead.compiled);
+  cr_assert_eq(pm__tune_problem(ctx, db, gpu_id, 0, &pm__op_filter, &pr, &o, &r), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_eq(r.compiled, 0, "every kernel was compiled ahead");
+  cr_assert_eq(r.kernels, ahead.kernels);
+  cr_assert_eq(r.candidates, 25);
+  cr_assert_eq(r.wrong + r.failed, 0);
+  cr_assert(r.have_winner);
+
+  volatile sig_atomic_t stop = 1; /* a stopped run compiles nothing more */
+  pm__problem other = {.rows = 900, .cols = 700, .radius = 2};
+  o.stop = &stop;
+  cr_assert_eq(pm__tune_precompile(ctx, db, gpu_id, &pm__op_filter, &other, &o, 0, &ahead), PM_OK,
+               "%s", pm_errmsg(ctx));
+  cr_assert_eq(ahead.compiled, 0);
 }
 
 /* Each type its own problem: a bf16 matadd and an f64 add tuned beside the float ones, stored

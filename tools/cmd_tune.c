@@ -1,6 +1,7 @@
 /* cmd_tune.c: `pmtune tune`, the offline tuning run: every requested (op, size) on every requested
  * GPU, each candidate compiled, verified and timed, everything stored in the tuning database. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,11 @@
 
 static const char about[] =
     "Tunes each operation at each size on this machine's GPUs: compiles every candidate of the\n"
-    "search space (in parallel; cubins already in the database are not compiled again), checks\n"
-    "each one's result against a reference, times the good ones, re-times the best few\n"
-    "interleaved, and stores every measurement and the winner. What is already measured for this\n"
-    "GPU and template is not measured again, so a stopped run resumes where it stopped.\n";
+    "search space (in parallel, and the next problems' while this one is measured; cubins already\n"
+    "in the database are not compiled again), checks each one's result against a reference,\n"
+    "times the good ones, re-times the best few interleaved, and stores every measurement and the\n"
+    "winner. What is already measured for this GPU and template is not measured again, so a\n"
+    "stopped run resumes where it stopped.\n";
 
 static const char after[] =
     "--seen tunes a deployment's own sizes instead: those that library calls recorded (with\n"
@@ -174,7 +176,56 @@ typedef struct worker {
   int ndevices;    /* how many workers print: prefix lines with the device where > 1 */
   double last_print;
   pm__tune_result total;
+  pm__tune_result ahead; /* what compiling ahead did, all jobs together */
 } worker;
+
+/* Compiling ahead: while a worker measures job i, a thread of its own compiles the kernels of
+ * jobs i+1, i+2, ... into the database's cubin cache (pm__tune_precompile), so that a run's
+ * compiling overlaps its measuring; the worker takes job i once the thread is past it. */
+typedef struct ahead {
+  worker *w;
+  int64_t gpu_id;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int done;                    /* jobs [0, done) compiled ahead or given up on */
+  volatile sig_atomic_t stop;  /* the worker is done: compile nothing more */
+  pm__tune_result r[JOBS_MAX]; /* what compiling each job ahead did */
+} ahead;
+
+static void *compile_ahead(void *arg) {
+  ahead *a = arg;
+  worker *w = a->w;
+  pm_ctx *c = NULL;
+  pm__db *db = NULL;
+  pm__tune_opts o = w->opts;
+  o.stop = &a->stop;
+  long threads = (pm__compile_threads() - 2) / w->ndevices; /* the measuring thread's own core,
+                                                               and the GPU's callback thread's */
+  int ok = pm__ctx_create(&c, w->device, NULL) == PM_OK &&
+           pm__db_open(c, w->dbpath, 0, pm__ops_db(), &db) == PM_OK;
+  for (int i = 0; i < w->njobs; i++) {
+    /* a failure here costs nothing but time: the worker compiles what is missing */
+    if (ok && !a->stop && !interrupted)
+      ok = pm__tune_precompile(c, db, a->gpu_id, w->jobs[i].op, &w->jobs[i].pr, &o,
+                               threads < 1 ? 1 : (int)threads, &a->r[i]) == PM_OK;
+    pthread_mutex_lock(&a->lock);
+    a->done = i + 1;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+  }
+  pm__db_close(db);
+  if (c != NULL) pm__ctx_free(c);
+  return NULL;
+}
+
+/* Waits until a is past job i; returns the milliseconds waited. */
+static double wait_ahead(ahead *a, int i) {
+  double t0 = pm__now_ms();
+  pthread_mutex_lock(&a->lock);
+  while (a->done <= i) pthread_cond_wait(&a->cond, &a->lock);
+  pthread_mutex_unlock(&a->lock);
+  return pm__now_ms() - t0;
+}
 
 static void show_progress(void *arg, const pm__tune_progress *p) {
   worker *w = arg;
@@ -289,6 +340,9 @@ static void *run_worker(void *arg) {
   int driver = 0, runtime = 0;
   const char *why = NULL;
   pm_options o = {.device = w->device};
+  ahead *a = NULL;
+  pthread_t ahead_thread;
+  int ahead_started = 0;
   w->status = CLI_OK;
   if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, pm__ops_db(), &db) != PM_OK) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
@@ -308,16 +362,29 @@ static void *run_worker(void *arg) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
+  a = calloc(1, sizeof *a);
+  if (a != NULL) {
+    *a = (ahead){.w = w, .gpu_id = gpu_id};
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->cond, NULL);
+    if (w->njobs < 2 || pthread_create(&ahead_thread, NULL, compile_ahead, a) != 0)
+      a->done = w->njobs; /* the worker compiles everything itself */
+    else
+      ahead_started = 1;
+  }
   for (int i = 0; i < w->njobs && !interrupted; i++) {
     const pm__op *op = w->jobs[i].op;
-    pm__tune_result r;
+    pm__tune_result r, none = {0}, *ra = a != NULL ? &a->r[i] : &none;
     char ptext[96];
+    double waited = a != NULL ? wait_ahead(a, i) : 0;
     pm__problem_text(op, &w->jobs[i].pr, ptext, sizeof ptext);
     if (pm__tune_problem(c, db, gpu_id, run_id, op, &w->jobs[i].pr, &w->opts, &r) != PM_OK) {
       why = pm_errmsg(c);
       w->status = cli_fail("tune", "gpu %d: %s %s: %s", w->device, op->name, ptext, why);
       break;
     }
+    r.compile_ms += waited, r.total_ms += waited;
+    w->ahead.compiled += ra->compiled, w->ahead.total_ms += ra->total_ms;
     w->total.candidates += r.candidates, w->total.skipped += r.skipped;
     w->total.same_launch += r.same_launch;
     w->total.kernels += r.kernels, w->total.compiled += r.compiled;
@@ -325,12 +392,12 @@ static void *run_worker(void *arg) {
     w->total.compile_ms += r.compile_ms, w->total.verify_ms += r.verify_ms;
     w->total.time_ms += r.time_ms, w->total.total_ms += r.total_ms;
     printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before, %llu more launch as one does), "
-           "%llu kernels (%llu compiled), %llu measured, %llu wrong, %llu failed; %.1f s (compile "
-           "%.1f, verify %.1f, time %.1f)\n",
+           "%llu kernels (%llu compiled, %llu of them ahead), %llu measured, %llu wrong, %llu "
+           "failed; %.1f s (compile %.1f, verify %.1f, time %.1f)\n",
            w->device, op->name, ptext, (unsigned long long)r.candidates,
            (unsigned long long)r.skipped, (unsigned long long)r.same_launch,
-           (unsigned long long)r.kernels,
-           (unsigned long long)r.compiled, (unsigned long long)r.measured,
+           (unsigned long long)r.kernels, (unsigned long long)(r.compiled + ra->compiled),
+           (unsigned long long)ra->compiled, (unsigned long long)r.measured,
            (unsigned long long)r.wrong, (unsigned long long)r.failed, r.total_ms / 1e3,
            r.compile_ms / 1e3, r.verify_ms / 1e3, r.time_ms / 1e3);
     if (r.have_winner) {
@@ -344,6 +411,13 @@ static void *run_worker(void *arg) {
     fflush(stdout);
   }
 done:
+  if (a != NULL) {
+    a->stop = 1;
+    if (ahead_started) pthread_join(ahead_thread, NULL);
+    pthread_cond_destroy(&a->cond);
+    pthread_mutex_destroy(&a->lock);
+    free(a);
+  }
   if (db != NULL && run_id != 0)
     pm__db_run_end(db, run_id, w->status == CLI_OK && !interrupted ? PM__DB_RUN_OK : PM__DB_RUN_FAILED,
                    interrupted ? "interrupted (SIGINT): what was measured is stored" : why);
@@ -491,11 +565,13 @@ int cmd_tune(int argc, char **argv) {
   for (int i = 0; i < nw; i++) {
     pm__tune_result *t = &ws[i].total;
     printf("gpu %d  all     %llu candidates (%llu stored before, %llu more launch as one does), "
-           "%llu kernels (%llu compiled), %llu measured, %llu wrong, %llu failed; tuning %.1f s = "
-           "compile %.1f + verify %.1f + time %.1f + other %.1f\n",
+           "%llu kernels (%llu compiled, %llu of them ahead in %.1f s alongside), %llu measured, "
+           "%llu wrong, %llu failed; tuning %.1f s = compile %.1f + verify %.1f + time %.1f + "
+           "other %.1f\n",
            ws[i].device, (unsigned long long)t->candidates, (unsigned long long)t->skipped,
-           (unsigned long long)t->same_launch,
-           (unsigned long long)t->kernels, (unsigned long long)t->compiled,
+           (unsigned long long)t->same_launch, (unsigned long long)t->kernels,
+           (unsigned long long)(t->compiled + ws[i].ahead.compiled),
+           (unsigned long long)ws[i].ahead.compiled, ws[i].ahead.total_ms / 1e3,
            (unsigned long long)t->measured, (unsigned long long)t->wrong,
            (unsigned long long)t->failed, t->total_ms / 1e3, t->compile_ms / 1e3,
            t->verify_ms / 1e3, t->time_ms / 1e3,

@@ -78,7 +78,10 @@ static const pm__problem tune_sizes[] = {
     {.rows = 2048, .cols = 2048, .radius = 3, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 1, .variant = BORDER_ZERO},
     {.rows = 4096, .cols = 4096, .radius = 2, .variant = BORDER_ZERO},
-    {.rows = 4096, .cols = 4096, .radius = 3, .variant = BORDER_ZERO}};
+    {.rows = 4096, .cols = 4096, .radius = 3, .variant = BORDER_ZERO},
+    {.rows = 1024, .cols = 1024, .radius = 1, .dtype = PM_BF16},
+    {.rows = 8192, .cols = 8192, .radius = 1, .dtype = PM_BF16},
+    {.rows = 2048, .cols = 2048, .radius = 3, .variant = BORDER_ZERO, .dtype = PM_BF16}};
 static const pm__problem bench_sizes[] = {{.rows = 8192, .cols = 8192, .radius = 1},
                                           {.rows = 8192, .cols = 8192, .radius = 2},
                                           {.rows = 8192, .cols = 8192, .radius = 3}};

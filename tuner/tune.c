@@ -72,6 +72,8 @@ typedef struct tuning {
   int placed;
   size_t layout;
   uint64_t done_count, planned;
+  int threads;      /* compiling threads (0: pm__compile_threads) */
+  int compile_only; /* pm__tune_precompile: cubins stored, nothing loaded */
 } tuning;
 
 static void progress(tuning *t, const char *phase, uint64_t done, uint64_t total) {
@@ -429,49 +431,97 @@ done:
   return rc;
 }
 
-int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
-                     const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res) {
-  tuning t = {.c = c, .db = db, .op = op, .pr = pr, .o = o, .res = res, .t0 = pm__now_ms()};
-  cand *cs = NULL;
-  size_t n = 0;
-  int rc, prev = -1, runtime = 0;
-  const pm__template *tpl = pm__template_find(op->name);
+/* The fields of t that pm__tune_problem and pm__tune_precompile share (c, db, op, pr, o and res
+ * set before). */
+static void setup(tuning *t, int64_t gpu_id, int64_t run_id) {
+  const pm__template *tpl = pm__template_find(t->op->name);
+  int runtime = 0;
+  memset(t->res, 0, sizeof *t->res);
+  t->t0 = pm__now_ms();
+  pm__problem_text(t->op, t->pr, t->ptext, sizeof t->ptext);
+  pm__op_db_problem(t->op, t->pr, &t->dbp);
+  pm__cuda_versions(&t->driver, &runtime);
+  t->sha = tpl->sha256;
+  t->m.gpu_id = gpu_id;
+  t->m.run_id = run_id;
+  t->m.problem = t->dbp;
+  t->m.template_sha256 = tpl->sha256;
+  t->lim = pm__limits_of(&t->c->dev);
+  t->lim.allow_nondeterministic = t->o->allow_nondeterministic;
+}
 
-  memset(res, 0, sizeof *res);
-  pm__problem_text(op, pr, t.ptext, sizeof t.ptext);
-  pm__op_db_problem(op, pr, &t.dbp);
-  pm__cuda_versions(&t.driver, &runtime);
-  t.sha = tpl->sha256;
-  t.m.gpu_id = gpu_id;
-  t.m.run_id = run_id;
-  t.m.problem = t.dbp;
-  t.m.template_sha256 = tpl->sha256;
-  t.lim = pm__limits_of(&c->dev);
-  t.lim.allow_nondeterministic = o->allow_nondeterministic;
-  if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
-
-  /* 1. the kernels the valid points make, and the first candidates (less those stored) */
+/* Step 1 of tuning: the kernels the valid points make, and the first candidates (less those
+ * stored) in (*cs)[0, *n); *strategy is the one in force (AUTO decided). */
+static int plan(tuning *t, int *strategy, cand **cs, size_t *n) {
+  pm_ctx *c = t->c;
+  const pm__op *op = t->op;
   uint64_t total = pm__space_size(op);
-  if ((rc = pm__variants_make(c, op, pr, &t.lim, c->dev.arch, &t.vs)) != PM_OK) goto done;
-  cs = pm__malloc(sizeof *cs * (size_t)total);
-  t.in_set = pm__calloc((size_t)total, 1);
-  t.ready = pm__calloc(t.vs.n ? t.vs.n : 1, 1);
-  t.ks = pm__calloc(t.vs.n ? t.vs.n : 1, sizeof *t.ks);
-  if (!cs || !t.in_set || !t.ready || !t.ks) {
-    rc = pm__seterr(c, PM_ENOMEM, "tune: out of memory");
-    goto done;
-  }
-  int strategy = o->strategy;
-  if (strategy == PM__STRATEGY_AUTO) {
+  int rc = pm__variants_make(c, op, t->pr, &t->lim, c->dev.arch, &t->vs);
+  if (rc != PM_OK) return rc;
+  *cs = pm__malloc(sizeof **cs * (size_t)total);
+  t->in_set = pm__calloc((size_t)total, 1);
+  t->ready = pm__calloc(t->vs.n ? t->vs.n : 1, 1);
+  t->ks = pm__calloc(t->vs.n ? t->vs.n : 1, sizeof *t->ks);
+  if (!*cs || !t->in_set || !t->ready || !t->ks) return pm__seterr(c, PM_ENOMEM, "tune: out of memory");
+  *strategy = t->o->strategy;
+  if (*strategy == PM__STRATEGY_AUTO) {
     uint64_t valid = 0;
     for (uint64_t i = 0; i < total; i++) {
       int v[PM__MAX_PARAMS];
       pm__space_point(op, i, v);
-      valid += op->check(v, pr, &t.lim) == NULL && !pm__same_launch(op, v, pr, &t.lim);
+      valid += op->check(v, t->pr, &t->lim) == NULL && !pm__same_launch(op, v, t->pr, &t->lim);
     }
-    strategy = valid <= PM__AUTO_EXHAUSTIVE ? PM__STRATEGY_EXHAUSTIVE : PM__STRATEGY_STAGED;
+    *strategy = valid <= PM__AUTO_EXHAUSTIVE ? PM__STRATEGY_EXHAUSTIVE : PM__STRATEGY_STAGED;
   }
-  if ((rc = choose(&t, strategy, cs, &n)) != PM_OK) goto done;
+  return choose(t, *strategy, *cs, n);
+}
+
+/* Frees what setup and plan made (the kernels unloaded). */
+static void unplan(tuning *t, cand *cs) {
+  if (t->ks != NULL)
+    for (size_t j = 0; j < t->vs.n; j++) pm__kernel_unload(&t->ks[j]);
+  free(t->ks);
+  free(t->ready);
+  free(t->in_set);
+  pm__variants_free(&t->vs);
+  free(cs);
+}
+
+int pm__tune_precompile(pm_ctx *c, pm__db *db, int64_t gpu_id, const pm__op *op,
+                        const pm__problem *pr, const pm__tune_opts *o, int threads,
+                        pm__tune_result *res) {
+  pm__tune_opts quiet = *o; /* the tuning run shows its own progress */
+  quiet.progress = NULL;
+  tuning t = {.c = c, .db = db, .op = op, .pr = pr, .o = &quiet, .res = res, .threads = threads,
+              .compile_only = 1};
+  cand *cs = NULL;
+  size_t n = 0;
+  int strategy;
+  setup(&t, gpu_id, 0);
+  int rc = plan(&t, &strategy, &cs, &n);
+  /* in slices, so that a stop comes soon */
+  for (size_t from = 0; rc == PM_OK && from < n && !(o->stop && *o->stop); from += 256)
+    rc = get_kernels(&t, cs + from, n - from < 256 ? n - from : 256);
+  res->total_ms = pm__now_ms() - t.t0;
+  unplan(&t, cs);
+  return rc;
+}
+
+/* When this thread's last tuning left its GPU: the clocks are still up within half a second of
+ * it, and the 200 ms of warming up are spared (a run of many problems spent a tenth on them). */
+static _Thread_local double busy_until = -1e9;
+
+int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
+                     const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res) {
+  tuning t = {.c = c, .db = db, .op = op, .pr = pr, .o = o, .res = res};
+  cand *cs = NULL;
+  size_t n = 0;
+  int rc, prev = -1, strategy;
+  setup(&t, gpu_id, run_id);
+  if ((rc = pm__device_enter(c, &prev)) != PM_OK) return rc;
+
+  /* 1. the kernels the valid points make, and the first candidates (less those stored) */
+  if ((rc = plan(&t, &strategy, &cs, &n)) != PM_OK) goto done;
   if (n == 0) goto done;
 
   /* 2. the data and its reference, and the GPU's clocks up */
@@ -480,7 +530,7 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
   t.d.copies = pm__copies_for(c, op->bytes(pr));
   if ((rc = pm__timer_new(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
-  if ((rc = pm__timer_warm(c, t.tm, 200)) != PM_OK) goto done;
+  if (pm__now_ms() - busy_until > 500 && (rc = pm__timer_warm(c, t.tm, 200)) != PM_OK) goto done;
 
   /* 3. each candidate: verified, then timed (the seed first); staged: then neighbours */
   if ((rc = measure_range(&t, cs, 0, n)) != PM_OK) goto done;
@@ -506,15 +556,10 @@ done:
   res->stopped = stopping(&t);
   res->total_ms = pm__now_ms() - t.t0;
   progress(&t, "done", n, n);
-  if (t.ks != NULL)
-    for (size_t j = 0; j < t.vs.n; j++) pm__kernel_unload(&t.ks[j]);
-  free(t.ks);
-  free(t.ready);
-  free(t.in_set);
+  if (t.tm != NULL) busy_until = pm__now_ms();
   pm__timer_free(t.tm);
   pm__data_free(&t.d);
-  pm__variants_free(&t.vs);
-  free(cs);
+  unplan(&t, cs);
   pm__device_leave(prev);
   return rc;
 }

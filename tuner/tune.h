@@ -67,6 +67,16 @@ void pm__tune_opts_default(pm__tune_opts *o);
 int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, const pm__op *op,
                      const pm__problem *pr, const pm__tune_opts *o, pm__tune_result *res);
 
+/* Compiles, with `threads` threads (0: pm__compile_threads), the kernels that
+ * pm__tune_problem(c's device, db, gpu_id, op, pr, o) will want first and that db's cubin cache
+ * lacks, and stores them there; loads nothing and needs no GPU. Another thread running it for the
+ * next problems while one tunes overlaps the compiling of a run with its measuring; it checks
+ * o->stop between slices of candidates. res counts kernels, compiled and total_ms. c and db are
+ * this thread's own. */
+int pm__tune_precompile(pm_ctx *c, pm__db *db, int64_t gpu_id, const pm__op *op,
+                        const pm__problem *pr, const pm__tune_opts *o, int threads,
+                        pm__tune_result *res);
+
 /* ---- Timing operations (the protocol is timer.h's) --------------------------------------- */
 
 /* pm__time_batches of point v on d: each sample runs v once on each of d's copies (d->copies,
