@@ -14,12 +14,13 @@
 static const char about[] =
     "Times, for each (op, size), in one run on one GPU: the configuration a library call is\n"
     "served (see 'pmtune explain'), the seed configuration, a device-to-device copy of as many\n"
-    "bytes (the hardware's limit, measured on the spot), and the peer (cub::DeviceReduce::Sum,\n"
-    "NPP's nppiFilterBorder, a float4 add for matadd) through pmtune_peers where it was built\n"
-    "beside pmtune. Each is verified first, then (after 200 ms of work that brings the GPU's\n"
-    "clocks up) warmed up and timed as the tuner times: each sample flushes the L2 cache, then\n"
-    "runs once on each of K copies of the data between two CUDA events (K: enough that a sample\n"
-    "moves twice the L2 cache, at most 32), and counts the time per run; medians are reported.\n"
+    "bytes (the hardware's limit, measured on the spot), and the peer in the same element type\n"
+    "(CUB's DeviceReduce, NPP's nppiFilterBorder where NPP has one for the type, a 16-byte\n"
+    "grid-stride add for matadd) through pmtune_peers where it was built beside pmtune. Each is\n"
+    "verified first, then (after 200 ms of work that brings the GPU's clocks up) warmed up and\n"
+    "timed as the tuner times: each sample flushes the L2 cache, then runs once on each of K\n"
+    "copies of the data between two CUDA events (K: enough that a sample moves twice the L2\n"
+    "cache, at most 32), and counts the time per run; medians are reported.\n"
     "Also the median the database recorded when tuning, to check that an independent re-timing\n"
     "agrees.\n";
 
@@ -114,10 +115,12 @@ static int json_member(const char *line, const char *key, char *out, size_t len)
   return 1;
 }
 
-/* Runs pmtune_peers (beside this program, where it was built) for the problem, with k copies of
- * its data per sample (the kernels' count), through an argument vector: no shell sees its path.
+/* Runs pmtune_peers (beside this program, where it was built) for the problem in its element type
+ * (--dtype), with k copies of its data per sample (the kernels' count), through an argument
+ * vector: no shell sees its path.
  * Fills name and timing; where the peer gives no timing, `why` says why in the peer's own words
- * where it gave some (its "why" where it is not built in, its last message where it failed),
+ * where it gave some (its "why" where it is not built in or has no peer of the type, its last
+ * message where it failed),
  * else how it ended; "" where there is no peer to run (not built) or it was timed. */
 static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, char *name,
                  size_t len, timing *out, char *why, size_t whylen) {
@@ -140,9 +143,11 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   snprintf(radius, sizeof radius, "%d", pr->radius);
   snprintf(nsamples, sizeof nsamples, "%d", samples);
   snprintf(copies, sizeof copies, "%d", k);
-  char *argv[] = {exe,        "--op",     (char *)op->name, "--size", size, "--samples",
-                  nsamples,   "--copies", copies,           NULL,     NULL, NULL};
-  if (op->radius_max > 0) argv[9] = "--radius", argv[10] = radius;
+  char *argv[] = {exe,       "--op",    (char *)op->name,
+                  "--size",  size,      "--dtype", (char *)pm_dtype_name((pm_dtype)pr->dtype),
+                  "--samples", nsamples, "--copies", copies,
+                  NULL,      NULL,      NULL};
+  if (op->radius_max > 0) argv[11] = "--radius", argv[12] = radius;
   int failed = cli_spawn_read(exe, argv, line, sizeof line, ended, sizeof ended);
   json_member(line, "peer", name, len);
   char *m = strstr(line, "\"median_ms\":");
@@ -189,7 +194,7 @@ int cmd_bench(int argc, char **argv) {
                "ROWSxCOLS:rR; default: the targets' sizes"),
       CLI_RADIUS(&given, "filter radius of the sizes without their own (default 1)"),
       CLI_DTYPE(&dtypes, "the element types, each timed apart (default f32; at the default sizes, "
-                         "each op in those of them it takes); the peers time f32 alone"),
+                         "each op in those of them it takes)"),
       CLI_INT(0, "device", "N", &device, 0, 1023, "which GPU (default 0)"),
       CLI_INT(0, "samples", "N", &samples, 1, 64, "timed samples of each (default 25, at most 64)"),
       CLI_FLAG(0, "json", &json, "one JSON object per line instead of the table"),
@@ -263,10 +268,7 @@ int cmd_bench(int argc, char **argv) {
       continue;
     }
     pm__data_free(&d);
-    if (pr.dtype == PM_F32)
-      peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
-    else /* pmtune_peers times float alone so far (issue 16) */
-      snprintf(pname, sizeof pname, "-"), memset(&pt, 0, sizeof pt), pwhy[0] = '\0';
+    peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
       printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\","

@@ -1,18 +1,25 @@
 // pmtune_peers.cu: the peer benchmarks (issue 7): times, with pmtune's protocol and in one run,
-// what pmtune's tuned kernels must beat (cub::DeviceReduce::Sum for reduce, NPP's
-// nppiFilterBorder_32f_C1R_Ctx for filter, a plain float4 add for matadd) and the device-to-device
-// copy that bounds them all, and prints one JSON object per line. Built by CMake only where nvcc
-// is; the library never needs it. The one C++ file of pmtune (CUB is C++).
+// what pmtune's tuned kernels must beat and the device-to-device copy that bounds them all, in
+// each element type pmtune takes (--dtype f32, f16, bf16 or f64), and prints one JSON object per
+// line. The peers: reduce, cub::DeviceReduce::Sum (f32, f64) or cub::DeviceReduce::Reduce summing
+// 16-bit inputs in float into a float; filter, NPP's nppiFilterBorder_32f_C1R_Ctx (f32) or
+// nppiFilterBorder32f_16f_C1R_Ctx (f16, float weights), NPP having no filter with border control
+// for bf16 or f64 (the line says so); matadd, a plain grid-stride add of 16-byte accesses (float4,
+// 8 halves or bf16 added in float and rounded once, double2); copy, whatever the type (bytes are
+// bytes). Built by CMake only where nvcc is; the library never needs it. The one C++ file of
+// pmtune (CUB is C++).
 //
 // The protocol is the tuner's own code, linked in (tuner/timer.h, the same functions that time
-// pmtune's kernels): inputs are fresh random data (pm__random_fill, the tuner's seeds); the
-// output is poisoned (0xff bytes, a NaN) before one run whose result is checked against a host
-// reference; then 200 ms of GPU work (pm__timer_warm) and the warm-up runs; then
-// pm__time_batches takes the samples: each flushes the L2 cache (reads twice its size), holds
-// the GPU until the host has queued the whole sample, and times one run of the peer on each of
-// K copies of its inputs and output back to back; the sample is the time per run. K (--copies)
-// is pm__copies_for's unless given (pmtune bench passes its own). Median (pm__median), min and
-// max over the samples; GB/s = the bytes that must move / the median.
+// pmtune's kernels): inputs are fresh random data (pm__random_fill_typed, the tuner's seeds, its
+// floats rounded to the type); the output is poisoned (0xff bytes, a NaN) before one run whose
+// result is checked against a host reference; then 200 ms of GPU work (pm__timer_warm) and the
+// warm-up runs; then pm__time_batches takes the samples: each flushes the L2 cache (reads twice
+// its size), holds the GPU until the host has queued the whole sample, and times one run of the
+// peer on each of K copies of its inputs and output back to back; the sample is the time per
+// run. K (--copies) is pm__copies_for's unless given (pmtune bench passes its own). Median
+// (pm__median), min and max over the samples; GB/s = the bytes that must move / the median.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <getopt.h>
@@ -32,13 +39,16 @@
 #include <vector>
 
 #include "timer.h" /* the tuner's timing protocol, C linkage */
+extern "C" {        /* op.h declares no linkage of its own: C's */
+#include "op.h"     /* pm__random_fill_typed, pm__add_reference */
+}
 #ifdef PM_HAVE_NPP
 #include <nppi.h>
 #endif
 
 static const char usage[] =
-    "usage: pmtune_peers --op matadd|reduce|filter|copy --size S [--radius R] [--samples N]\n"
-    "                    [--warmup N] [--copies K]\n"
+    "usage: pmtune_peers --op matadd|reduce|filter|copy --size S [--dtype T] [--radius R]\n"
+    "                    [--samples N] [--warmup N] [--copies K]\n"
     "\n"
     "Times the peer of one pmtune operation on CUDA device 0 (CUDA_VISIBLE_DEVICES picks\n"
     "another), with pmtune's protocol: random inputs, the output poisoned and checked against a\n"
@@ -46,25 +56,33 @@ static const char usage[] =
     "(reading twice the L2's size):\n"
     "one run on each of K copies of the data, back to back; a sample is the time per run.\n"
     "\n"
-    "  --op matadd   a float4 grid-stride c = a + b (the stand-in for torch.add and cupy.add);\n"
-    "                --size ROWSxCOLS, packed; bytes = 3 x rows x cols x 4\n"
-    "  --op reduce   cub::DeviceReduce::Sum of N floats; --size N (1 to 2^31-1); bytes = 4N\n"
-    "  --op filter   nppiFilterBorder_32f_C1R_Ctx, replicate (clamp-to-edge) border, computing\n"
-    "                pmtune's correlation with a random (2R+1)^2 mask; --size ROWSxCOLS,\n"
-    "                --radius R (1 to 3, default 1); bytes = 2 x rows x cols x 4\n"
-    "  --op copy     cudaMemcpyAsync device to device; --size BYTES; bytes = 2 x BYTES (the\n"
-    "                hardware's limit, measured on the spot)\n"
+    "  --op matadd   a grid-stride c = a + b of 16-byte accesses (float4, 8 halves or bf16 added\n"
+    "                in float and rounded once, double2), the stand-in for torch.add and\n"
+    "                cupy.add; --size ROWSxCOLS, packed; bytes = 3 x rows x cols x E\n"
+    "  --op reduce   cub::DeviceReduce::Sum of N elements (f32, f64; the sum in the type), or\n"
+    "                for f16 and bf16 cub::DeviceReduce::Reduce adding in float into a float;\n"
+    "                --size N (1 to 2^31-1); bytes = N x E\n"
+    "  --op filter   nppiFilterBorder_32f_C1R_Ctx (f32) or nppiFilterBorder32f_16f_C1R_Ctx (f16,\n"
+    "                float weights), replicate (clamp-to-edge) border, computing pmtune's\n"
+    "                correlation with a random (2R+1)^2 mask; NPP has no such filter for bf16\n"
+    "                or f64 (the line says so); --size ROWSxCOLS, --radius R (1 to 3, default\n"
+    "                1); bytes = 2 x rows x cols x E\n"
+    "  --op copy     cudaMemcpyAsync device to device; --size BYTES, whatever the type; bytes =\n"
+    "                2 x BYTES (the hardware's limit, measured on the spot)\n"
+    "  --dtype T     the element type: f32 (default), f16, bf16 or f64; E = 4, 2, 2, 8 bytes\n"
     "  --samples N   timed samples, 1 to 64 (default 25)\n"
     "  --warmup N    untimed runs first (default 3)\n"
     "  --copies K    copies per sample, 1 to 32 (default: enough that a sample moves twice the\n"
     "                L2 cache's size, as pmtune's tuner does)\n"
     "\n"
-    "Prints one JSON object on stdout: op, size, (filter) radius, peer, gpu, median_ms, min_ms,\n"
-    "max_ms, samples, gbps, verified, error; where the peer was not built in (NPP missing),\n"
-    "op, size, peer, gpu, available (false) and why. error: matadd and copy, the fraction of\n"
-    "elements (bytes) that differ from the reference; reduce, |sum - ref| / sum|x|; filter, the\n"
-    "largest |out - ref| / sum|w x| over the image (ref in double).\n"
-    "Exit status: 0 measured and verified (or the peer is not built in), 1 failed (no CUDA\n"
+    "Prints one JSON object on stdout: op, size, dtype, (filter) radius, peer, gpu, median_ms,\n"
+    "min_ms, max_ms, samples, copies, gbps, verified, error; where there is no peer to time (NPP\n"
+    "not built in, or NPP has no filter of the type), op, size, dtype, (filter) radius, peer,\n"
+    "gpu, available (false) and why. error: matadd and copy, the fraction of elements (bytes)\n"
+    "that differ from the reference (matadd: bitwise, the sum rounded once to the type);\n"
+    "reduce, |sum - ref| / sum|x|; filter, the largest |out - ref| / sum|w x| over the image\n"
+    "(ref in double).\n"
+    "Exit status: 0 measured and verified (or there is no peer to time), 1 failed (no CUDA\n"
     "device, a CUDA or NPP error, a wrong result: its line is still printed), 2 bad usage.\n";
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
@@ -130,6 +148,7 @@ static void parallel_for(size_t n, F fn) {
 typedef struct bench {
   const char *op;
   char size[64]; /* as the line prints it: "10000x10000", "268435456" */
+  int dtype;     /* pm_dtype: the element type (copy: only printed) */
   int radius;    /* filter; 0 otherwise */
   int samples, warmup;
   int copies; /* 0: pmtune's count for the bytes a run moves (pm__copies_for) */
@@ -213,6 +232,8 @@ static void print_head(const bench *b, const char *peer) {
   print_string(b->op);
   printf(",\"size\":");
   print_string(b->size);
+  printf(",\"dtype\":");
+  print_string(pm_dtype_name((pm_dtype)b->dtype));
   if (b->radius > 0) printf(",\"radius\":%d", b->radius);
   printf(",\"peer\":");
   print_string(peer);
@@ -238,7 +259,8 @@ static int report(const bench *b, const char *peer, const std::vector<double> &m
   return verified ? 0 : 1;
 }
 
-#ifndef PM_HAVE_NPP
+/* Prints the line of a peer that cannot be timed (not built in, or no such peer for the type):
+ * returns 0, the status of that case. */
 static int report_unavailable(const bench *b, const char *peer, const char *why) {
   print_head(b, peer);
   printf(",\"available\":false,\"why\":");
@@ -247,13 +269,22 @@ static int report_unavailable(const bench *b, const char *peer, const char *why)
   fflush(stdout);
   return 0;
 }
-#endif
 
-/* Copies n floats of device memory to a new host vector. */
-static std::vector<float> to_host(const float *dev, size_t n) {
-  std::vector<float> h(n);
-  CUDA_CHECK(cudaMemcpy(h.data(), dev, n * sizeof(float), cudaMemcpyDeviceToHost));
+/* n random elements of dtype, the tuner's (pm__random_fill_typed: pm__random_fill's floats
+ * rounded to the 16-bit types, or with 25 more bits for f64); free() them. */
+static void *random_typed(int dtype, size_t n, uint64_t seed) {
+  void *h = pm__random_fill_typed(dtype, n, seed);
+  if (h == NULL) fail("%zu %s elements: out of host memory", n, pm_dtype_name((pm_dtype)dtype));
   return h;
+}
+
+/* Element i of n elements of a 16-bit or 32-bit float type (f32, f16, bf16) as a float. */
+static inline float float_at(int dtype, const void *p, size_t i) {
+  switch (dtype) {
+    case PM_F16: return pm__f16_to_f32(((const unsigned short *)p)[i]);
+    case PM_BF16: return pm__bf16_to_f32(((const unsigned short *)p)[i]);
+    default: return ((const float *)p)[i];
+  }
 }
 
 /* k device buffers of `bytes` each (copy j of a peer's input or output), filled from host when
@@ -305,52 +336,98 @@ static int bench_copy(const bench *b, size_t bytes) {
 #define ADD_THREADS 256
 #define ADD_WAVES 4 /* blocks: this many times what the SMs hold at once */
 
-/* c = a + b over n packed floats: float4 accesses in a grid-stride loop, then the n % 4 tail. */
+/* x + y rounded once to the type: f32 and f64 add in their own type; f16 and bf16 in float, then
+ * round to nearest, as pm__add_reference does on the host (float's 24 bits >= 2p + 2 for p = 11
+ * and 8, so the float sum rounded to the type is the correctly rounded sum). */
+template <typename T>
+__device__ __forceinline__ T add1(T x, T y) {
+  return x + y;
+}
+template <>
+__device__ __forceinline__ __half add1(__half x, __half y) {
+  return __float2half_rn(__half2float(x) + __half2float(y));
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 add1(__nv_bfloat16 x, __nv_bfloat16 y) {
+  return __float2bfloat16_rn(__bfloat162float(x) + __bfloat162float(y));
+}
+
+/* c = a + b over n packed elements of T: 16-byte accesses (V = 16 / sizeof(T) elements: 4 floats,
+ * 8 halves or bf16, 2 doubles) over the first n - n % V in a grid-stride loop, then the n % V < V
+ * tail, one element each for threads 0 .. n % V - 1 (the grid has at least ADD_THREADS > V).
+ * a, b and c come from cudaMalloc (256-byte aligned), so every vector access is aligned. */
+template <typename T>
 __global__ void __launch_bounds__(ADD_THREADS)
-    add_f4(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
-           size_t n) {
-  size_t n4 = n / 4, stride = (size_t)gridDim.x * blockDim.x;
+    add_vec(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ c, size_t n) {
+  constexpr int V = 16 / sizeof(T);
+  static_assert(V * sizeof(T) == 16, "a whole number of elements per 16-byte access");
+  size_t nv = n / V, stride = (size_t)gridDim.x * blockDim.x;
   size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const float4 *a4 = (const float4 *)a, *b4 = (const float4 *)b;
-  float4 *c4 = (float4 *)c;
-  for (size_t i = t; i < n4; i += stride) {
-    float4 x = a4[i], y = b4[i];
-    c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  const uint4 *av = (const uint4 *)a, *bv = (const uint4 *)b;
+  uint4 *cv = (uint4 *)c;
+  for (size_t i = t; i < nv; i += stride) {
+    uint4 x = av[i], y = bv[i], z;
+    const T *xe = reinterpret_cast<const T *>(&x), *ye = reinterpret_cast<const T *>(&y);
+    T *ze = reinterpret_cast<T *>(&z);
+#pragma unroll
+    for (int e = 0; e < V; e++) ze[e] = add1(xe[e], ye[e]);
+    cv[i] = z;
   }
-  if (n4 * 4 + t < n) c[n4 * 4 + t] = a[n4 * 4 + t] + b[n4 * 4 + t];
+  if (nv * V + t < n) c[nv * V + t] = add1(a[nv * V + t], b[nv * V + t]);
+}
+
+/* The launch of the add of n elements of T on copy j of a, b and c (which outlive it). */
+template <typename T>
+static std::function<void(int)> add_launcher(const bench *b, const std::vector<void *> &a,
+                                             const std::vector<void *> &bb,
+                                             const std::vector<void *> &c, size_t n) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_vec<T>, ADD_THREADS, 0));
+  size_t needed = (n / (16 / sizeof(T)) + ADD_THREADS - 1) / ADD_THREADS;
+  unsigned grid = (unsigned)std::max<size_t>(
+      1, std::min<size_t>(needed, (size_t)b->sm_count * std::max(per_sm, 1) * ADD_WAVES));
+  return [&a, &bb, &c, n, grid](int j) {
+    add_vec<T><<<grid, ADD_THREADS>>>((const T *)a[j], (const T *)bb[j], (T *)c[j], n);
+    CUDA_CHECK(cudaGetLastError());
+  };
 }
 
 static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
-  const char *peer = "float4 grid-stride add";
-  size_t n = (size_t)rows * cols;
-  std::vector<float> ha(n), hb(n);
-  pm__random_fill(ha.data(), n, SEED);
-  pm__random_fill(hb.data(), n, SEED * 31 + 7); /* the tuner's seeds for a and b */
-  int k = copies_for(b, 3.0 * sizeof(float) * n);
-  std::vector<void *> a = alloc_copies(k, n * sizeof(float), ha.data()),
-                      bb = alloc_copies(k, n * sizeof(float), hb.data()),
-                      c = alloc_copies(k, n * sizeof(float), NULL);
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_f4, ADD_THREADS, 0));
-  size_t needed = (n / 4 + ADD_THREADS - 1) / ADD_THREADS;
-  unsigned grid = (unsigned)std::max<size_t>(
-      1, std::min<size_t>(needed, (size_t)b->sm_count * std::max(per_sm, 1) * ADD_WAVES));
-  auto run = [&](int j) {
-    add_f4<<<grid, ADD_THREADS>>>((const float *)a[j], (const float *)bb[j], (float *)c[j], n);
-    CUDA_CHECK(cudaGetLastError());
-  };
+  static const char *const peers[] = {"float4 grid-stride add", "8 x half grid-stride add",
+                                      "8 x bf16 grid-stride add", "double2 grid-stride add"};
+  const char *peer = peers[b->dtype];
+  size_t n = (size_t)rows * cols, es = pm_dtype_size((pm_dtype)b->dtype), bytes = n * es;
+  void *ha = random_typed(b->dtype, n, SEED);
+  void *hb = random_typed(b->dtype, n, SEED * 31 + 7); /* the tuner's seeds for a and b */
+  unsigned char *want = (unsigned char *)malloc(std::max<size_t>(bytes, 1));
+  if (want == NULL) fail("matadd: %zu bytes: out of host memory", bytes);
+  pm__add_reference(b->dtype, ha, hb, want, n); /* the tuner's: rounded once to the type */
+  int k = copies_for(b, 3.0 * bytes);
+  std::vector<void *> a = alloc_copies(k, bytes, ha), bb = alloc_copies(k, bytes, hb),
+                      c = alloc_copies(k, bytes, NULL);
+  free(ha);
+  free(hb);
+  std::function<void(int)> run;
+  switch (b->dtype) {
+    case PM_F16: run = add_launcher<__half>(b, a, bb, c, n); break;
+    case PM_BF16: run = add_launcher<__nv_bfloat16>(b, a, bb, c, n); break;
+    case PM_F64: run = add_launcher<double>(b, a, bb, c, n); break;
+    default: run = add_launcher<float>(b, a, bb, c, n);
+  }
 
-  CUDA_CHECK(cudaMemset(c[0], 0xff, n * sizeof(float)));
+  CUDA_CHECK(cudaMemset(c[0], 0xff, bytes));
   run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> got = to_host((const float *)c[0], n);
+  std::vector<unsigned char> got(bytes);
+  CUDA_CHECK(cudaMemcpy(got.data(), c[0], bytes, cudaMemcpyDeviceToHost));
   std::vector<size_t> bad_in((n + CHECK_BLOCK - 1) / CHECK_BLOCK);
-  /* exact: a + b rounds once, the same on both sides */
+  /* exact: a + b rounds once, the same on both sides; compared bit for bit */
   parallel_for(bad_in.size(), [&](size_t b0, size_t b1) {
     for (size_t blk = b0; blk < b1; blk++)
       for (size_t i = blk * CHECK_BLOCK; i < std::min(n, (blk + 1) * CHECK_BLOCK); i++)
-        bad_in[blk] += !(got[i] == ha[i] + hb[i]);
+        bad_in[blk] += memcmp(&got[i * es], &want[i * es], es) != 0;
   });
+  free(want);
   size_t bad = 0;
   for (size_t x : bad_in) bad += x;
   if (bad) fprintf(stderr, "pmtune_peers: matadd: %zu of %zu elements differ from a + b\n", bad, n);
@@ -359,58 +436,135 @@ static int bench_matadd(const bench *b, unsigned rows, unsigned cols) {
   free_copies(a);
   free_copies(bb);
   free_copies(c);
-  return report(b, peer, ms, k, 3.0 * sizeof(float) * n, bad == 0, (double)bad / n);
+  return report(b, peer, ms, k, 3.0 * bytes, bad == 0, (double)bad / n);
 }
 
 /* ---- reduce: CUB -------------------------------------------------------------------------- */
 
-static int bench_reduce(const bench *b, int n) {
-  const char *peer = "cub::DeviceReduce::Sum";
-  std::vector<float> h(n);
-  pm__random_fill(h.data(), (size_t)n, SEED);
-  /* The reference, as the tuner's: a double sum in 4 interleaved chains, and sum|x|. */
-  double s[4] = {0, 0, 0, 0}, abs_sum = 0;
-  for (int i = 0; i < n; i++) {
-    s[i & 3] += h[i];
-    abs_sum += fabs(h[i]);
+/* The sum of 16-bit inputs in float. What CUB accumulates in (cub/device/device_reduce.cuh and
+ * dispatch/dispatch_reduce.cuh, CCCL 3.0): DeviceReduce::Sum takes its init type from the
+ * output's value type and the accumulator as ::cuda::std::__accumulator_t<op, input value type,
+ * init type>, the decayed type of op(init, input); Reduce the same with the init it is given.
+ * With cuda::std::plus<> and a float init over __half that is float + __half, which does not
+ * compile (ambiguous: __half converts to float and float to __half), so Sum of halves into a
+ * float does not build. This functor takes floats and returns one: op(float, __half) is a float,
+ * so with init 0.0f the accumulator, every partial sum and the output are floats. */
+struct add_in_float {
+  __host__ __device__ float operator()(float x, float y) const { return x + y; }
+};
+
+/* The sum of n doubles, and sum|x|, on the host's cores: each block of CHECK_BLOCK and then the
+ * blocks' sums added with Neumaier's compensation in long double, so that the reference errs by
+ * far less than the GPU's double sum may (n 2^-53 sum|x| where it adds in one chain). */
+static void sum_f64(const double *x, size_t n, double *sum, double *abs_sum) {
+  struct part {
+    long double s, c;
+    double abs;
+  };
+  std::vector<part> parts((n + CHECK_BLOCK - 1) / CHECK_BLOCK);
+  auto add = [](part &p, long double v) {
+    long double t = p.s + v;
+    p.c += fabsl(p.s) >= fabsl(v) ? (p.s - t) + v : (v - t) + p.s;
+    p.s = t;
+  };
+  parallel_for(parts.size(), [&](size_t b0, size_t b1) {
+    for (size_t blk = b0; blk < b1; blk++) {
+      part p = {0, 0, 0};
+      for (size_t i = blk * CHECK_BLOCK; i < std::min(n, (blk + 1) * CHECK_BLOCK); i++) {
+        add(p, x[i]);
+        p.abs += fabs(x[i]);
+      }
+      parts[blk] = p;
+    }
+  });
+  part all = {0, 0, 0};
+  for (const part &p : parts) {
+    add(all, p.s);
+    add(all, p.c);
+    all.abs += p.abs;
   }
-  double ref = (s[0] + s[1]) + (s[2] + s[3]);
-  int k = copies_for(b, 4.0 * n);
-  std::vector<void *> in = alloc_copies(k, (size_t)n * sizeof(float), h.data()),
-                      out = alloc_copies(k, sizeof(float), NULL);
+  *sum = (double)(all.s + all.c);
+  *abs_sum = all.abs;
+}
+
+static int bench_reduce(const bench *b, int n) {
+  int dt = b->dtype;
+  const char *peer = dt == PM_F16 || dt == PM_BF16 ? "cub::DeviceReduce::Reduce (float sum)"
+                                                   : "cub::DeviceReduce::Sum";
+  size_t es = pm_dtype_size((pm_dtype)dt), out_es = dt == PM_F64 ? 8 : 4; /* f16, bf16: float */
+  void *h = random_typed(dt, (size_t)n, SEED);
+  double ref, abs_sum = 0;
+  if (dt == PM_F64) {
+    sum_f64((const double *)h, (size_t)n, &ref, &abs_sum);
+  } else {
+    /* The reference, as the tuner's: a double sum in 4 interleaved chains, and sum|x|. */
+    double s[4] = {0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+      float x = float_at(dt, h, (size_t)i);
+      s[i & 3] += x;
+      abs_sum += fabs(x);
+    }
+    ref = (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  int k = copies_for(b, (double)es * n);
+  std::vector<void *> in = alloc_copies(k, (size_t)n * es, h), out = alloc_copies(k, out_es, NULL);
+  free(h);
+  /* One call of the peer on copy j (with temp NULL, only how much scratch it needs). */
+  auto call = [&](void *temp, size_t &temp_bytes, int j) -> cudaError_t {
+    switch (dt) {
+      case PM_F16:
+        return cub::DeviceReduce::Reduce(temp, temp_bytes, (const __half *)in[j], (float *)out[j],
+                                         n, add_in_float(), 0.0f);
+      case PM_BF16:
+        return cub::DeviceReduce::Reduce(temp, temp_bytes, (const __nv_bfloat16 *)in[j],
+                                         (float *)out[j], n, add_in_float(), 0.0f);
+      case PM_F64:
+        return cub::DeviceReduce::Sum(temp, temp_bytes, (const double *)in[j], (double *)out[j], n);
+      default:
+        return cub::DeviceReduce::Sum(temp, temp_bytes, (const float *)in[j], (float *)out[j], n);
+    }
+  };
   void *temp = NULL;
   size_t temp_bytes = 0;
   /* CUB's first call only says how much scratch it needs: once, outside the timing. One scratch
    * serves every copy: the runs follow one another on one stream. */
-  CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, (const float *)in[0], (float *)out[0], n));
+  CUDA_CHECK(call(temp, temp_bytes, 0));
   CUDA_CHECK(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)));
   auto run = [&](int j) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, (const float *)in[j], (float *)out[j], n));
+    CUDA_CHECK(call(temp, bytes, j));
   };
 
-  float got;
-  CUDA_CHECK(cudaMemset(out[0], 0xff, sizeof(float)));
+  double got;
+  CUDA_CHECK(cudaMemset(out[0], 0xff, out_es));
   run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaMemcpy(&got, out[0], sizeof got, cudaMemcpyDeviceToHost));
+  if (dt == PM_F64) {
+    CUDA_CHECK(cudaMemcpy(&got, out[0], sizeof got, cudaMemcpyDeviceToHost));
+  } else {
+    float got_f;
+    CUDA_CHECK(cudaMemcpy(&got_f, out[0], sizeof got_f, cudaMemcpyDeviceToHost));
+    got = got_f;
+  }
   /* CUB's summation order is not documented. The bound (Higham, 2nd ed., sec. 4.2: a sum whose
    * additions form a tree of depth D errs by at most D u sum|x|) assumes only that at least a
    * warp per SM shares the work (a chain of at most n / (32 SMs) additions per thread) and that
-   * combining the partial sums takes fewer than 2 log2 n + 16 levels; plus the final rounding. */
-  double u = ldexp(1.0, -24),
+   * combining the partial sums takes fewer than 2 log2 n + 16 levels; plus the final rounding.
+   * u is the accumulator's: float's 2^-24 (f32, and f16 and bf16, whose inputs a float holds
+   * exactly), double's 2^-53 (f64). */
+  double u = ldexp(1.0, dt == PM_F64 ? -53 : -24),
          depth = ceil((double)n / (32.0 * b->sm_count)) + 2 * ceil(log2((double)n + 1)) + 16;
-  double diff = fabs((double)got - ref), bound = (depth * u * abs_sum + u * fabs(ref)) * 1.01;
+  double diff = fabs(got - ref), bound = (depth * u * abs_sum + u * fabs(ref)) * 1.01;
   bool ok = isfinite(got) && diff <= bound;
   if (!ok)
-    fprintf(stderr, "pmtune_peers: reduce: the sum is %.9g, want %.9g (error %.3g, bound %.3g)\n",
-            got, ref, diff, bound);
+    fprintf(stderr, "pmtune_peers: reduce: the sum is %.*g, want %.*g (error %.3g, bound %.3g)\n",
+            dt == PM_F64 ? 17 : 9, got, dt == PM_F64 ? 17 : 9, ref, diff, bound);
 
   std::vector<double> ms = time_runs(b, k, run);
   free_copies(in);
   free_copies(out);
   CUDA_CHECK(cudaFree(temp));
-  return report(b, peer, ms, k, 4.0 * n, ok, abs_sum > 0 ? diff / abs_sum : diff);
+  return report(b, peer, ms, k, (double)es * n, ok, abs_sum > 0 ? diff / abs_sum : diff);
 }
 
 /* ---- filter: NPP ----------------------------------------------------------------------------- */
@@ -423,9 +577,14 @@ typedef struct filter_check {
 /* Compares out with pmtune's clamp-to-edge correlation of in with w, computed in double:
  *   ref(y,x) = sum_{fy,fx} w[fy][fx] * in(clamp(y+fy-r), clamp(x+fx-r)),
  * over the whole image. A float sum of k^2 products errs by at most k^2 u sum|w x| in any order
- * (Higham, sec. 3.1), plus the final rounding: a pixel beyond that (or NaN) is wrong. */
-static filter_check check_filter(const std::vector<float> &in, const std::vector<float> &out,
-                                 const float *w, unsigned rows, unsigned cols, int r) {
+ * (Higham, sec. 3.1), plus the final rounding: a pixel beyond that (or NaN) is wrong. An f16
+ * output (dtype PM_F16) is that float sum rounded once more, to half: by at most 2^-11 of it,
+ * or 2^-25 among the subnormals. in and out hold the pixels as floats (halves exactly). */
+static filter_check check_filter(int dtype, const std::vector<float> &in,
+                                 const std::vector<float> &out, const float *w, unsigned rows,
+                                 unsigned cols, int r) {
+  double u_out = dtype == PM_F16 ? ldexp(1.0, -11) : 0,
+         tiny_out = dtype == PM_F16 ? ldexp(1.0, -25) : 0;
   int k = 2 * r + 1;
   std::vector<filter_check> part(rows);
   parallel_for(rows, [&](size_t y0, size_t y1) {
@@ -444,6 +603,7 @@ static filter_check check_filter(const std::vector<float> &in, const std::vector
         }
         double u = ldexp(1.0, -24), diff = fabs((double)out[y * cols + x] - ref);
         double bound = ((k * k + 1) * u * abs_sum) * 1.01 + ldexp(1.0, -60);
+        bound += u_out * (fabs(ref) + bound) + tiny_out; /* f32: + 0 */
         if (!(diff <= bound)) pc.bad++;
         double rel = abs_sum > 0 ? diff / abs_sum : diff;
         if (!isnan(pc.max_rel) && !(rel <= pc.max_rel)) pc.max_rel = rel; /* a NaN stays */
@@ -460,32 +620,50 @@ static filter_check check_filter(const std::vector<float> &in, const std::vector
 }
 
 static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
-  const char *peer = "nppiFilterBorder_32f_C1R_Ctx";
+  int dt = b->dtype;
+  /* NPP (13.2's nppi_filtering_functions.h) has nppiFilterBorder_32f_C1R_Ctx for floats and
+   * nppiFilterBorder32f_16f_C1R_Ctx for halves (Npp16f, with Npp32f weights); no filter of any
+   * kind for bf16, and for doubles only nppiFilter_64f_C1R_Ctx, with no border control (it reads
+   * outside the image), and box filters. */
+  if (dt == PM_BF16) return report_unavailable(b, "nppiFilterBorder", "NPP has no bf16 filter");
+  if (dt == PM_F64)
+    return report_unavailable(b, "nppiFilterBorder", "NPP has no f64 filter with border control");
+  const char *peer =
+      dt == PM_F16 ? "nppiFilterBorder32f_16f_C1R_Ctx" : "nppiFilterBorder_32f_C1R_Ctx";
 #ifndef PM_HAVE_NPP
   (void)rows, (void)cols, (void)r, (void)check_filter;
   return report_unavailable(b, peer, "built without NPP");
 #else
   int k = 2 * r + 1;
-  size_t n = (size_t)rows * cols, row_bytes = (size_t)cols * sizeof(float);
+  size_t n = (size_t)rows * cols, es = pm_dtype_size((pm_dtype)dt), row_bytes = (size_t)cols * es;
   std::vector<float> h(n), w(k * k), flipped(k * k);
-  pm__random_fill(h.data(), n, SEED);
-  pm__random_fill(w.data(), w.size(), SEED ^ 0x5bd1e995u); /* the tuner's mask */
+  /* the tuner's image: f32 as it was, f16 its floats rounded (h: those halves, as floats) */
+  unsigned short *h16 = NULL;
+  if (dt == PM_F16) {
+    h16 = (unsigned short *)random_typed(dt, n, SEED);
+    for (size_t i = 0; i < n; i++) h[i] = pm__f16_to_f32(h16[i]);
+  } else {
+    pm__random_fill(h.data(), n, SEED);
+  }
+  const void *upload = dt == PM_F16 ? (const void *)h16 : (const void *)h.data();
+  pm__random_fill(w.data(), w.size(), SEED ^ 0x5bd1e995u); /* the tuner's mask (floats for f16) */
   /* NPP's filters convolve: "coefficients are expected to be stored in reverse order" (NPP's
    * nppi_filtering_functions.h), so that with the anchor at the centre
    *   out(y,x) = sum_{j,i} K[j][i] * in(y + r - j, x + r - i).
    * Given K[j][i] = w[k-1-j][k-1-i], the mask reversed as one array, that is the correlation
    * above. (OpenCV's old NPP filter and Open3D's do the same; if NPP disagrees, the check says.) */
   for (int i = 0; i < k * k; i++) flipped[i] = w[k * k - 1 - i];
-  int copies = copies_for(b, 2.0 * sizeof(float) * n);
-  std::vector<float *> in(copies), out(copies);
+  int copies = copies_for(b, 2.0 * es * n);
+  std::vector<void *> in(copies), out(copies);
   float *kernel;
   size_t in_pitch = 0, out_pitch = 0;
   for (int j = 0; j < copies; j++) {
-    CUDA_CHECK(cudaMallocPitch((void **)&in[j], &in_pitch, row_bytes, rows));
-    CUDA_CHECK(cudaMallocPitch((void **)&out[j], &out_pitch, row_bytes, rows));
-    CUDA_CHECK(cudaMemcpy2D(in[j], in_pitch, h.data(), row_bytes, row_bytes, rows,
+    CUDA_CHECK(cudaMallocPitch(&in[j], &in_pitch, row_bytes, rows));
+    CUDA_CHECK(cudaMallocPitch(&out[j], &out_pitch, row_bytes, rows));
+    CUDA_CHECK(cudaMemcpy2D(in[j], in_pitch, upload, row_bytes, row_bytes, rows,
                             cudaMemcpyHostToDevice));
   }
+  free(h16);
   CUDA_CHECK(cudaMalloc((void **)&kernel, k * k * sizeof(float)));
   CUDA_CHECK(cudaMemcpy(kernel, flipped.data(), k * k * sizeof(float), cudaMemcpyHostToDevice));
   if (in_pitch > 0x7fffffff || out_pitch > 0x7fffffff) fail("filter: rows too long for NPP");
@@ -506,22 +684,34 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
   NppiSize size = {(int)cols, (int)rows}, ksize = {k, k};
   NppiPoint origin = {0, 0}, anchor = {r, r};
   auto run = [&](int j) {
-    NPP_CHECK(nppiFilterBorder_32f_C1R_Ctx(in[j], (int)in_pitch, size, origin, out[j],
-                                           (int)out_pitch, size, kernel, ksize, anchor,
-                                           NPP_BORDER_REPLICATE, ctx));
+    if (dt == PM_F16)
+      NPP_CHECK(nppiFilterBorder32f_16f_C1R_Ctx((const Npp16f *)in[j], (int)in_pitch, size, origin,
+                                                (Npp16f *)out[j], (int)out_pitch, size, kernel,
+                                                ksize, anchor, NPP_BORDER_REPLICATE, ctx));
+    else
+      NPP_CHECK(nppiFilterBorder_32f_C1R_Ctx((const Npp32f *)in[j], (int)in_pitch, size, origin,
+                                             (Npp32f *)out[j], (int)out_pitch, size, kernel, ksize,
+                                             anchor, NPP_BORDER_REPLICATE, ctx));
   };
 
   CUDA_CHECK(cudaMemset2D(out[0], out_pitch, 0xff, row_bytes, rows));
   run(0);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> got(n);
-  CUDA_CHECK(cudaMemcpy2D(got.data(), row_bytes, out[0], out_pitch, row_bytes, rows,
-                          cudaMemcpyDeviceToHost));
-  filter_check fc = check_filter(h, got, w.data(), rows, cols, r);
+  if (dt == PM_F16) {
+    std::vector<unsigned short> got16(n);
+    CUDA_CHECK(cudaMemcpy2D(got16.data(), row_bytes, out[0], out_pitch, row_bytes, rows,
+                            cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) got[i] = pm__f16_to_f32(got16[i]);
+  } else {
+    CUDA_CHECK(cudaMemcpy2D(got.data(), row_bytes, out[0], out_pitch, row_bytes, rows,
+                            cudaMemcpyDeviceToHost));
+  }
+  filter_check fc = check_filter(dt, h, got, w.data(), rows, cols, r);
   if (fc.bad) {
     fprintf(stderr, "pmtune_peers: filter: %zu of %zu pixels differ from the correlation\n", fc.bad,
             n);
-    if (check_filter(h, got, flipped.data(), rows, cols, r).bad == 0)
+    if (check_filter(dt, h, got, flipped.data(), rows, cols, r).bad == 0)
       fprintf(stderr,
               "pmtune_peers: filter: NPP computed the correlation with the mask reversed: "
               "its kernel is not flipped as this program assumes\n");
@@ -533,7 +723,7 @@ static int bench_filter(const bench *b, unsigned rows, unsigned cols, int r) {
     CUDA_CHECK(cudaFree(out[j]));
   }
   CUDA_CHECK(cudaFree(kernel));
-  return report(b, peer, ms, copies, 2.0 * sizeof(float) * n, fc.bad == 0, fc.max_rel);
+  return report(b, peer, ms, copies, 2.0 * es * n, fc.bad == 0, fc.max_rel);
 #endif
 }
 
@@ -567,6 +757,7 @@ static void parse_shape(const char *s, unsigned *rows, unsigned *cols) {
 int main(int argc, char **argv) {
   static const struct option longopts[] = {{"op", required_argument, NULL, 'o'},
                                            {"size", required_argument, NULL, 's'},
+                                           {"dtype", required_argument, NULL, 't'},
                                            {"radius", required_argument, NULL, 'r'},
                                            {"samples", required_argument, NULL, 'n'},
                                            {"warmup", required_argument, NULL, 'w'},
@@ -574,7 +765,7 @@ int main(int argc, char **argv) {
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *op = NULL, *size = NULL, *radius = NULL;
-  int samples = 25, warmup = 3, copies = 0, ch;
+  int samples = 25, warmup = 3, copies = 0, dtype = PM_F32, ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (ch) {
@@ -583,6 +774,10 @@ int main(int argc, char **argv) {
         break;
       case 's':
         size = optarg;
+        break;
+      case 't':
+        if ((dtype = pm__dtype_find(optarg)) < 0)
+          usage_error("--dtype '%s': want f32, f16, bf16 or f64", optarg);
         break;
       case 'r':
         radius = optarg;
@@ -614,6 +809,7 @@ int main(int argc, char **argv) {
   b.samples = samples;
   b.warmup = warmup;
   b.copies = copies;
+  b.dtype = dtype;
   unsigned rows = 0, cols = 0;
   unsigned long long count = 0;
   if (strcmp(op, "matadd") == 0 || strcmp(op, "filter") == 0) {
