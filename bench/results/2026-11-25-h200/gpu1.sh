@@ -5,6 +5,7 @@ set -o pipefail
 cd /work/main
 export LD_LIBRARY_PATH=$PWD/.device/lib PM_COMMIT=$(cat .device/COMMIT) PMTUNE_RESULTS=none
 echo "commit $PM_COMMIT"; nvidia-smi -L
+nvidia-smi -L | grep -q H200 || { echo "not an H200: nothing done"; exit 3; }
 rm -f /tmp/main.db
 timeout 330 build/tools/pmtune tune --device 0 --db /tmp/main.db > $OUT/tune.txt 2>&1; echo "tune exit $?"; tail -2 $OUT/tune.txt
 grep "^gpu" $OUT/tune.txt | grep -v ' all ' | sed -E 's/^gpu [0-9]+ +([a-z]+) .*; ([0-9.]+) s \(.*/\1 \2/' | awk '{s[$1]+=$2} END {for (o in s) print o, s[o], "s"}'
