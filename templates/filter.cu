@@ -15,9 +15,10 @@
 //   PAD     words of padding per shared-memory row, against bank conflicts (TILE=1)
 //   OX, OY  outputs per thread in x and y (register blocking): a thread reads each input row of
 //           its window once and uses it for all the outputs it touches
-//   VLOAD   1: (TILE=0, OX=4) where the tile lies inside the image, read each row of the window
-//           as aligned loads of VW elements (4, or 2 doubles: 16 bytes; 8 bytes of 16-bit
-//           elements) and write each row's outputs VW at a time (rows start aligned to that)
+//   VLOAD   1: (TILE=0, OX=4 or 8) where the tile lies inside the image, read each row of the
+//           window as aligned loads of VW elements (4, or 2 doubles: 16 bytes; 8 bytes of 16-bit
+//           elements) and write each row's outputs VW at a time (rows start aligned to that);
+//           2: (16-bit types, OX=8) the same with VW = 8, 16-byte accesses
 //
 // Two paths: tiles whose window lies inside the image read it with no clamping (VLOAD: as vector
 // loads); tiles at the border, through column offsets clamped once per thread and a row clamped
@@ -55,8 +56,8 @@
 #ifndef VLOAD
 #define VLOAD 0
 #endif
-#if VLOAD && (TILE || OX % 4)
-#error VLOAD needs TILE=0 and OX a multiple of 4
+#if VLOAD && (TILE || OX % (VLOAD == 2 ? 8 : 4))
+#error VLOAD needs TILE=0 and OX a multiple of 4 (VLOAD=2: of 8)
 #endif
 
 #define K (2 * R + 1)
@@ -82,7 +83,7 @@ __device__ __forceinline__ elem_t out_of(w_t s) { return s; }
 #endif
 
 // VLOAD's chunk: VW elements in one access (chunk_t), its lanes as w_t, and VW sums as one.
-#define VW (sizeof(elem_t) == 8 ? 2 : 4)
+#define VW (sizeof(elem_t) == 8 ? 2 : VLOAD == 2 ? 8 : 4)
 typedef evec_of<VW>::t chunk_t;
 #if PM_DTYPE == 0
 __device__ __forceinline__ w_t lane(const float4 &t, int i) {
@@ -124,7 +125,7 @@ pm_filter(elem_t *__restrict__ out, size_t pitch_out, const elem_t *__restrict__
   if (y0 >= rows) return;
   const int ox = x0 + threadIdx.x * OX, oy = y0 + threadIdx.y * OY; // this thread's first output
 #if VLOAD
-  // Whether the tile's window lies inside the image. ox is a multiple of 4: the window
+  // Whether the tile's window lies inside the image. ox is a multiple of VW: the window
   // [ox - R, ox + OX + R) lies in the NV chunks from ox - S, S the multiple of VW from R up.
   enum { S = (R + VW - 1) / VW * VW, NV = (S + OX + R + VW - 1) / VW };
   const bool inside = x0 >= S && y0 >= R && x0 + TW - OX - S + NV * VW <= cols && y0 + TH + R <= rows;

@@ -18,10 +18,11 @@ static const pm__param params[NPARAMS] = {
     [BY] = {"by", "BY", 5, {1, 2, 4, 8, 16}, "threads per block in y"},
     [TILE] = {"tile", "TILE", 2, {0, 1}, "0 global loads, 1 shared-memory tile with halo"},
     [PAD] = {"pad", "PAD", 3, {0, 1, 2}, "shared-memory row padding in words (tile=1)"},
-    [OX] = {"ox", "OX", 3, {1, 2, 4}, "outputs per thread in x"},
+    [OX] = {"ox", "OX", 4, {1, 2, 4, 8}, "outputs per thread in x (8: 16-bit types)"},
     [OY] = {"oy", "OY", 4, {1, 2, 4, 8}, "outputs per thread in y"},
-    [VLOAD] = {"vload", "VLOAD", 2, {0, 1},
-               "1: rows of the window as vector loads, 16 bytes (8: 16-bit types) (tile=0, ox=4)"},
+    [VLOAD] = {"vload", "VLOAD", 3, {0, 1, 2},
+               "rows of the window as vector loads (tile=0): 1 of 4 elements, 2 doubles (ox=4, 8), "
+               "2 of 8 16-bit elements (ox=8)"},
     [ALIGN] = {"align", NULL, 5, {0, 64, 128, 256, 512}, "pitch alignment in bytes (0 packed)"},
 };
 
@@ -33,19 +34,23 @@ static unsigned long long tiles_of(const int *v, const pm__problem *pr) {
 /* The bytes of a weight and a sum: a double's for doubles, else a float's. */
 static size_t wsize(const pm__problem *pr) { return pr && pr->dtype == PM_F64 ? 8 : 4; }
 
-/* The bytes of VLOAD's accesses, to which rows must be aligned: 4 elements, 2 doubles. */
-static unsigned vload_bytes(const pm__problem *pr) {
+/* The bytes of VLOAD's accesses, to which rows must be aligned: 4 elements, 2 doubles, or (vload
+ * = 2) 8 16-bit elements. */
+static unsigned vload_bytes(const pm__problem *pr, int vload) {
   unsigned es = pm__problem_esize(pr);
-  return es == 8 ? 16 : 4 * es;
+  return es == 8 || vload == 2 ? 16 : 4 * es;
 }
 
 static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   if (v[TILE] == 0 && v[PAD] != 0) return "padding without a shared-memory tile";
-  if (v[VLOAD] && (v[TILE] || v[OX] != 4)) return "16-byte row loads need tile=0 and ox=4";
+  if (v[VLOAD] && (v[TILE] || v[OX] < 4 || (v[VLOAD] == 2 && v[OX] != 8)))
+    return "row loads need tile=0 and ox=4 or 8 (vload=2: ox=8)";
   if (pr == NULL) return NULL;
-  unsigned vb = vload_bytes(pr);
+  if (v[OX] == 8 && pm__problem_esize(pr) != 2) return "ox=8 is for 16-bit types";
+  if (v[VLOAD] == 2 && pm__problem_esize(pr) != 2) return "vload=2 is for 16-bit types";
+  unsigned vb = vload_bytes(pr, v[VLOAD]);
   if (v[VLOAD] && pr->rows > 1 &&
       (pr->caller_align ? pr->caller_align < vb
                         : v[ALIGN] == 0 && pr->cols * pm__problem_esize(pr) % vb != 0))
@@ -143,7 +148,7 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
  * 1.24-1.27x the winners at radius 2 and 3); 16-byte loads only where the rows allow them. */
 static void fallback(const pm__problem *pr, int *v) {
   v[BX] = 32, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 4, v[OY] = 4, v[ALIGN] = 256;
-  v[VLOAD] = pr->caller_align == 0 || pr->caller_align >= vload_bytes(pr) || pr->rows <= 1;
+  v[VLOAD] = pr->caller_align == 0 || pr->caller_align >= vload_bytes(pr, 1) || pr->rows <= 1;
 }
 
 static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
