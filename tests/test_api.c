@@ -92,11 +92,50 @@ Test(api, malloc_2d_refuses_bad_arguments) {
   refused(pm_malloc_2d(c, PM_OP_MATADD, 0, 5, &q, &pitch, NULL), "0 x 5", "1 to 2^31 - 1");
 }
 
+/* The typed calls refuse what the float ones do, and what is wrong with the type itself: an
+ * unknown type, a sum type neither the input's nor f32, pointers and pitches not multiples of the
+ * element's size. */
+Test(api, typed_calls_refuse_bad_arguments) {
+  float w[49] = {0};
+  void *p = P(0x10000), *q = NULL;
+  size_t pitch = 0;
+  refused(pm_reduce_sum_t(c, (pm_dtype)9, 10, p, PM_F32, p, NULL), "pm_reduce_sum_t", "dtype 9");
+  refused(pm_reduce_sum_t(c, PM_BF16, 10, p, PM_F64, p, NULL), "the sum's type 3",
+          "neither the input's (bf16) nor f32");
+  refused(pm_reduce_sum_t(c, PM_BF16, 10, P(0x10001), PM_BF16, p, NULL), "pm_reduce_sum_t",
+          "pointers must be");
+  refused(pm_reduce_sum_t(c, PM_F16, 10, p, PM_F32, P(0x10002), NULL), "pm_reduce_sum_t",
+          "pointers must be");
+  refused(pm_reduce_sum_t(c, PM_F64, 0, p, PM_F64, p, NULL), "n = 0", "1 to 2^31 - 1");
+  refused(pm_reduce_sum_t(c, PM_F64, 10, NULL, PM_F64, p, NULL), "pm_reduce_sum_t", "NULL pointer");
+  refused(pm_filter_t(c, (pm_dtype)-1, 10, 10, p, 20, p, 20, w, 1, PM_BORDER_CLAMP, NULL),
+          "pm_filter_t", "dtype -1");
+  refused(pm_filter_t(c, PM_BF16, 10, 10, p, 20, p, 18, w, 1, PM_BORDER_CLAMP, NULL),
+          "a pitch (20, 18 bytes)", "shorter than a row of 20 bytes");
+  refused(pm_filter_t(c, PM_F16, 10, 10, p, 22, p, 21, w, 1, PM_BORDER_ZERO, NULL), "pm_filter_t",
+          "multiples of 2 bytes");
+  refused(pm_filter_t(c, PM_F64, 10, 10, p, 84, p, 80, w, 1, PM_BORDER_ZERO, NULL), "pm_filter_t",
+          "multiples of 8 bytes");
+  refused(pm_filter_t(c, PM_BF16, 10, 10, p, 20, p, 20, w, 4, PM_BORDER_ZERO, NULL), "radius 4",
+          "1 to 3");
+  refused(pm_filter_t(c, PM_BF16, 10, 10, p, 20, p, 20, NULL, 1, PM_BORDER_ZERO, NULL),
+          "pm_filter_t", "NULL image or weights");
+  refused(pm_malloc_2d_t(c, PM_OP_FILTER, (pm_dtype)7, 10, 10, &q, &pitch, NULL), "pm_malloc_2d_t",
+          "dtype 7");
+  refused(pm_malloc_2d_t(c, PM_OP_REDUCE, PM_BF16, 10, 10, NULL, &pitch, NULL), "pm_malloc_2d_t",
+          "NULL output");
+}
+
 Test(api, a_context_without_serving_is_refused) {
   pm_ctx *none = NULL;
   cr_assert_eq(pm__ctx_create(&none, PM_DEVICE_NONE, NULL), PM_OK);
   cr_assert_eq(pm_reduce_sum(none, 10, P(0x10000), P(0x10000), NULL), PM_ENODEV);
   cr_assert_not_null(strstr(pm_errmsg(none), "pm_reduce_sum: this context has no device"), "%s",
+                     pm_errmsg(none));
+  cr_assert_eq(pm_filter_t(none, PM_BF16, 10, 10, P(0x10000), 20, P(0x10000), 20, P(0x10000), 1,
+                           PM_BORDER_CLAMP, NULL),
+               PM_ENODEV);
+  cr_assert_not_null(strstr(pm_errmsg(none), "pm_filter_t: this context has no device"), "%s",
                      pm_errmsg(none));
   pm__ctx_free(none);
   cr_assert_eq(pm_matadd(NULL, 10, 10, PM_ROW_MAJOR, P(16), 40, P(16), 40, P(16), 40, NULL),
