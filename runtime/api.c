@@ -274,7 +274,7 @@ static size_t layout_for(pm_ctx *c, const pm__op *op, pm_dtype t, size_t rows, s
                         .n = (unsigned)(rows * cols), .radius = 1, .dtype = (int)t};
       pm__decision d;
       pm__serve_decide(c, op, &pr, &d);
-      if (d.source != PM__FROM_DEFAULT) return op->layout(d.v);
+      if (d.source != PM__FROM_DEFAULT) return op->layout(op, d.v);
     }
   return 256;
 }

@@ -29,7 +29,7 @@ static int accept(void *arg, const char *config) {
   accept_arg *a = arg;
   pm__limits lim = pm__limits_of(a->dev);
   return pm__config_parse(NULL, a->op, config, a->v) == PM_OK &&
-         a->op->check(a->v, a->pr, &lim) == NULL;
+         a->op->check(a->op, a->v, a->pr, &lim) == NULL;
 }
 
 static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__source source,
@@ -67,7 +67,7 @@ static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
 
 static pm__source from_default(const pm__op *op, const pm__problem *pr, pm__decision *out) {
   out->source = PM__FROM_DEFAULT;
-  op->fallback(pr, out->v);
+  op->fallback(op, pr, out->v);
   pm__config_text(op, out->v, out->config, sizeof out->config);
   return PM__FROM_DEFAULT;
 }

@@ -274,7 +274,7 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const p
   spare->k = *k;
   spare->epoch = epoch;
   spare->source = (uint8_t)d.source;
-  spare->work = op->work_bytes ? op->work_bytes(d.v, pr, c->dev.sm_count) : 0;
+  spare->work = op->work_bytes ? op->work_bytes(op, d.v, pr, c->dev.sm_count) : 0;
   if ((rc = choice_for(c, op, d.v, pr, &spare->choice)) != PM_OK) goto done;
   *out = spare;
   if ((e = pm__malloc(sizeof *e)) != NULL) {
@@ -308,7 +308,7 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   }
   if (s->record && e->source != PM__FROM_EXACT)
     atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
-  return op->launch(c, e->choice->kernel, e->choice->v, d, stream);
+  return op->launch(op, c, e->choice->kernel, e->choice->v, d, stream);
 }
 
 /* ---- Serving's life on a context ------------------------------------------------------------ */

@@ -54,8 +54,8 @@ Test(between, draws_lie_between_the_tune_sizes_and_are_none_of_them) {
       radii[pr.radius]++;
       cr_assert_eq(pr.caller_align, 0u);
       int v[PM__MAX_PARAMS];
-      op->fallback(&pr, v);
-      const char *why = op->check(v, &pr, &lim);
+      op->fallback(op, &pr, v);
+      const char *why = op->check(op, v, &pr, &lim);
       cr_assert_null(why, "%s: the default does not run the draw: %s", op->name, why);
       low_half += log(z) < 0.5 * (log(lo) + log(hi));
       if (op->dims == 2) {

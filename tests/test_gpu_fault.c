@@ -211,7 +211,7 @@ static int call_once(const pm__op *op, const pm__problem *pr, int *verified) {
   pm__data d = {0};
   *verified = 0;
   int rc = pm_open(&c, &(pm_options){.device = 0, .db_path = path});
-  if (rc == PM_OK) rc = op->prepare(c, pr, 7, &d);
+  if (rc == PM_OK) rc = op->prepare(op, c, pr, 7, &d);
   if (rc == PM_OK) rc = pm__data_place(c, &d, 128);
   if (rc == PM_OK) rc = pm_test_call_op(c, op, &d, NULL);
   if (rc == PM_OK) disarm(); /* the call is what is faulted, not the test's own check of it */
@@ -221,7 +221,7 @@ static int call_once(const pm__op *op, const pm__problem *pr, int *verified) {
     asked.caller_align = 16;
     double err;
     pm__serve_decide(c, op, &asked, &dec);
-    cr_assert_eq(op->verify(c, dec.v, &d, &err), PM_OK, "%s: %s", op->name, pm_errmsg(c));
+    cr_assert_eq(op->verify(op, c, dec.v, &d, &err), PM_OK, "%s: %s", op->name, pm_errmsg(c));
     *verified = 1;
   }
   if (rc != PM_OK) {

@@ -49,8 +49,8 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, size_t layout,
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   pm__data a = {0}, b = {0};
-  cr_assert_eq(op->prepare(c, &pr, seed, &a), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(op->prepare(c, &pr, seed + 1, &b), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(op->prepare(op, c, &pr, seed, &a), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(op->prepare(op, c, &pr, seed + 1, &b), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &a, layout), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &b, layout), PM_OK, "%s", pm_errmsg(c));
   if (warm) { /* the choice is cached and the stream has its scratch before the capture */
@@ -78,7 +78,7 @@ static void capture_and_replay(const pm__op *op, pm__problem pr, size_t layout,
   pr.caller_align = 16;
   cr_assert_eq(pm__serve_decide(c, op, &pr, &dec), PM_OK);
   double err;
-  cr_assert_eq(op->verify(c, dec.v, &a, &err), PM_OK, "%s %s %s: %s", warm ? "warm" : "cold",
+  cr_assert_eq(op->verify(op, c, dec.v, &a, &err), PM_OK, "%s %s %s: %s", warm ? "warm" : "cold",
                mode_name(mode), op->name, pm_errmsg(c));
 
   /* new inputs in a's buffers (the filter keeps the weights it was captured with), replayed;

@@ -54,7 +54,7 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
   char ptext[96];
   pm__problem_text(op, pr, ptext, sizeof ptext);
   pm__data d = {0};
-  cr_assert_eq(op->prepare(ctx, pr, seed, &d), PM_OK, "%s: %s", ptext, pm_errmsg(ctx));
+  cr_assert_eq(op->prepare(op, ctx, pr, seed, &d), PM_OK, "%s: %s", ptext, pm_errmsg(ctx));
   if (sum_in_type) d.sum_as_float = 0;
   const pm__param *align = NULL;
   for (int i = 0; i < op->nparams; i++)
@@ -68,17 +68,18 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
     for (uint64_t i = 0; i < total; i++) {
       int v[PM__MAX_PARAMS];
       pm__space_point(op, i, v);
-      if (op->layout(v) != layout || op->check(v, pr, lim) != NULL) continue;
-      if (already != NULL && op->check(v, pr, already) == NULL) continue;
+      if (op->layout(op, v) != layout || op->check(op, v, pr, lim) != NULL) continue;
+      if (already != NULL && op->check(op, v, pr, already) == NULL) continue;
       const pm__kernel *k = &ks[vs->job_of[pm__kernel_index(op, v)]];
       char text[PM__CONFIG_TEXT];
       pm__config_text(op, v, text, sizeof text);
       cr_assert_eq(pm__data_poison(ctx, &d, 0), PM_OK);
-      cr_assert_eq(op->launch(ctx, k, v, &d, 0), PM_OK, "%s %s: %s", ptext, text, pm_errmsg(ctx));
+      cr_assert_eq(op->launch(op, ctx, k, v, &d, 0), PM_OK, "%s %s: %s", ptext, text,
+                   pm_errmsg(ctx));
       CUDA_OK(cudaDeviceSynchronize());
       double err = 0;
       t->runs++;
-      if (op->verify(ctx, v, &d, &err) != PM_OK) {
+      if (op->verify(op, ctx, v, &d, &err) != PM_OK) {
         if (t->failures++ < 10)
           cr_log_error("%s %s (seed %#llx): %s", ptext, text, (unsigned long long)seed,
                        pm_errmsg(ctx));
@@ -88,7 +89,7 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
         unsigned long long first, again;
         CUDA_OK(cudaMemcpy(&first, d.out, sizeof first, cudaMemcpyDeviceToHost));
         cr_assert_eq(pm__data_poison(ctx, &d, 0), PM_OK);
-        cr_assert_eq(op->launch(ctx, k, v, &d, 0), PM_OK, "%s", pm_errmsg(ctx));
+        cr_assert_eq(op->launch(op, ctx, k, v, &d, 0), PM_OK, "%s", pm_errmsg(ctx));
         CUDA_OK(cudaMemcpy(&again, d.out, sizeof again, cudaMemcpyDeviceToHost));
         if (first != again && t->failures++ < 10)
           cr_log_error("%s %s: not deterministic: %#llx then %#llx", ptext, text, first, again);
@@ -110,7 +111,7 @@ static uint64_t valid_points(const pm__op *op, const pm__limits *lim) {
   for (uint64_t i = 0; i < pm__space_size(op); i++) {
     int v[PM__MAX_PARAMS];
     pm__space_point(op, i, v);
-    valid += op->check(v, NULL, lim) == NULL;
+    valid += op->check(op, v, NULL, lim) == NULL;
   }
   return valid;
 }

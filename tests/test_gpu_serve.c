@@ -157,12 +157,14 @@ static void call_op(pm_ctx *c, const pm__op *op, pm__data *d) {
 static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, int zero) {
   pm__problem pr = {.rows = rows, .cols = cols, .radius = r, .variant = zero};
   pm__data ref = {0};
-  cr_assert_eq(pm__op_filter.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__op_filter.prepare(&pm__op_filter, c, &pr, pm_test_seed(), &ref), PM_OK, "%s",
+               pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &ref, 128), PM_OK, "%s", pm_errmsg(c)); /* poisoned output */
   call_op(c, &pm__op_filter, &ref);
   CUDA_OK(cudaDeviceSynchronize());
   double err;
-  cr_assert_eq(pm__op_filter.verify(c, NULL, &ref, &err), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__op_filter.verify(&pm__op_filter, c, NULL, &ref, &err), PM_OK, "%s",
+               pm_errmsg(c));
   pm__data_free(&ref);
   pm__decision d;
   pr.caller_align = 16;
@@ -173,7 +175,8 @@ static pm__source check_filter(pm_ctx *c, unsigned rows, unsigned cols, int r, i
 static pm__source check_reduce(pm_ctx *c, unsigned n) {
   pm__problem pr = {.n = n};
   pm__data ref = {0};
-  cr_assert_eq(pm__op_reduce.prepare(c, &pr, pm_test_seed(), &ref), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__op_reduce.prepare(&pm__op_reduce, c, &pr, pm_test_seed(), &ref), PM_OK, "%s",
+               pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &ref, 0), PM_OK, "%s", pm_errmsg(c));
   call_op(c, &pm__op_reduce, &ref);
   CUDA_OK(cudaDeviceSynchronize());
@@ -181,8 +184,8 @@ static pm__source check_reduce(pm_ctx *c, unsigned n) {
   pm__decision d;
   pm__serve_decide(c, &pm__op_reduce, &pr, &d);
   double err;
-  cr_assert_eq(pm__op_reduce.verify(c, d.v, &ref, &err), PM_OK, "n=%u with %s: %s", n, d.config,
-               pm_errmsg(c));
+  cr_assert_eq(pm__op_reduce.verify(&pm__op_reduce, c, d.v, &ref, &err), PM_OK, "n=%u with %s: %s",
+               n, d.config, pm_errmsg(c));
   float first, again;
   CUDA_OK(cudaMemcpy(&first, ref.out, 4, cudaMemcpyDeviceToHost));
   call_op(c, &pm__op_reduce, &ref);
@@ -650,7 +653,7 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
   pm__cubin_free(&bin);
   cr_assert(!prod.waits_prior, "a cubin without pm_waits_prior is launched the ordinary way");
   pm__data d = {0};
-  cr_assert_eq(op->prepare(c, &pr, pm_test_seed(), &d), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(op->prepare(op, c, &pr, pm_test_seed(), &d), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm__data_place(c, &d, layout), PM_OK, "%s", pm_errmsg(c));
   pr.caller_align = 16;
   pm__decision dec;
@@ -662,7 +665,8 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
   CUDA_OK(cudaMemcpy(src, d.in[0], bytes, cudaMemcpyDeviceToDevice));
   call_op(c, op, &d); /* loads the served kernel, so that the calls below launch at once */
   CUDA_OK(cudaDeviceSynchronize());
-  cr_assert_eq(op->verify(c, dec.v, &d, &err), PM_OK, "%s first call: %s", op->name, pm_errmsg(c));
+  cr_assert_eq(op->verify(op, c, dec.v, &d, &err), PM_OK, "%s first call: %s", op->name,
+               pm_errmsg(c));
   for (int k = 0; k < 3; k++) {
     CUDA_OK(cudaMemset(d.in[0], 0x40, bytes));
     cr_assert_eq(pm__data_poison(c, &d, 0), PM_OK, "%s", pm_errmsg(c));
@@ -672,8 +676,8 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
                                    (dim3){256, 1, 1}, 0, 0, args), PM_OK, "%s", pm_errmsg(c));
     call_op(c, op, &d);
     CUDA_OK(cudaDeviceSynchronize());
-    cr_assert_eq(op->verify(c, dec.v, &d, &err), PM_OK, "%s after the producer (%s): %s", op->name,
-                 dec.config, pm_errmsg(c));
+    cr_assert_eq(op->verify(op, c, dec.v, &d, &err), PM_OK, "%s after the producer (%s): %s",
+                 op->name, dec.config, pm_errmsg(c));
   }
   cudaFree(src);
   pm__data_free(&d);
@@ -891,7 +895,7 @@ static void check_typed_call(pm_ctx *c, const pm__op *op, pm__problem pr, int su
   pm__data d = {0};
   char text[96];
   pm__problem_text(op, &pr, text, sizeof text);
-  cr_assert_eq(op->prepare(c, &pr, 11, &d), PM_OK, "%s: %s", text, pm_errmsg(c));
+  cr_assert_eq(op->prepare(op, c, &pr, 11, &d), PM_OK, "%s: %s", text, pm_errmsg(c));
   if (sum_in_type) d.sum_as_float = 0;
   cr_assert_eq(pm__data_place(c, &d, 256), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm_test_call_op(c, op, &d, NULL), PM_OK, "%s: %s", text, pm_errmsg(c));
@@ -900,7 +904,7 @@ static void check_typed_call(pm_ctx *c, const pm__op *op, pm__problem pr, int su
   const pm__entry *e = cached(c, op, &pr);
   cr_assert_not_null(e, "%s: not cached as served", text);
   double err;
-  cr_assert_eq(op->verify(c, e->choice->v, &d, &err), PM_OK, "%s%s: %s", text,
+  cr_assert_eq(op->verify(op, c, e->choice->v, &d, &err), PM_OK, "%s%s: %s", text,
                sum_in_type ? " (sum in its type)" : "", pm_errmsg(c));
   pm__data_free(&d);
 }

@@ -231,7 +231,7 @@ Test(serve_decide, the_default_serves_where_nothing_fits_is_tuned) {
   put(&pm__op_matadd, col, MATADD(4), 1.0); /* column-major only */
   pm__decision d, want;
   cr_assert_eq(decide(&pm__op_matadd, M1000, &d), PM__FROM_DEFAULT, "another storage order");
-  pm__op_matadd.fallback(&M1000, want.v);
+  pm__op_matadd.fallback(&pm__op_matadd, &M1000, want.v);
   cr_assert_eq(memcmp(d.v, want.v, sizeof(int) * (size_t)pm__op_matadd.nparams), 0);
   expect_point(&pm__op_matadd, &d);
   cr_assert_not_null(strstr(d.why, "no size of matadd"), "why: %s", d.why);

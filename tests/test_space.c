@@ -29,8 +29,8 @@ Test(space, every_op_has_a_template_and_a_valid_seed) {
     const pm__op *op = pm__ops[i];
     cr_assert_not_null(pm__template_find(op->name), "%s", op->name);
     cr_assert_eq(pm__op_find(op->name), op);
-    cr_assert_null(op->check(op->seed, &pr, &lim), "%s seed: %s", op->name,
-                   op->check(op->seed, &pr, &lim));
+    cr_assert_null(op->check(op, op->seed, &pr, &lim), "%s seed: %s", op->name,
+                   op->check(op, op->seed, &pr, &lim));
     cr_assert(pm__is_seed(op, op->seed));
     cr_assert_leq(op->nparams, PM__MAX_PARAMS);
     for (int p = 0; p < op->nparams; p++) {
@@ -114,41 +114,42 @@ Test(space, constraints_prune_the_impossible) {
   memcpy(v, op->seed, sizeof v);
   v[param_index(op, "bx")] = 1024;
   v[param_index(op, "by")] = 2;
-  cr_assert_not_null(op->check(v, NULL, &lim), "2048 threads");
+  cr_assert_not_null(op->check(op, v, NULL, &lim), "2048 threads");
   memcpy(v, op->seed, sizeof v);
   v[param_index(op, "vec")] = 4;
   pm__problem odd = {.rows = 10, .cols = 3001};
-  cr_assert_not_null(op->check(v, &odd, &lim), "packed rows of 3001 floats are not 16-byte aligned");
+  cr_assert_not_null(op->check(op, v, &odd, &lim),
+                     "packed rows of 3001 floats are not 16-byte aligned");
   v[param_index(op, "align")] = 64;
-  cr_assert_null(op->check(v, &odd, &lim), "padded to 64 bytes they are");
+  cr_assert_null(op->check(op, v, &odd, &lim), "padded to 64 bytes they are");
   pm__problem one_row = {.rows = 1, .cols = 3001};
   v[param_index(op, "align")] = 0;
-  cr_assert_null(op->check(v, &one_row, &lim), "one line has no pitch to honour");
+  cr_assert_null(op->check(op, v, &one_row, &lim), "one line has no pitch to honour");
 
   const pm__op *r = &pm__op_reduce;
   memcpy(v, r->seed, sizeof v);
   v[param_index(r, "combine")] = 1;
-  cr_assert_not_null(r->check(v, NULL, &lim), "atomic combine is out by default");
+  cr_assert_not_null(r->check(r, v, NULL, &lim), "atomic combine is out by default");
   lim.allow_nondeterministic = 1;
-  cr_assert_null(r->check(v, NULL, &lim));
+  cr_assert_null(r->check(r, v, NULL, &lim));
 
   const pm__op *f = &pm__op_filter;
   lim = pm__limits_default();
   memcpy(v, f->seed, sizeof v);
   v[param_index(f, "pad")] = 1;
-  cr_assert_not_null(f->check(v, NULL, &lim), "padding needs a tile");
+  cr_assert_not_null(f->check(f, v, NULL, &lim), "padding needs a tile");
   v[param_index(f, "tile")] = 1;
   v[param_index(f, "bx")] = 128;
   v[param_index(f, "by")] = 8;
   v[param_index(f, "ox")] = 4;
   v[param_index(f, "oy")] = 4;
   pm__problem pr = {.rows = 100, .cols = 100, .radius = 3};
-  cr_assert_not_null(f->check(v, &pr, &lim), "518 x 38 floats of tile exceed 48 KiB");
+  cr_assert_not_null(f->check(f, v, &pr, &lim), "518 x 38 floats of tile exceed 48 KiB");
   lim.max_threads = 256;
   memcpy(v, f->seed, sizeof v);
-  cr_assert_null(f->check(v, &pr, &lim));
+  cr_assert_null(f->check(f, v, &pr, &lim));
   v[param_index(f, "bx")] = 32;
-  cr_assert_not_null(f->check(v, &pr, &lim), "a device of 256 threads per block");
+  cr_assert_not_null(f->check(f, v, &pr, &lim), "a device of 256 threads per block");
 }
 
 Test(space, add_vector_width_follows_the_callers_pointers_alone) {
@@ -158,30 +159,30 @@ Test(space, add_vector_width_follows_the_callers_pointers_alone) {
   memcpy(v, op->seed, sizeof v);
   v[param_index(op, "vec")] = 4;
   pm__problem odd = {.n = 4097}; /* the tuner's own buffers: any n, a tail after the float4s */
-  cr_assert_null(op->check(v, &odd, &lim), "%s", op->check(v, &odd, &lim));
+  cr_assert_null(op->check(op, v, &odd, &lim), "%s", op->check(op, v, &odd, &lim));
   odd.caller_align = 16;
-  cr_assert_null(op->check(v, &odd, &lim), "16-byte pointers allow float4 at odd n");
+  cr_assert_null(op->check(op, v, &odd, &lim), "16-byte pointers allow float4 at odd n");
   odd.caller_align = 8;
-  cr_assert_not_null(op->check(v, &odd, &lim), "8-byte pointers do not");
+  cr_assert_not_null(op->check(op, v, &odd, &lim), "8-byte pointers do not");
   v[param_index(op, "vec")] = 2;
-  cr_assert_null(op->check(v, &odd, &lim), "but allow float2");
+  cr_assert_null(op->check(op, v, &odd, &lim), "but allow float2");
   odd.caller_align = 4;
-  cr_assert_not_null(op->check(v, &odd, &lim), "4-byte pointers allow floats alone");
+  cr_assert_not_null(op->check(op, v, &odd, &lim), "4-byte pointers allow floats alone");
   pm__problem bad[] = {{.n = 0}, {.n = 0x80000000u}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    cr_assert_not_null(op->check(op->seed, &bad[i], &lim), "n = %u", bad[i].n);
+    cr_assert_not_null(op->check(op, op->seed, &bad[i], &lim), "n = %u", bad[i].n);
   pm__problem max = {.n = 0x7fffffffu};
   uint64_t total = pm__space_size(op), valid = 0;
   for (uint64_t i = 0; i < total; i++) {
     pm__space_point(op, i, v);
-    valid += op->check(v, &max, &lim) == NULL;
+    valid += op->check(op, v, &max, &lim) == NULL;
   }
   /* vec = 8 is for the 16-bit types alone: 8 floats would be a 32-byte access */
   cr_assert_eq(valid, total / 4 * 3, "every point of at most 16 bytes an access runs n = 2^31 - 1");
   cr_assert_eq(pm__kernel_slots(op), total, "every axis is a define: one kernel a point");
   lim.max_threads = 512;
   v[param_index(op, "block")] = 1024;
-  cr_assert_not_null(op->check(v, NULL, &lim), "a device of 512 threads per block");
+  cr_assert_not_null(op->check(op, v, NULL, &lim), "a device of 512 threads per block");
 }
 
 Test(space, problem_sizes_parse_or_say_why_not) {
@@ -223,7 +224,7 @@ Test(space, variants_cover_every_valid_point_once) {
   for (uint64_t i = 0; i < total; i++) {
     int v[PM__MAX_PARAMS];
     pm__space_point(&pm__op_filter, i, v);
-    if (pm__op_filter.check(v, &pr, &lim) != NULL) continue;
+    if (pm__op_filter.check(&pm__op_filter, v, &pr, &lim) != NULL) continue;
     valid++;
     pm__compile_job *j = pm__variants_job(&vs, v);
     cr_assert_not_null(j);
@@ -250,8 +251,8 @@ Test(space, the_fallback_is_valid_for_any_problem_and_alignment) {
                             .variant = pm__ops[o]->variants[variant] ? variant : 0,
                             .caller_align = aligns[a]};
           int v[PM__MAX_PARAMS];
-          pm__ops[o]->fallback(&pr, v);
-          const char *why = pm__ops[o]->check(v, &pr, &lim);
+          pm__ops[o]->fallback(pm__ops[o], &pr, v);
+          const char *why = pm__ops[o]->check(pm__ops[o], v, &pr, &lim);
           cr_assert_null(why, "%s %ux%u align %u: %s", pm__ops[o]->name, pr.rows, pr.cols,
                          pr.caller_align, why);
         }
@@ -273,11 +274,11 @@ Test(space, points_that_launch_alike_are_measured_once) {
       for (uint64_t i = 0; i < pm__space_size(op); i++) {
         int v[PM__MAX_PARAMS], twin[PM__MAX_PARAMS];
         pm__space_point(op, i, v);
-        if (op->check(v, &pr, &lim) != NULL || !pm__same_launch(op, v, &pr, &lim)) continue;
+        if (op->check(op, v, &pr, &lim) != NULL || !pm__same_launch(op, v, &pr, &lim)) continue;
         left_out++;
         cr_assert_not(pm__is_seed(op, v), "%s: the seed is always measured", op->name);
-        cr_assert(op->same_launch(v, &pr, &lim, twin));
-        cr_assert_null(op->check(twin, &pr, &lim), "%s: a twin that cannot run", op->name);
+        cr_assert(op->same_launch(op, v, &pr, &lim, twin));
+        cr_assert_null(op->check(op, twin, &pr, &lim), "%s: a twin that cannot run", op->name);
         cr_assert_not(pm__same_launch(op, twin, &pr, &lim), "%s: a twin left out", op->name);
       }
     }

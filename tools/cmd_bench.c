@@ -53,13 +53,14 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   rc = pm__kernel_load(c, &bin, op->entries, op->nentries, &k);
   pm__cubin_free(&bin);
   if (rc != PM_OK) return rc;
-  if ((rc = pm__data_place(c, d, op->layout(v))) == PM_OK && (rc = op->launch(c, &k, v, d, 0)) == PM_OK &&
+  if ((rc = pm__data_place(c, d, op->layout(op, v))) == PM_OK &&
+      (rc = op->launch(op, c, &k, v, d, 0)) == PM_OK &&
       (rc = cudaDeviceSynchronize() == cudaSuccess ? PM_OK : PM_ELAUNCH) == PM_OK &&
-      (rc = op->verify(c, v, d, &err)) == PM_OK && (rc = pm__timer_warm(c, tm, 200)) == PM_OK &&
+      (rc = op->verify(op, c, v, d, &err)) == PM_OK && (rc = pm__timer_warm(c, tm, 200)) == PM_OK &&
       (rc = pm__time_runs(c, tm, op, &k, v, d, 3, ms)) == PM_OK &&
       (rc = pm__time_runs(c, tm, op, &k, v, d, samples, ms)) == PM_OK) {
     out->ms = pm__median(ms, samples, NULL, NULL);
-    out->gbps = op->bytes(pr) / (out->ms * 1e6);
+    out->gbps = op->bytes(op, pr) / (out->ms * 1e6);
     out->ok = 1;
   }
   pm__kernel_unload(&k);
@@ -153,7 +154,7 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
   char *m = strstr(line, "\"median_ms\":");
   if (!failed && m != NULL && strstr(line, "\"verified\":true") != NULL) {
     out->ms = strtod(m + 12, NULL);
-    out->gbps = op->bytes(pr) / (out->ms * 1e6);
+    out->gbps = op->bytes(op, pr) / (out->ms * 1e6);
     out->ok = out->ms > 0;
     return;
   }
@@ -256,13 +257,13 @@ int cmd_bench(int argc, char **argv) {
     pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;
-    int copies = pm__copies_for(c, op->bytes(&pr)); /* for the kernels, the copy and the peer */
-    int prepared = op->prepare(c, &pr, 0x5eed, &d) == PM_OK;
+    int copies = pm__copies_for(c, op->bytes(op, &pr)); /* for the kernels, the copy and the peer */
+    int prepared = op->prepare(op, c, &pr, 0x5eed, &d) == PM_OK;
     d.copies = copies;
     if (!prepared ||
         measure(c, tm, op, dec.v, &pr, &d, samples, &tuned) != PM_OK ||
         measure(c, tm, op, op->seed, &pr, &d, samples, &seed) != PM_OK ||
-        copy_ceiling(c, tm, op->bytes(&pr), copies, samples, &ceil) != PM_OK) {
+        copy_ceiling(c, tm, op->bytes(op, &pr), copies, samples, &ceil) != PM_OK) {
       status = cli_fail("bench", "%s %s: %s", op->name, ptext, pm_errmsg(c));
       pm__data_free(&d);
       continue;

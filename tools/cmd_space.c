@@ -81,7 +81,7 @@ int cmd_space(int argc, char **argv) {
   for (uint64_t i = 0; i < total; i++) {
     int v[PM__MAX_PARAMS];
     pm__space_point(op, i, v);
-    const char *why = op->check(v, p, &lim);
+    const char *why = op->check(op, v, p, &lim);
     if (why != NULL) {
       int r = 0;
       while (r < 15 && reasons[r] != NULL && reasons[r] != why) r++;

@@ -81,7 +81,7 @@ int pm__variants_make(pm_ctx *c, const pm__op *op, const pm__problem *pr, const 
   for (uint64_t i = 0; i < total; i++) {
     int v[PM__MAX_PARAMS];
     pm__space_point(op, i, v);
-    if (op->check(v, pr, lim) != NULL) continue;
+    if (op->check(op, v, pr, lim) != NULL) continue;
     uint64_t k = pm__kernel_index(op, v);
     if (out->job_of[k] >= 0) continue;
     pm__compile_job *j = &out->jobs[out->n];

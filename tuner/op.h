@@ -102,36 +102,44 @@ typedef struct pm__op {
   const pm__param *params;
   int seed[PM__MAX_PARAMS]; /* the seed's configuration, a value of each parameter */
 
+  /* The callbacks take their op first (self), so that an op made at run time, from a
+   * description rather than a table here, can reach its own data; the built-in ops ignore it. */
+
   /* Why point v cannot run problem pr under lim (a short reason), or NULL where it can. pr may
    * be NULL: then only the problem-independent reasons count (what compiling needs). */
-  const char *(*check)(const int *v, const pm__problem *pr, const pm__limits *lim);
+  const char *(*check)(const struct pm__op *self, const int *v, const pm__problem *pr,
+                       const pm__limits *lim);
   /* Where valid point v launches on pr exactly what another point does (the same kernel, grid,
    * block and arguments: reduce's grid cap where it does not bind), writes that other point,
    * the one the tuner measures, to twin and returns 1; else 0. NULL where no two points of the
    * space can launch alike. Serving is unaffected: v still runs pr. */
-  int (*same_launch)(const int *v, const pm__problem *pr, const pm__limits *lim, int *twin);
+  int (*same_launch)(const struct pm__op *self, const int *v, const pm__problem *pr,
+                     const pm__limits *lim, int *twin);
   /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
-  int (*problem_defines)(const pm__problem *pr, char out[][24]);
+  int (*problem_defines)(const struct pm__op *self, const pm__problem *pr, char out[][24]);
   /* Bytes a run must move through device memory: each input read once, each output written. */
-  double (*bytes)(const pm__problem *pr);
+  double (*bytes)(const struct pm__op *self, const pm__problem *pr);
   /* The pitch alignment point v lays its buffers out with (0 = packed). */
-  size_t (*layout)(const int *v);
+  size_t (*layout)(const struct pm__op *self, const int *v);
   /* A configuration sound on any GPU for pr (valid for pr's caller_align): what is served
    * where nothing is tuned. */
-  void (*fallback)(const pm__problem *pr, int *v);
+  void (*fallback)(const struct pm__op *self, const pm__problem *pr, int *v);
   /* Device scratch a run of v on pr needs (reduce: its partial sums), in bytes; NULL for none. */
-  size_t (*work_bytes)(const int *v, const pm__problem *pr, int sm_count);
+  size_t (*work_bytes)(const struct pm__op *self, const int *v, const pm__problem *pr,
+                       int sm_count);
 
   /* Fills d for pr: random inputs from seed on the host, the CPU reference, and the reference on
    * the device. Then pm__data_place lays the inputs out on the device. */
-  int (*prepare)(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d);
+  int (*prepare)(const struct pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                 pm__data *d);
   /* Launches one run of point v on d, asynchronously on stream. */
-  int (*launch)(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t stream);
+  int (*launch)(const struct pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v,
+                pm__data *d, cudaStream_t stream);
   /* Compares d's output after a run of point v with the reference. PM_EVERIFY (with the first
    * difference) where it differs beyond the op's tolerance; *err receives the error measure
    * stored with results (2D ops: the fraction of elements that differ, which must be 0; reduce:
    * |sum - exact| / sum|x|). */
-  int (*verify)(pm_ctx *c, const int *v, pm__data *d, double *err);
+  int (*verify)(const struct pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err);
 } pm__op;
 
 extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter, pm__op_add;

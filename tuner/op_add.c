@@ -28,7 +28,9 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
   return t ? (unsigned)t : 1;
 }
 
-static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
+                         const pm__limits *lim) {
+  (void)self;
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
   unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
   if (v[VEC] * es > 16) return "an access of more than 16 bytes";
@@ -52,37 +54,44 @@ static const pm__problem tune_sizes[] = {
 static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1000003}, {.n = 1u << 24}, {.n = 100000007}, {.n = 1u << 28}};
 
-static double bytes(const pm__problem *pr) {
+static double bytes(const pm__op *self, const pm__problem *pr) {
+  (void)self;
   return 3.0 * pm__problem_esize(pr) * pr->n;
 }
 
-static size_t layout(const int *v) { (void)v; return 0; }
+static size_t layout(const pm__op *self, const int *v) { (void)self; (void)v; return 0; }
 
 /* float4 (where the caller's pointers allow), two accesses per thread, one tile per block: the
  * shape of the flat adds that run at the memory's speed (torch's elementwise kernels, the float4
  * peer), without a grid-stride loop. It must run within 10% of the tuned winner at large n; it
  * was written without a GPU at hand: `pmtune bench --op add` on an empty database (the default
  * served) against one tuned for add measures it. */
-static void fallback(const pm__problem *pr, int *v) {
+static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
+  (void)self;
   v[BLOCK] = 256, v[ITEMS] = 2, v[GRID] = 0;
   v[VEC] = pm__widest_vec(pr);
 }
 
-static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                   pm__data *d) {
+  (void)self;
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
   return pm__prepare_add(c, pr, seed, pr->n, d);
 }
 
-static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+                  cudaStream_t s) {
+  (void)self;
   unsigned n = d->pr.n;
   dim3 grid = {grid_of(v, n, c->dev.sm_count), 1, 1}, block = {(unsigned)v[BLOCK], 1, 1};
   void *args[] = {&d->out, &d->in[0], &d->in[1], &n};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
-static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)self;
   (void)v;
   return pm__verify_2d(c, d, 1, d->pr.n, 0, err);
 }

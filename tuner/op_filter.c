@@ -41,7 +41,9 @@ static unsigned vload_bytes(const pm__problem *pr, int vload) {
   return es == 8 || vload == 2 ? 16 : 4 * es;
 }
 
-static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
+                         const pm__limits *lim) {
+  (void)self;
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   if (v[TILE] == 0 && v[PAD] != 0) return "padding without a shared-memory tile";
@@ -63,7 +65,8 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
   return NULL;
 }
 
-static int problem_defines(const pm__problem *pr, char out[][24]) {
+static int problem_defines(const pm__op *self, const pm__problem *pr, char out[][24]) {
+  (void)self;
   snprintf(out[0], 24, "R=%d", pr->radius);
   snprintf(out[1], 24, "ZERO=%d", pr->variant == BORDER_ZERO);
   return 2;
@@ -91,11 +94,12 @@ static const pm__problem bench_sizes[] = {{.rows = 8192, .cols = 8192, .radius =
                                           {.rows = 8192, .cols = 8192, .radius = 2},
                                           {.rows = 8192, .cols = 8192, .radius = 3}};
 
-static double bytes(const pm__problem *pr) {
+static double bytes(const pm__op *self, const pm__problem *pr) {
+  (void)self;
   return 2.0 * pm__problem_esize(pr) * pr->rows * pr->cols;
 }
 
-static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
+static size_t layout(const pm__op *self, const int *v) { (void)self; return (size_t)v[ALIGN]; }
 
 /* The reference, in the order every variant uses: mask rows top to bottom, each left to right,
  * fused multiply-adds from 0 in w_t (float; double for f64), the sum rounded once to the type.
@@ -146,12 +150,15 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
 /* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4;
  * bench/results/2026-11-23-h100/between: the old default, ox=2 oy=4 without them, ran 1.14x and
  * 1.24-1.27x the winners at radius 2 and 3); 16-byte loads only where the rows allow them. */
-static void fallback(const pm__problem *pr, int *v) {
+static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
+  (void)self;
   v[BX] = 32, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 4, v[OY] = 4, v[ALIGN] = 256;
   v[VLOAD] = pr->caller_align == 0 || pr->caller_align >= vload_bytes(pr, 1) || pr->rows <= 1;
 }
 
-static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                   pm__data *d) {
+  (void)self;
   int rc = PM_OK;
   size_t n = (size_t)pr->rows * pr->cols, es = pm__problem_esize(pr);
   int k = 2 * pr->radius + 1;
@@ -182,7 +189,9 @@ fail:
   return rc;
 }
 
-static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+                  cudaStream_t s) {
+  (void)self;
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
@@ -190,7 +199,8 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
-static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)self;
   (void)v;
   return pm__verify_2d(c, d, d->lines, d->inner, 0, err);
 }

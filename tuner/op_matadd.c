@@ -39,7 +39,9 @@ static geometry geometry_of(const int *v, const pm__problem *pr) {
   return g;
 }
 
-static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
+                         const pm__limits *lim) {
+  (void)self;
   int threads = v[BX] * v[BY];
   if (threads < 32 || threads > lim->max_threads) return "threads per block out of range";
   unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
@@ -76,27 +78,33 @@ static const pm__problem bench_sizes[] = {
     {.rows = 4097, .cols = 3001}, {.rows = 8192, .cols = 8192},   {.rows = 10000, .cols = 10000},
     {.rows = 16384, .cols = 16384}};
 
-static double bytes(const pm__problem *pr) {
+static double bytes(const pm__op *self, const pm__problem *pr) {
+  (void)self;
   return 3.0 * pm__problem_esize(pr) * pr->rows * pr->cols;
 }
 
-static size_t layout(const int *v) { return (size_t)v[ALIGN]; }
+static size_t layout(const pm__op *self, const int *v) { (void)self; return (size_t)v[ALIGN]; }
 
-static void fallback(const pm__problem *pr, int *v) {
+static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
+  (void)self;
   v[BX] = 128, v[BY] = 2, v[EPT] = 1, v[GRID] = 0, v[ALIGN] = 256;
   /* 16-byte accesses, or the widest the caller's pointers allow */
   v[VEC] = pm__widest_vec(pr);
   v[MAP] = COLMAJOR(pr); /* threadIdx.x along the contiguous dimension: coalesced */
 }
 
-static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                   pm__data *d) {
+  (void)self;
   d->pr = *pr;
   d->lines = COLMAJOR(pr) ? pr->cols : pr->rows;
   d->inner = COLMAJOR(pr) ? pr->rows : pr->cols;
   return pm__prepare_add(c, pr, seed, (size_t)pr->rows * pr->cols, d);
 }
 
-static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+                  cudaStream_t s) {
+  (void)self;
   geometry g = geometry_of(v, &d->pr);
   unsigned long long blocks = g.tiles;
   if (v[GRID]) {
@@ -111,7 +119,8 @@ static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cud
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
-static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)self;
   (void)v;
   return pm__verify_2d(c, d, d->lines, d->inner, COLMAJOR(&d->pr), err);
 }

@@ -39,7 +39,9 @@ static unsigned grid_of(const int *v, unsigned n, int sm_count) {
   return t ? (unsigned)t : 1;
 }
 
-static const char *check(const int *v, const pm__problem *pr, const pm__limits *lim) {
+static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
+                         const pm__limits *lim) {
+  (void)self;
   unsigned es = pm__problem_esize(pr); /* without a problem, a float's */
   if (v[BLOCK] > lim->max_threads) return "threads per block out of range";
   if (v[COMBINE] == 1 && !lim->allow_nondeterministic) return "not deterministic (atomic combine)";
@@ -57,7 +59,9 @@ static const char *check(const int *v, const pm__problem *pr, const pm__limits *
 }
 
 /* A grid cap that does not bind launches one block a tile, as grid=0 does. */
-static int same_launch(const int *v, const pm__problem *pr, const pm__limits *lim, int *twin) {
+static int same_launch(const pm__op *self, const int *v, const pm__problem *pr,
+                       const pm__limits *lim, int *twin) {
+  (void)self;
   if (v[GRID] == 0 || tiles_of(v, pr->n) > (unsigned long long)v[GRID] * lim->sm_count) return 0;
   memcpy(twin, v, sizeof *twin * NPARAMS);
   twin[GRID] = 0;
@@ -76,17 +80,22 @@ static const pm__problem bench_sizes[] = {
     {.n = 1u << 16}, {.n = 1u << 20}, {.n = 1u << 24}, {.n = 1u << 28}, {.n = 1u << 30}};
 
 /* the output counted as the input's type */
-static double bytes(const pm__problem *pr) { return (double)pm__problem_esize(pr) * (pr->n + 1.0); }
+static double bytes(const pm__op *self, const pm__problem *pr) {
+  (void)self;
+  return (double)pm__problem_esize(pr) * (pr->n + 1.0);
+}
 
-static size_t layout(const int *v) { (void)v; return 0; }
+static size_t layout(const pm__op *self, const int *v) { (void)self; (void)v; return 0; }
 
-static void fallback(const pm__problem *pr, int *v) {
+static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
+  (void)self;
   v[BLOCK] = 256, v[ITEMS] = 4, v[STEP] = 2, v[COMBINE] = 0, v[GRID] = 4;
   v[ACC] = 0;
   v[VEC] = pm__widest_vec(pr);
 }
 
-static size_t work_bytes(const int *v, const pm__problem *pr, int sm_count) {
+static size_t work_bytes(const pm__op *self, const int *v, const pm__problem *pr, int sm_count) {
+  (void)self;
   return COUNTER_BYTES + FLAG_BYTES + (size_t)grid_of(v, pr->n, sm_count) * sizeof(double);
 }
 
@@ -151,7 +160,9 @@ static int reference(int dtype, const void *x, size_t n, double *sum, double *ab
   return 0;
 }
 
-static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d) {
+static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                   pm__data *d) {
+  (void)self;
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
@@ -166,7 +177,9 @@ static int prepare(pm_ctx *c, const pm__problem *pr, uint64_t seed, pm__data *d)
   return PM_OK;
 }
 
-static int launch(pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d, cudaStream_t s) {
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+                  cudaStream_t s) {
+  (void)self;
   unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count), as_float = d->sum_as_float;
   void *counter = d->work;
   void *partials = (char *)d->work + COUNTER_BYTES + (v[COMBINE] == 3 ? 0 : FLAG_BYTES);
@@ -198,7 +211,8 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
   return (depth * u * abs + unit(out_dtype) * fabs(sum)) * 1.01 + ldexp(1.0, -50) * abs;
 }
 
-static int verify(pm_ctx *c, const int *v, pm__data *d, double *err) {
+static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
+  (void)self;
   unsigned char bits[8];
   int rc = PM_OK, out = d->sum_as_float ? PM_F32 : d->pr.dtype;
   PM__CUDA(c, pm__tune_copy(bits, d->out, pm_dtype_size((pm_dtype)out), cudaMemcpyDeviceToHost));

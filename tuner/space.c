@@ -172,7 +172,7 @@ int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr, ch
   for (int i = 0; i < op->nparams; i++)
     if (op->params[i].define != NULL)
       snprintf(out[n++], 24, "%s=%d", op->params[i].define, v[i]);
-  if (op->problem_defines != NULL && pr != NULL) n += op->problem_defines(pr, out + n);
+  if (op->problem_defines != NULL && pr != NULL) n += op->problem_defines(op, pr, out + n);
   /* the element type, where it is not float (templates/pm_common.cuh: elem_t) */
   if (pr != NULL && pr->dtype != PM_F32) snprintf(out[n++], 24, "PM_DTYPE=%d", pr->dtype);
   return n;
@@ -284,9 +284,9 @@ uint64_t pm__kernel_slots(const pm__op *op) {
 int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim) {
   int twin[PM__MAX_PARAMS];
   if (op->same_launch == NULL || pr == NULL || pm__is_seed(op, v) ||
-      !op->same_launch(v, pr, lim, twin))
+      !op->same_launch(op, v, pr, lim, twin))
     return 0;
-  return op->check(twin, pr, lim) == NULL; /* the twin is measured in v's place */
+  return op->check(op, twin, pr, lim) == NULL; /* the twin is measured in v's place */
 }
 
 int pm__is_seed(const pm__op *op, const int *v) {

@@ -27,7 +27,7 @@ static int run_op(pm_ctx *c, void *arg, int j) {
   const op_run *r = arg;
   pm__data view;
   pm__data_view(r->d, j, &view);
-  return r->op->launch(c, r->k, r->v, &view, pm__tune_stream());
+  return r->op->launch(r->op, c, r->k, r->v, &view, pm__tune_stream());
 }
 
 int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
@@ -41,7 +41,7 @@ int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k
 typedef struct cand {
   int v[PM__MAX_PARAMS];
   int seed;          /* the seed configuration */
-  size_t layout;     /* op->layout(v): candidates are measured grouped by it */
+  size_t layout;     /* op->layout(op, v): candidates are measured grouped by it */
   char config[PM__CONFIG_TEXT];
   int32_t job;       /* index into the variants' jobs */
   int measured;      /* timed now */
@@ -103,7 +103,7 @@ static int store(tuning *t, const cand *x, pm__db_outcome outcome, const char *e
     m.min_ms = x->min;
     m.max_ms = x->max;
     m.samples = x->samples;
-    m.gbps = t->op->bytes(t->pr) / (x->median * 1e6);
+    m.gbps = t->op->bytes(t->op, t->pr) / (x->median * 1e6);
   }
   m.verified = outcome == PM__DB_MEASURED || outcome == PM__DB_WRONG_RESULT;
   m.max_error = err;
@@ -114,7 +114,7 @@ static int store(tuning *t, const cand *x, pm__db_outcome outcome, const char *e
  * has it (then it counts as skipped). */
 static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
   uint64_t idx = pm__space_index(t->op, v);
-  if (t->in_set[idx] || t->op->check(v, t->pr, &t->lim) != NULL ||
+  if (t->in_set[idx] || t->op->check(t->op, v, t->pr, &t->lim) != NULL ||
       pm__same_launch(t->op, v, t->pr, &t->lim))
     return PM_OK;
   t->in_set[idx] = 1;
@@ -122,7 +122,7 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
   memset(x, 0, sizeof *x);
   memcpy(x->v, v, sizeof x->v);
   x->seed = pm__is_seed(t->op, v);
-  x->layout = t->op->layout(v);
+  x->layout = t->op->layout(t->op, v);
   pm__config_text(t->op, v, x->config, sizeof x->config);
   int found = 0, rc = pm__db_measured(t->db, t->m.gpu_id, &t->dbp, x->config, t->sha, &found);
   if (rc != PM_OK) return rc;
@@ -146,7 +146,7 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   for (uint64_t i = 0; i < total; i++) {
     if (i == seed_idx) continue; /* added first, below */
     pm__space_point(op, i, v);
-    if (op->check(v, t->pr, &t->lim) != NULL) continue;
+    if (op->check(op, v, t->pr, &t->lim) != NULL) continue;
     if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
     else pts[valid++] = i;
   }
@@ -254,20 +254,20 @@ static int measure_one(tuning *t, cand *x) {
     return store(t, x, j->status == PM_ECOMPILE ? PM__DB_COMPILE_ERROR : PM__DB_LAUNCH_ERROR,
                  j->error ? j->error : pm_strerror(j->status), 0);
   }
-  if (!t->placed || op->layout(x->v) != t->layout) {
-    t->layout = op->layout(x->v);
+  if (!t->placed || op->layout(op, x->v) != t->layout) {
+    t->layout = op->layout(op, x->v);
     if ((rc = pm__data_place(c, &t->d, t->layout)) != PM_OK) return rc;
     t->placed = 1;
   }
   double t1 = pm__now_ms(), err = 0;
   rc = pm__data_poison(c, &t->d, pm__tune_stream());
-  if (rc == PM_OK) rc = op->launch(c, &t->ks[x->job], x->v, &t->d, pm__tune_stream());
+  if (rc == PM_OK) rc = op->launch(op, c, &t->ks[x->job], x->v, &t->d, pm__tune_stream());
   if (rc == PM_OK) {
     cudaError_t e = cudaStreamSynchronize(pm__tune_stream());
     if (e != cudaSuccess) /* a fault in the kernel: the context is lost, tuning cannot go on */
       rc = pm__cuda_error(c, PM_ELAUNCH, e, x->config, __FILE__, __LINE__);
     else
-      rc = op->verify(c, x->v, &t->d, &err);
+      rc = op->verify(op, c, x->v, &t->d, &err);
   }
   res->verify_ms += pm__now_ms() - t1;
   if (rc == PM_EVERIFY || rc == PM_ELAUNCH) {
@@ -299,7 +299,7 @@ static int measure_one(tuning *t, cand *x) {
   if (!res->have_winner || x->median < res->winner_ms) {
     res->have_winner = 1;
     res->winner_ms = x->median;
-    res->winner_gbps = op->bytes(t->pr) / (x->median * 1e6);
+    res->winner_gbps = op->bytes(op, t->pr) / (x->median * 1e6);
   }
   if (pm__is_seed(op, x->v)) res->seed_ms = x->median;
   progress(t, "measuring", t->done_count, t->planned);
@@ -394,7 +394,8 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
     goto done;
   }
   for (int i = 0; i < top; i++)
-    if ((rc = pm__data_place_copy(c, d, t->op->layout(best[i]->v), &copies[i])) != PM_OK) goto done;
+    if ((rc = pm__data_place_copy(c, d, t->op->layout(t->op, best[i]->v), &copies[i])) != PM_OK)
+      goto done;
   progress(t, "re-timing", 0, (uint64_t)rounds);
   for (int r = 0; r < rounds && !stopping(t); r++) {
     for (int i = 0; i < top; i++) {
@@ -469,7 +470,7 @@ static int plan(tuning *t, int *strategy, cand **cs, size_t *n) {
     for (uint64_t i = 0; i < total; i++) {
       int v[PM__MAX_PARAMS];
       pm__space_point(op, i, v);
-      valid += op->check(v, t->pr, &t->lim) == NULL && !pm__same_launch(op, v, t->pr, &t->lim);
+      valid += op->check(op, v, t->pr, &t->lim) == NULL && !pm__same_launch(op, v, t->pr, &t->lim);
     }
     *strategy = valid <= PM__AUTO_EXHAUSTIVE ? PM__STRATEGY_EXHAUSTIVE : PM__STRATEGY_STAGED;
   }
@@ -526,8 +527,8 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
 
   /* 2. the data and its reference, and the GPU's clocks up */
   double v0 = pm__now_ms();
-  if ((rc = op->prepare(c, pr, o->seed ? o->seed : PM__DEFAULT_SEED, &t.d)) != PM_OK) goto done;
-  t.d.copies = pm__copies_for(c, op->bytes(pr));
+  if ((rc = op->prepare(op, c, pr, o->seed ? o->seed : PM__DEFAULT_SEED, &t.d)) != PM_OK) goto done;
+  t.d.copies = pm__copies_for(c, op->bytes(op, pr));
   if ((rc = pm__timer_new(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
   if (pm__now_ms() - busy_until > 500 && (rc = pm__timer_warm(c, t.tm, 200)) != PM_OK) goto done;
@@ -550,7 +551,7 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
     }
     if (pm__is_seed(op, cs[i].v)) res->seed_ms = cs[i].median;
   }
-  if (res->have_winner) res->winner_gbps = op->bytes(pr) / (res->winner_ms * 1e6);
+  if (res->have_winner) res->winner_gbps = op->bytes(op, pr) / (res->winner_ms * 1e6);
 
 done:
   res->stopped = stopping(&t);

@@ -115,7 +115,7 @@ static int right(pm_ctx *own, const pm__op *op, pm__data *h, const buffers *b, c
     double err;
     view.out = b->out;
     pm__serve_decide(shared, op, &pr, &d);
-    if (op->verify(own, d.v, &view, &err) == PM_OK) return 1;
+    if (op->verify(op, own, d.v, &view, &err) == PM_OK) return 1;
     snprintf(why, cap, "%s (served %s)", pm_errmsg(own), d.config);
     return 0;
   }
@@ -193,7 +193,7 @@ static void *worker(void *arg) {
     const pm__op *op = draw_problem(&s, &pr);
     static const size_t rounds[] = {4, 8, 16, 64, 512};
     pm__problem_text(op, &pr, ptext, sizeof ptext);
-    if (op->prepare(own, &pr, rnd(&s), &h) != PM_OK ||
+    if (op->prepare(op, own, &pr, rnd(&s), &h) != PM_OK ||
         !place(&h, op->api == PM_OP_REDUCE, rounds[rnd(&s) % 5], &s, &b, st)) {
       report("FAIL %s: %s\n", "preparing a problem", pm_errmsg(own));
       atomic_fetch_add(&harness, 1);

@@ -118,7 +118,7 @@ static void check(pm_ctx *c, const call_case *k, pm__data *h, const buffers *b, 
     double err = 0;
     view.out = b->out;
     int rc = pm__serve_decide(c, op, &pr, &d);
-    if (rc == PM_OK) rc = op->verify(c, d.v, &view, &err);
+    if (rc == PM_OK) rc = op->verify(op, c, d.v, &view, &err);
     if (rc != PM_OK) ok = 0, snprintf(detail, sizeof detail, ": %s", pm_errmsg(c));
   } else {
     size_t w = (size_t)h->inner * sizeof(float), n = (size_t)h->inner * h->lines, bad = 0, first = 0;
@@ -160,7 +160,7 @@ static void run_case(pm_ctx *c, int ctx_no, int ki) {
   cudaGraphExec_t ge = NULL;
   char ptext[96], what[256];
   pm__problem_text(op, &pr, ptext, sizeof ptext);
-  if (op->prepare(c, &pr, 1000 + (uint64_t)ki, &h) != PM_OK) {
+  if (op->prepare(op, c, &pr, 1000 + (uint64_t)ki, &h) != PM_OK) {
     printf("FAIL context %d: %s %s: prepare: %s\n", ctx_no, op->name, ptext, pm_errmsg(c));
     failures++;
     pm__data_free(&h);

@@ -76,7 +76,7 @@ static double reduce_once(pm_ctx *c, unsigned n, cudaStream_t s, int bare) {
   if (e == NULL || (d.work = pm__scratch_find(&c->serve->scratch, s, e->work)) == NULL)
     die(c, "bare launch: the size is not cached");
   double t0 = pm__now_ms();
-  int rc = pm__op_reduce.launch(c, e->choice->kernel, e->choice->v, &d, s);
+  int rc = pm__op_reduce.launch(&pm__op_reduce, c, e->choice->kernel, e->choice->v, &d, s);
   double us = (pm__now_ms() - t0) * 1e3;
   if (rc != PM_OK) die(c, "bare launch");
   return us;
@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
     CUDA(cudaDeviceSynchronize());
     t0 = pm__now_ms();
     for (int i = 0; i < CALLS / 4; i++)
-      pm__op_matadd.launch(c, e->choice->kernel, e->choice->v, &data, NULL);
+      pm__op_matadd.launch(&pm__op_matadd, c, e->choice->kernel, e->choice->v, &data, NULL);
     bare[rep] = (pm__now_ms() - t0) * 1e3 / (CALLS / 4);
   }
   stats one = stats_of(served, 16), one_bare = stats_of(bare, 16);

@@ -106,10 +106,10 @@ static int load_kernel(study *st, const pm__op *op, const int *v, const pm__prob
 static int check_run(pm_ctx *c, const pm__op *op, const pm__kernel *k, const int *v, pm__data *d) {
   double err;
   int rc = pm__data_poison(c, d, 0);
-  if (rc == PM_OK) rc = op->launch(c, k, v, d, 0);
+  if (rc == PM_OK) rc = op->launch(op, c, k, v, d, 0);
   if (rc == PM_OK) {
     cudaError_t e = cudaDeviceSynchronize();
-    rc = e == cudaSuccess ? op->verify(c, v, d, &err)
+    rc = e == cudaSuccess ? op->verify(op, c, v, d, &err)
                           : pm__cuda_error(c, PM_ELAUNCH, e, "cudaDeviceSynchronize", __FILE__, __LINE__);
   }
   return rc;
@@ -125,11 +125,11 @@ static int compare(study *st, const pm__op *op, const pm__problem *pr, const int
   pm__kernel ka = {0}, kb = {0};
   double sa[MAX_ROUNDS * BATCH], sb[MAX_ROUNDS * BATCH], warm[BATCH];
   int rc;
-  if ((rc = op->prepare(c, pr, PM__DEFAULT_SEED, &da)) != PM_OK) goto done;
-  da.copies = pm__copies_for(c, op->bytes(pr));
+  if ((rc = op->prepare(op, c, pr, PM__DEFAULT_SEED, &da)) != PM_OK) goto done;
+  da.copies = pm__copies_for(c, op->bytes(op, pr));
   if ((rc = load_kernel(st, op, a, pr, &ka)) != PM_OK || (rc = load_kernel(st, op, b, pr, &kb)) != PM_OK ||
-      (rc = pm__data_place(c, &da, op->layout(a))) != PM_OK ||
-      (rc = pm__data_place_copy(c, &da, op->layout(b), &db)) != PM_OK ||
+      (rc = pm__data_place(c, &da, op->layout(op, a))) != PM_OK ||
+      (rc = pm__data_place_copy(c, &da, op->layout(op, b), &db)) != PM_OK ||
       (rc = check_run(c, op, &ka, a, &da)) != PM_OK || (rc = check_run(c, op, &kb, b, &db)) != PM_OK ||
       (rc = pm__timer_warm(c, st->tm, 200)) != PM_OK ||
       (rc = pm__time_runs(c, st->tm, op, &ka, a, &da, BATCH, warm)) != PM_OK ||

@@ -58,8 +58,8 @@ int pm__draw_between(const pm__op *op, uint64_t *s, pm__problem *out) {
     double size = pm__draw_size(op, &pr);
     if (size < lo || size > hi || pm__draw_is_tuned(op, &pr)) continue;
     int v[PM__MAX_PARAMS];
-    op->fallback(&pr, v);
-    if (op->check(v, &pr, &lim) != NULL) continue;
+    op->fallback(op, &pr, v);
+    if (op->check(op, v, &pr, &lim) != NULL) continue;
     *out = pr;
     return 0;
   }

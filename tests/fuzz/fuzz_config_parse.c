@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pm__problem pr = {.rows = 4096, .cols = 4096, .n = 1 << 20, .radius = op->radius_max};
     int n = pm__config_defines(op, v, &pr, defines);
     FUZZ_CHECK(n >= 0 && n <= PM__MAX_DEFINES, "%s: %d defines", op->name, n);
-    (void)op->check(v, &pr, &lim); /* a reason or NULL: it must only not fail */
+    (void)op->check(op, v, &pr, &lim); /* a reason or NULL: it must only not fail */
   }
   free(s);
   return 0;
