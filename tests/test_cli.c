@@ -125,6 +125,21 @@ Test(cli, space_counts_points_without_a_gpu) {
   cr_assert_not_null(strstr(r->out, "seed: bx=32 by=32 vec=1 ept=1 grid=0 map=0 align=0"), "%s", r->out);
 }
 
+/* A kernel of one's own: its space from its description; a broken one, one line and status 1. */
+Test(cli, space_reads_a_kernel_file) {
+  result *r = run("space --kernel " PM_SOURCE_DIR "/examples/kernels/matadd.json --size 4097x3001");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "points: 108 in all, 27 valid for 4097x3001, compiling to 27"),
+                     "%s", r->out);
+  cr_assert_not_null(strstr(r->out, "pruned: 66, constraints[1]: :cols % :VEC = 0"), "%s", r->out);
+  r = run("space --kernel /nonexistent/k.json");
+  cr_assert_eq(r->status, 1, "%s", r->err);
+  cr_assert_eq(lines(r->err), 1, "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "/nonexistent/k.json"), "%s", r->err);
+  expect_usage_error("space --op matadd --kernel k.json", "--op and --kernel: one or the other");
+  expect_usage_error("space --kernel k.json --dtype bf16", "a kernel file has its own");
+}
+
 /* A filter size may carry its own radius (issue 17: three sizes with three radii were tuned at
  * the last --radius): the same as --radius for that size; both given and different: refused. */
 Test(cli, a_filter_size_carries_its_own_radius) {

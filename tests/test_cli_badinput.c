@@ -235,6 +235,7 @@ static const cmd_spec commands[] = {
       {"--dtype", K_VALUE, "f32", 0, {"f8", "F32", "f32,", ",f32", "f32,f8", "half"}},
       {"--nondeterministic", K_FLAG, NULL, 0, {NULL}},
       {"--list", K_FLAG, NULL, 0, {NULL}},
+      {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {NULL}}},
     {"tune", NULL,
      {{"--op", K_VALUE, "filter", 1, {NULL}},
@@ -534,6 +535,8 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "--radius does not apply to matadd", "space", "--op", "matadd", "--radius", "2");
   CASE(2, "--radius does not apply to add", "space", "--op", "add", "--radius", "1");
   CASE(2, "--order does not apply to filter", "space", "--op", "filter", "--order", "col");
+  CASE(2, "--op and --kernel: one or the other", "space", "--op", "filter", "--kernel", "@DOC");
+  CASE(2, "a kernel file has its own", "space", "--kernel", "@DOC", "--radius", "2");
   CASE(2, "--border does not apply to reduce", "space", "--op", "reduce", "--border", "zero");
   CASE(2, "--radius does not apply to reduce", "explain", "--op", "reduce", "--size", "10",
        "--radius", "2", "--db", "@DB");
@@ -637,6 +640,11 @@ Test(badinput, absurd_paths) {
   CASE(1, "is the tuning database itself", "export", "@DB", "--db", "@DB");
   CASE(1, "is the tuning database itself", "export", "@DIR/./fab.db", "--db", "@DB");
   CASE(1, "cannot read", "import", "@DIR", "--db", "@DB");
+  /* space's --kernel FILE: read, never written */
+  CASE(1, "Is a directory", "space", "--kernel", "@DIR");
+  CASE(1, "not valid JSON", "space", "--kernel", "/dev/null");
+  CASE(1, "No such file", "space", "--kernel", "@MISSING/k.json");
+  CASE(1, "the path is too long", "space", "--kernel", "@LONG");
   CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
   CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
   CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");

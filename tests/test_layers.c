@@ -118,6 +118,12 @@ static const char *builds_sql(const char *line) {
   return NULL;
 }
 
+/* The one line that makes SQL from text by design: a kernel description's expression (issue 18),
+ * compiled alone (one statement, checked) in an empty database in memory, its :NAMEs bound. */
+static const struct {
+  const char *file, *text;
+} sql_from_text = {"kernel_file.c", "snprintf(sql, len, \"SELECT (%s)\", text);"};
+
 /* Expects no line of layer's file to be one `finds` names (it returns why, or NULL), saying
  * where and `advice`; returns 0. */
 static int check_lines(int layer, const char *file, const char *(*finds)(const char *line),
@@ -128,6 +134,9 @@ static int check_lines(int layer, const char *file, const char *(*finds)(const c
   cr_assert_not_null(f, "%s", path);
   for (int no = 1; fgets(line, sizeof line, f) != NULL; no++) {
     const char *why = finds(line);
+    if (finds == builds_sql && strcmp(file, sql_from_text.file) == 0 &&
+        strstr(line, sql_from_text.text) != NULL)
+      why = NULL;
     cr_expect_null(why, "%s/%s:%d: %s: %s", layers[layer], file, no, why, advice);
   }
   fclose(f);

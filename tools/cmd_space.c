@@ -4,25 +4,30 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 
 static const char about[] =
     "Prints the search space of OP: each axis (its template define, or 'host' for a parameter of\n"
     "the launch or the layout), its values, the seed configuration, how many points there are,\n"
     "how many are valid and how many distinct kernels they compile to. With --size, counts the\n"
     "points valid for that problem and says why the others were pruned. Needs no GPU: the limits\n"
-    "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n";
+    "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n"
+    "With --kernel FILE instead of --op, the same for a kernel of your own that FILE describes\n"
+    "(README, 'Your own kernels'), after checking the description: a fault in it is one line\n"
+    "naming the file and the field, and status 1.\n";
 
 static const cli_help help = {.cmd = "space", .about = about};
 
 int cmd_space(int argc, char **argv) {
-  const char *opname = NULL, *size = NULL;
+  const char *opname = NULL, *size = NULL, *kfile = NULL;
   int list = 0;
   unsigned dtypes = 0;
   pm__problem pr = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
   const cli_option options[] = {
-      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "op", "OP", &opname, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "kernel", "FILE", &kfile, "a kernel of your own, described in FILE (JSON)"),
       CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter; a filter's radius may follow, "
                                          "ROWSxCOLS:rR) or N (reduce, add)"),
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
@@ -35,19 +40,35 @@ int cmd_space(int argc, char **argv) {
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
-  if (opname == NULL) return cli_usage_error("space", "no --op given (one of: %s)", cli_op_names());
-  const pm__op *op;
-  if (cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
+  if (opname == NULL && kfile == NULL)
+    return cli_usage_error("space", "no --op given (one of: %s) and no --kernel", cli_op_names());
+  if (opname != NULL && kfile != NULL)
+    return cli_usage_error("space", "--op and --kernel: one or the other");
+  if (kfile != NULL && (pr.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
+                        cv.given[CLI_VARIANT_BORDER] >= 0 || dtypes != 0 ||
+                        lim.allow_nondeterministic))
+    return cli_usage_error("space", "--radius, --order, --border, --dtype and --nondeterministic "
+                                    "are the built-in operations' (a kernel file has its own)");
+  const pm__op *op = NULL;
+  if (opname != NULL && cli_op_arg("space", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   int radius_given = pr.radius != 0;
-  if (cli_apply_variants("space", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
-  if (cli_dtype_one("space", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
+  if (op != NULL && cli_apply_variants("space", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
+  if (op != NULL && cli_dtype_one("space", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
   uint8_t *seen = NULL;
+  pm__kernel_file *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) {
     status = cli_fail("space", "%s", pm_errmsg(c));
     goto done;
+  }
+  if (kfile != NULL) {
+    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
+      status = cli_fail("space", "%s", pm_errmsg(c));
+      goto done;
+    }
+    op = pm__kernel_file_op(kf);
   }
   if (size != NULL &&
       (status = cli_parse_size("space", c, op, size, radius_given, &pr)) != CLI_OK)
@@ -114,6 +135,7 @@ int cmd_space(int argc, char **argv) {
     printf("  pruned: %llu, %s\n", (unsigned long long)counts[r], reasons[r]);
 done:
   free(seen);
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

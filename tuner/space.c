@@ -224,7 +224,8 @@ void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t
     n = snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
                  pm__variant_name(op, pr));
   else
-    n = snprintf(out, len, "%ux%u %s", pr->rows, pr->cols, pm__variant_name(op, pr));
+    n = snprintf(out, len, "%ux%u%s%s", pr->rows, pr->cols,
+                 pm__variant_name(op, pr)[0] ? " " : "", pm__variant_name(op, pr));
   if (t != NULL && n >= 0 && (size_t)n < len) snprintf(out + n, len - (size_t)n, " %s", t);
 }
 

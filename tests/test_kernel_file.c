@@ -1,0 +1,158 @@
+/* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c, issue 18) without a GPU: the
+ * example's space as the generic space code counts it, and each fault of a broken description
+ * refused with the file, the field and what is wrong. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel_file.h"
+#include "testutil.h"
+
+static pm_ctx *c;
+static char dir[] = "/tmp/pmtune-kfile-XXXXXX";
+
+static void setup(void) {
+  cr_assert_eq(pm__ctx_create(&c, PM_DEVICE_NONE, NULL), PM_OK);
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+  pm__ctx_free(c);
+}
+
+TestSuite(kernel_file, .init = setup, .fini = teardown, .timeout = 30);
+
+#define EXAMPLE PM_SOURCE_DIR "/examples/kernels/matadd.json"
+
+/* Valid points of op for pr (NULL: any size) under the generic limits. */
+static unsigned long long valid_points(const pm__op *op, const pm__problem *pr) {
+  pm__limits lim = pm__limits_default();
+  unsigned long long valid = 0;
+  for (uint64_t i = 0; i < pm__space_size(op); i++) {
+    int v[PM__MAX_PARAMS];
+    pm__space_point(op, i, v);
+    valid += op->check(op, v, pr, &lim) == NULL;
+  }
+  return valid;
+}
+
+Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_str_eq(op->name, "my_matadd");
+  cr_assert_eq(op->dims, 2);
+  cr_assert_eq(op->nparams, 3);
+  cr_assert_eq(pm__space_size(op), 6 * 6 * 3);
+  char seed[PM__CONFIG_TEXT];
+  pm__config_text(op, op->seed, seed, sizeof seed);
+  cr_assert_str_eq(seed, "BX=32 BY=8 VEC=1");
+  /* 108 points: 9 of under 32 threads, 18 of over 1024; at 4097 x 3001 also the 66 whose VEC
+   * does not divide 3001 (VEC 2 or 4: 2 x 33 of the 81 left) */
+  cr_assert_eq(valid_points(op, NULL), 81);
+  pm__problem odd = {.rows = 4097, .cols = 3001};
+  cr_assert_eq(valid_points(op, &odd), 27);
+  pm__problem even = {.rows = 64, .cols = 64};
+  cr_assert_eq(valid_points(op, &even), 81);
+  pm__limits lim = pm__limits_default();
+  int v[PM__MAX_PARAMS] = {8, 2, 1}; /* 16 threads */
+  cr_assert_str_eq(op->check(op, v, NULL, &lim), "constraints[0]: :BX * :BY >= 32");
+  int big[PM__MAX_PARAMS] = {256, 8, 1};
+  cr_assert_str_eq(op->check(op, big, NULL, &lim), "threads per block out of range");
+  cr_assert_eq(op->bytes(op, &odd), 3.0 * 4 * 4097 * 3001);
+  char defines[PM__MAX_DEFINES][24];
+  cr_assert_eq(pm__config_defines(op, op->seed, &odd, defines), 3);
+  cr_assert_str_eq(defines[0], "BX=32");
+  cr_assert_str_eq(defines[2], "VEC=1");
+  pm__kernel_file_free(k);
+}
+
+/* The example with `from` replaced by `to` (once), written to the test's folder beside a copy
+ * of its source. */
+static const char *broken(const char *from, const char *to) {
+  static char path[128];
+  FILE *f = fopen(EXAMPLE, "rb");
+  cr_assert_not_null(f);
+  char text[8192];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  char *at = strstr(text, from);
+  cr_assert_not_null(at, "'%s' not in the example", from);
+  char out[9000];
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  snprintf(path, sizeof path, "%s/k.json", dir);
+  f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fputs(out, f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "cp %s/examples/kernels/matadd.cu %s/", PM_SOURCE_DIR, dir);
+  cr_assert_eq(system(cmd), 0);
+  return path;
+}
+
+/* Loading the example broken so fails with PM_EINVAL, naming the file, field and fault. */
+static void refused(const char *from, const char *to, const char *field, const char *what) {
+  pm__kernel_file *k = (pm__kernel_file *)1;
+  const char *path = broken(from, to);
+  int rc = pm__kernel_file_load(c, path, &k);
+  cr_assert_eq(rc, PM_EINVAL, "%s -> %s: %s (%s)", from, to, pm_errname(rc), pm_errmsg(c));
+  cr_assert_null(k);
+  char want[256];
+  snprintf(want, sizeof want, "%s: %s: ", path, field);
+  cr_assert_not_null(strstr(pm_errmsg(c), want), "'%s' not in: %s", want, pm_errmsg(c));
+  cr_assert_not_null(strstr(pm_errmsg(c), what), "'%s' not in: %s", what, pm_errmsg(c));
+  cr_assert_null(strchr(pm_errmsg(c), '\n'), "one line: %s", pm_errmsg(c));
+}
+
+Test(kernel_file, each_fault_is_named_with_its_file_and_field) {
+  refused("\"bytes\":", "\"colour\": 1, \"bytes\":", "(top)", "unknown field 'colour'");
+  refused("\"entry\": \"my_matadd\",", "", "entry", "missing");
+  refused("\"entry\": \"my_matadd\"", "\"entry\": \"your_matadd\"", "entry",
+          "'your_matadd' is not a function of matadd.cu");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"nowhere.cu\"", "source", "nowhere.cu");
+  refused("\"name\": \"my_matadd\"", "\"name\": \"matadd\"", "name", "built-in");
+  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": []", "params.BX", "no values");
+  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 16, 8]", "params.BX", "the value 8 twice");
+  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 1.5]", "params.BX", "integers");
+  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": 8", "params.BX", "an array of integers");
+  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"B-X\": [8]", "params.B-X", "C identifier");
+  refused("\":BX * :BY >= 32\"", "\":BX * :BZ >= 32\"", "constraints[0]",
+          "names :BZ, which is neither a parameter nor a dimension");
+  refused("\":BX * :BY >= 32\"", "\"1); DROP TABLE t; --\"", "constraints[0]",
+          "is not one SQL expression");
+  refused("\":BX * :BY >= 32\"", "\":BX >=\"", "constraints[0]", "is not one SQL expression");
+  refused("\"3 * 4 * :rows * :cols\"", "\"3 * 4 * :rows * :cols / 0\"", "bytes",
+          "does not evaluate to a number");
+  refused("\"3 * 4 * :rows * :cols\"", "\"3 * :VEC * :rows\"", "bytes",
+          "may name the dimensions alone");
+  refused("\"BX\": 32, \"BY\": 8", "\"BX\": 7, \"BY\": 8", "seed.BX",
+          "7 is not one of the parameter's values");
+  refused("\"BX\": 32, \"BY\": 8, \"VEC\": 1", "\"BX\": 32, \"BY\": 8", "seed.VEC", "missing");
+  refused("\"dims\": [\"rows\", \"cols\"]", "\"dims\": [\"height\", \"width\"]", "dims",
+          "[\"rows\", \"cols\"]");
+  refused("\"block\": [\":BX\", \":BY\"]", "\"block\": []", "block", "1 to 3 expressions");
+  refused("\"type\": \"f32\", \"count\": \":rows * :cols\", \"dir\": \"out\"",
+          "\"type\": \"f8\", \"count\": \":rows * :cols\", \"dir\": \"out\"", "args[0].type",
+          "'f8'");
+  refused("\"dir\": \"out\"", "\"dir\": \"sideways\"", "args[0].dir", "in, out or inout");
+  refused("\"dir\": \"out\"", "\"dir\": \"out\", \"size\": 4", "args[0]", "unknown field 'size'");
+  refused("\"scalar\": \"i32\", \"value\": \":rows\"", "\"scalar\": \"int\", \"value\": \":rows\"",
+          "args[3].scalar", "i32, i64, f32 or f64");
+  refused("\"bytes\": \"3 * 4 * :rows * :cols\"", "\"bytes\": \"3 * 4 * :rows * :cols\", \"tolerance\": -1",
+          "tolerance", "at least 0");
+  refused("{", "[", "(top)", "not valid JSON");
+}
+
+Test(kernel_file, a_missing_file_is_an_io_error) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, "/nonexistent/k.json", &k), PM_EIO);
+  cr_assert_null(k);
+  cr_assert_not_null(strstr(pm_errmsg(c), "/nonexistent/k.json"), "%s", pm_errmsg(c));
+}
