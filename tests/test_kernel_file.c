@@ -72,6 +72,37 @@ Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
   pm__kernel_file_free(k);
 }
 
+/* The example's source compiles at every valid point for any size (NVRTC, sm_90: no GPU). */
+Test(kernel_file, the_example_compiles_at_every_valid_point) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  FILE *f = fopen(PM_SOURCE_DIR "/examples/kernels/matadd.cu", "rb");
+  cr_assert_not_null(f);
+  static char src[16384];
+  src[fread(src, 1, sizeof src - 1, f)] = '\0';
+  fclose(f);
+  pm__limits lim = pm__limits_default();
+  int compiled = 0;
+  for (uint64_t i = 0; i < pm__space_size(op); i++) {
+    int v[PM__MAX_PARAMS];
+    pm__space_point(op, i, v);
+    if (op->check(op, v, NULL, &lim) != NULL || v[0] != 32) continue; /* a slice: BX = 32 */
+    char defines[PM__MAX_DEFINES][24];
+    const char *d[PM__MAX_DEFINES];
+    int n = pm__config_defines(op, v, NULL, defines);
+    for (int j = 0; j < n; j++) d[j] = defines[j];
+    pm__cubin cubin = {0};
+    cr_assert_eq(pm__compile(c, "matadd.cu", src, "sm_90", d, (size_t)n, &cubin), PM_OK, "%s",
+                 pm_errmsg(c));
+    cr_assert_gt(cubin.size, 0);
+    pm__cubin_free(&cubin);
+    compiled++;
+  }
+  cr_assert_eq(compiled, 18, "BX = 32: BY 1 to 32 (6 values), VEC 1, 2, 4");
+  pm__kernel_file_free(k);
+}
+
 /* The example with `from` replaced by `to` (once), written to the test's folder beside a copy
  * of its source. */
 static const char *broken(const char *from, const char *to) {
