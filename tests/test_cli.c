@@ -140,6 +140,40 @@ Test(cli, space_reads_a_kernel_file) {
   expect_usage_error("space --kernel k.json --dtype bf16", "a kernel file has its own");
 }
 
+/* A point of a kernel of one's own compiles without a GPU; a point outside its space is bad
+ * usage; an entry the cubin does not hold as written (C++ mangles it) fails, naming it. */
+Test(cli, compile_compiles_a_kernel_files_point) {
+  result *r = run("compile --kernel " PM_SOURCE_DIR "/examples/kernels/matadd.json --arch sm_90");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DBX=32 -DBY=8 -DVEC=1"), "the seed: %s", r->out);
+  r = run("compile --kernel " PM_SOURCE_DIR "/examples/kernels/matadd.json --arch sm_90 "
+          "--config 'BX=128 BY=2 VEC=4'");
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DBX=128 -DBY=2 -DVEC=4"), "%s", r->out);
+  expect_usage_error("compile --kernel " PM_SOURCE_DIR "/examples/kernels/matadd.json --arch "
+                     "sm_90 --config 'BX=8 BY=2 VEC=1'",
+                     "is not a point of my_matadd's space: constraints[0]");
+  cr_assert_eq(system("mkdir -p /tmp/pmtune-cli-kernel"), 0);
+  FILE *f = fopen("/tmp/pmtune-cli-kernel/k.cu", "w");
+  cr_assert_not_null(f);
+  fputs("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n", f); /* not extern "C" */
+  fclose(f);
+  f = fopen("/tmp/pmtune-cli-kernel/k.json", "w");
+  cr_assert_not_null(f);
+  fputs("{\"name\": \"twice\", \"source\": \"k.cu\", \"entry\": \"twice\", \"dims\": [\"n\"],"
+        " \"params\": {\"B\": [32, 64]}, \"seed\": {\"B\": 32}, \"grid\": [\"(:n + :B - 1) / :B\"],"
+        " \"block\": [\":B\"], \"args\": [{\"name\": \"x\", \"type\": \"f32\", \"count\": \":n\","
+        " \"dir\": \"inout\"}], \"bytes\": \"8 * :n\"}",
+        f);
+  fclose(f);
+  r = run("compile --kernel /tmp/pmtune-cli-kernel/k.json --arch sm_90");
+  cr_assert_eq(r->status, 1, "%s", r->out);
+  cr_assert_eq(lines(r->err), 1, "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "entry: 'twice' is not a kernel of the compiled k.cu"), "%s",
+                     r->err);
+  cr_assert_eq(system("rm -rf /tmp/pmtune-cli-kernel"), 0);
+}
+
 /* A filter size may carry its own radius (issue 17: three sizes with three radii were tuned at
  * the last --radius): the same as --radius for that size; both given and different: refused. */
 Test(cli, a_filter_size_carries_its_own_radius) {

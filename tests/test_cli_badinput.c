@@ -225,6 +225,7 @@ static const cmd_spec commands[] = {
       {"--define", K_DEFINE, "X=1", 0, {"", "1BAD", "-5", "A B", "@LONG", "=1"}},
       {"--file", K_PATH, "@DIR/k.cu", 0, {NULL}},
       {"--output", K_PATH, "@DIR/k.cubin", 0, {NULL}},
+      {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {NULL}}},
     {"space", NULL,
      {{"--op", K_VALUE, "filter", 1, {NULL}},
@@ -536,6 +537,9 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "--radius does not apply to add", "space", "--op", "add", "--radius", "1");
   CASE(2, "--order does not apply to filter", "space", "--op", "filter", "--order", "col");
   CASE(2, "--op and --kernel: one or the other", "space", "--op", "filter", "--kernel", "@DOC");
+  CASE(2, "not with --op or --file", "compile", "--op", "filter", "--arch", "sm_90", "--kernel",
+       "@DOC");
+  CASE(2, "a kernel file has its own", "compile", "--kernel", "@DOC", "--dtype", "bf16");
   CASE(2, "a kernel file has its own", "space", "--kernel", "@DOC", "--radius", "2");
   CASE(2, "--border does not apply to reduce", "space", "--op", "reduce", "--border", "zero");
   CASE(2, "--radius does not apply to reduce", "explain", "--op", "reduce", "--size", "10",
@@ -645,6 +649,8 @@ Test(badinput, absurd_paths) {
   CASE(1, "not valid JSON", "space", "--kernel", "/dev/null");
   CASE(1, "No such file", "space", "--kernel", "@MISSING/k.json");
   CASE(1, "the path is too long", "space", "--kernel", "@LONG");
+  CASE(1, "Is a directory", "compile", "--arch", "sm_90", "--kernel", "@DIR");
+  CASE(1, "No such file", "compile", "--arch", "sm_90", "--kernel", "@MISSING/k.json");
   CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
   CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
   CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");

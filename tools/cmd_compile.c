@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 
 static const char about[] =
     "Compiles the template of operation OP with NVRTC for a named architecture and prints\n"
@@ -54,13 +55,16 @@ int cmd_compile(int argc, char **argv) {
   unsigned dtypes = 0;
   pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
-  const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL;
+  const char *op = NULL, *arch = NULL, *file = NULL, *output = NULL, *kfile = NULL;
   const char *defines[MAX_DEFINES];
   char config_defs[PM__MAX_DEFINES][24];
   cli_list dlist = {defines, 0, MAX_DEFINES};
   const cli_option options[] = {
-      CLI_STRING_F(0, "op", "OP", &op, CLI_REQUIRED,
-                   "the operation whose template to compile: matadd, reduce, filter, add"),
+      CLI_STRING(0, "op", "OP", &op,
+                 "the operation whose template to compile: matadd, reduce, filter, add"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "instead of --op: a kernel of your own that FILE describes (JSON); --config "
+                 "names a point of its space (default: its seed)"),
       CLI_STRING(0, "arch", "sm_XY", &arch,
                  "target architecture, such as sm_80 or sm_90; default: that of GPU 0"),
       CLI_STRING(0, "config", "seed|TEXT", &config,
@@ -79,7 +83,12 @@ int cmd_compile(int argc, char **argv) {
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
   size_t ndefines = (size_t)dlist.n;
-  if (op == NULL && file == NULL)
+  if (kfile != NULL && (op != NULL || file != NULL))
+    return cli_usage_error("compile", "--kernel FILE names the source: not with --op or --file");
+  if (kfile != NULL && (dtypes != 0 || given.radius != 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
+    return cli_usage_error("compile", "--dtype, --radius and --border are the built-in "
+                                      "operations' (a kernel file has its own)");
+  if (op == NULL && file == NULL && kfile == NULL)
     return cli_usage_error("compile", "no --op given (one of: %s)", cli_op_names());
   const pm__template *t = NULL;
   const pm__op *the_op = NULL;
@@ -92,7 +101,8 @@ int cmd_compile(int argc, char **argv) {
     return CLI_USAGE;
   if (op == NULL && dtypes != 0)
     return cli_usage_error("compile", "--dtype needs --op (with --file, give -D PM_DTYPE=N)");
-  if (config != NULL && op == NULL) return cli_usage_error("compile", "--config needs --op");
+  if (config != NULL && op == NULL && kfile == NULL)
+    return cli_usage_error("compile", "--config needs --op or --kernel");
   if (op == NULL && (given.radius != 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("compile", "--radius and --border need --op (with --file, give -D)");
   pm_ctx *c = NULL;
@@ -100,9 +110,18 @@ int cmd_compile(int argc, char **argv) {
   pm__cubin cubin = {0};
   char *source = NULL, archbuf[16];
   int status = CLI_OK, rc;
+  pm__kernel_file *kf = NULL;
   if (pm_open(&c, &opts) != PM_OK) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
+  }
+  if (kfile != NULL) {
+    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
+      status = cli_fail("compile", "%s", pm_errmsg(c));
+      goto done;
+    }
+    the_op = pm__kernel_file_op(kf);
+    if (config == NULL) config = "seed";
   }
   if (arch == NULL) {
     int n = 0;
@@ -123,6 +142,13 @@ int cmd_compile(int argc, char **argv) {
       memcpy(v, o->seed, sizeof v);
     else if (pm__config_parse(c, o, config, v) != PM_OK) {
       status = cli_usage_error("compile", "%s", pm_errmsg(c));
+      goto done;
+    }
+    pm__limits lim = pm__limits_default();
+    const char *why = kf != NULL ? o->check(o, v, NULL, &lim) : NULL;
+    if (why != NULL) {
+      status = cli_usage_error("compile", "--config '%s' is not a point of %s's space: %s",
+                               config, o->name, why);
       goto done;
     }
     int n = pm__config_defines(o, v, &pr, config_defs);
@@ -147,6 +173,7 @@ int cmd_compile(int argc, char **argv) {
   }
 
   const char *name = t ? t->file : file, *text = t ? t->source : NULL;
+  if (kf != NULL) text = pm__kernel_file_source(kf, &name);
   if (file != NULL) {
     size_t len;
     if ((source = read_file(file, &len)) == NULL) {
@@ -166,6 +193,19 @@ int cmd_compile(int argc, char **argv) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
   }
+  if (kf != NULL) { /* the entry is a symbol of the cubin as written: extern "C", not mangled */
+    const char *entry = the_op->entries[0];
+    size_t elen = strlen(entry) + 1; /* with its NUL, as the symbol table holds it */
+    int found = 0;
+    for (size_t i = 0; !found && i + elen <= cubin.size; i++)
+      found = memcmp((const char *)cubin.data + i, entry, elen) == 0;
+    if (!found) {
+      status = cli_fail("compile", "%s: entry: '%s' is not a kernel of the compiled %s (declare "
+                                   "it extern \"C\" __global__)",
+                        kfile, entry, name);
+      goto done;
+    }
+  }
   printf("compiled  %s%s%s%s for %s with NVRTC %s\n", name, t ? " (template " : "",
          t ? t->name : "", t ? ")" : "", arch, pm__nvrtc_version());
   if (t) printf("  sha256    %s\n", t->sha256);
@@ -183,6 +223,7 @@ int cmd_compile(int argc, char **argv) {
 done:
   pm__cubin_free(&cubin);
   free(source);
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

@@ -578,6 +578,11 @@ void pm__kernel_file_free(pm__kernel_file *k) {
 
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
 
+const char *pm__kernel_file_source(const pm__kernel_file *k, const char **file) {
+  if (file != NULL) *file = k->source_file;
+  return k->source;
+}
+
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   *out = NULL;
   if (strlen(path) > 1024) /* its messages name it: a line of a path is enough */

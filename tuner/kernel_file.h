@@ -1,8 +1,8 @@
 /* kernel_file.h: a user's kernel described in a JSON file (issue 18), made into an op that the
  * generic space code serves as it serves the built-in ones. The format is README's "Your own
  * kernels"; expressions are SQLite's, evaluated with the parameters and dimensions bound.
- * So far the description gives a search space (`pmtune space --kernel FILE`): compiling,
- * tuning and serving such an op come next. */
+ * So far the description gives a search space (`pmtune space --kernel FILE`) and its points
+ * compile (`pmtune compile --kernel FILE`): tuning and serving such an op come next. */
 #ifndef PM_KERNEL_FILE_H
 #define PM_KERNEL_FILE_H
 
@@ -20,5 +20,9 @@ void pm__kernel_file_free(pm__kernel_file *k);
  * threads and the shared memory against the device's limits), bytes. Valid until
  * pm__kernel_file_free. */
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k);
+
+/* The kernel's CUDA source (NUL-terminated), and in *file (may be NULL) its name as the
+ * description gives it, which NVRTC reports errors under. */
+const char *pm__kernel_file_source(const pm__kernel_file *k, const char **file);
 
 #endif /* PM_KERNEL_FILE_H */
