@@ -6,9 +6,11 @@
 # step ends other than as it must. No suppressions are needed: neither CUDA's static runtime
 # (failing to find a driver here, or finding one) nor NVRTC gives valgrind 3.19 an error or a
 # definite or possible leak on these paths; what they keep to the end is "still reachable",
-# which is not an error. Usage: valgrind_cli.sh PMTUNE
+# which is not an error. Also space --kernel on the example description and on a file that is
+# none. Usage: valgrind_cli.sh PMTUNE SOURCE_DIR
 set -u
 pmtune=$1
+src=$2
 dir=$(mktemp -d /tmp/pmtune-valgrind-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 failed=0
@@ -69,5 +71,7 @@ step 0 import "$dir/out.json" --db "$db"
 step 1gpu explain --op matadd --size 4000x4000 --db "$db"
 step 2 space --op matadd --radius 2
 step 1 import "$dir" --db "$db"
+step 0 space --kernel "$src/examples/kernels/matadd.json" --size 4097x3001
+step 1 space --kernel "$dir/doc.json"
 echo "valgrind_cli: $(($(date +%s) - begin)) s"
 exit $failed
