@@ -72,6 +72,24 @@ Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
   pm__kernel_file_free(k);
 }
 
+/* The second example: a shared-memory tile whose size is an expression of the point, held to a
+ * device's limit. */
+Test(kernel_file, the_transpose_example_prunes_by_shared_memory) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
+               "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(valid_points(op, NULL), 45);
+  pm__limits small = pm__limits_default();
+  small.max_smem = 8192; /* TILE = 64 needs 16,384 bytes and more; 32 with PAD 2 is 4,352 */
+  int v[PM__MAX_PARAMS] = {64, 8, 0}, w[PM__MAX_PARAMS] = {32, 8, 2};
+  cr_assert_str_eq(op->check(op, v, NULL, &small), "the shared memory is more than a block has");
+  cr_assert_null(op->check(op, w, NULL, &small));
+  pm__problem pr = {.rows = 1000, .cols = 3000};
+  cr_assert_eq(op->bytes(op, &pr), 2.0 * 4 * 1000 * 3000);
+  pm__kernel_file_free(k);
+}
+
 /* The example's source compiles at every valid point for any size (NVRTC, sm_90: no GPU). */
 Test(kernel_file, the_example_compiles_at_every_valid_point) {
   pm__kernel_file *k = NULL;
