@@ -165,6 +165,11 @@ double pm__now_ms(void); /* a monotonic clock, in milliseconds */
  * a fraction of its cost: for the copies a library call's decision makes. */
 void pm__copy_text(char *dst, size_t cap, const char *src);
 
+/* The whole file at path, NUL-terminated (heap; its length in *len where len is given), or NULL
+ * with errno set: fopen's and fread's, ENOMEM, or EFBIG for a file of more than max bytes
+ * (file.c). */
+char *pm__read_file(const char *path, size_t max, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,32 +17,6 @@ static const cli_help help = {.cmd = "compile", .about = about, .after = after};
 
 #define MAX_DEFINES 64
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n + 4096 + 1 > cap) {
-      char *p = realloc(buf, cap = (cap ? cap * 2 : 8192));
-      if (p == NULL) break;
-      buf = p;
-    }
-    size_t got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f) || buf == NULL;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 static int write_file(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
   if (f == NULL) return -1;
@@ -176,7 +150,7 @@ int cmd_compile(int argc, char **argv) {
   if (kf != NULL) text = pm__kernel_file_source(kf, &name);
   if (file != NULL) {
     size_t len;
-    if ((source = read_file(file, &len)) == NULL) {
+    if ((source = pm__read_file(file, (size_t)64 << 20, &len)) == NULL) {
       status = cli_fail("compile", "cannot read '%s': %s", file, strerror(errno));
       goto done;
     }

@@ -14,6 +14,7 @@
 
 #define MAX_CONSTRAINTS 32
 #define MAX_ARGS 32
+#define MAX_FILE ((size_t)16 << 20) /* bytes of a description or a source */
 #define NAME_MAX_LEN 23 /* a parameter's name is its define: "NAME=VALUE" fits 24 bytes */
 
 /* One expression of the description, compiled. */
@@ -153,36 +154,6 @@ static int is_identifier(const char *s, size_t max) {
   for (; s[n] != '\0'; n++)
     if (!(isalnum((unsigned char)s[n]) || s[n] == '_')) return 0;
   return n <= max;
-}
-
-/* The file's bytes, NUL-terminated (heap), or NULL with errno set. */
-static char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n + 4096 + 1 > cap) {
-      char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
-      if (p == NULL) {
-        errno = ENOMEM;
-        break;
-      }
-      buf = p;
-    }
-    size_t got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f) || buf == NULL || errno == ENOMEM;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = '\0';
-  if (len) *len = n;
-  return buf;
 }
 
 /* ---- Expressions ---------------------------------------------------------------------------- */
@@ -597,7 +568,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     rc = pm__seterr(c, PM_ENOMEM, "out of memory");
     goto done;
   }
-  if ((json = read_all(path, NULL)) == NULL) {
+  if ((json = pm__read_file(path, MAX_FILE, NULL)) == NULL) {
     rc = pm__seterr(c, errno == ENOMEM ? PM_ENOMEM : PM_EIO, "%s: %s", path, strerror(errno));
     goto done;
   }
@@ -645,7 +616,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       goto done;
     }
     snprintf(full, len, "%.*s%s", (int)dir, path, k->source_file);
-    k->source = read_all(full, NULL);
+    k->source = pm__read_file(full, MAX_FILE, NULL);
     if (k->source == NULL) rc = fail(&r, "source", "%s: %s", full, strerror(errno));
     free(full);
     if (rc != PM_OK) goto done;
