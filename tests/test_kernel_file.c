@@ -171,6 +171,7 @@ Test(kernel_file, each_fault_is_named_with_its_file_and_field) {
   refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 16, 8]", "params.BX", "the value 8 twice");
   refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 1.5]", "params.BX", "integers");
   refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": 8", "params.BX", "an array of integers");
+  refused("\"BY\": [1, 2, 4, 8, 16, 32]", "\"BX\": [1, 2]", "params.BX", "given twice");
   refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"B-X\": [8]", "params.B-X", "C identifier");
   refused("\":BX * :BY >= 32\"", "\":BX * :BZ >= 32\"", "constraints[0]",
           "names :BZ, which is neither a parameter nor a dimension");

@@ -322,6 +322,10 @@ static int read_params(reader *r, pm__kernel_file *k) {
                           "characters", NAME_MAX_LEN);
       break;
     }
+    if (param_index(k, name) >= 0) {
+      rc = fail(r, field, "given twice");
+      break;
+    }
     if (t == NULL || strcmp(t, "array") != 0) {
       rc = fail(r, field, "an array of integers wanted, not %s", t ? t : "?");
       break;
