@@ -38,7 +38,6 @@ struct pm__kernel_file {
   char *reasons[MAX_CONSTRAINTS]; /* "constraints[2] (:BX * :BY <= 1024)" */
   int ngrid, nblock;
   expr grid[3], block[3], shared, bytes;
-  int nargs;
   double tolerance;
   sqlite3 *db;          /* an empty database in memory: the expressions' evaluator */
   pthread_mutex_t lock; /* the statements are one thread's at a time */
@@ -493,7 +492,6 @@ static int read_args(reader *r, pm__kernel_file *k) {
       if ((rc = string_at(r, p, f2, 1, &s)) == PM_OK && strcmp(s, "i32") != 0 &&
           strcmp(s, "i64") != 0 && strcmp(s, "f32") != 0 && strcmp(s, "f64") != 0)
         rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", s);
-      snprintf(f2, sizeof f2, "%s.value", field);
       if (rc == PM_OK) {
         snprintf(p, sizeof p, "args[%ld].value", i);
         rc = read_one_expr(r, k, p, NULL, 1, &e);
@@ -513,7 +511,6 @@ static int read_args(reader *r, pm__kernel_file *k) {
     }
     expr_free(&e); /* checked; evaluated when the op runs (not yet) */
     free(name), free(s), free(t), free(dir);
-    k->nargs = (int)i + 1;
   }
   return rc;
 }

@@ -463,7 +463,8 @@ static int plan(tuning *t, int *strategy, cand **cs, size_t *n) {
   t->in_set = pm__calloc((size_t)total, 1);
   t->ready = pm__calloc(t->vs.n ? t->vs.n : 1, 1);
   t->ks = pm__calloc(t->vs.n ? t->vs.n : 1, sizeof *t->ks);
-  if (!*cs || !t->in_set || !t->ready || !t->ks) return pm__seterr(c, PM_ENOMEM, "tune: out of memory");
+  if (!*cs || !t->in_set || !t->ready || !t->ks)
+    return pm__seterr(c, PM_ENOMEM, "tune: out of memory");
   *strategy = t->o->strategy;
   if (*strategy == PM__STRATEGY_AUTO) {
     uint64_t valid = 0;
