@@ -145,6 +145,10 @@ typedef struct pm__op {
 extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter, pm__op_add;
 extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS), ended by NULL */
 
+/* Reduce's reference: the sum of x[0, n) of dtype in double, compensated (within 2u|sum| +
+ * O(n u^2) sum|x| for u = 2^-53), and sum |x| in *abs, on the host's cores; -1 where memory ran
+ * out (op_reduce.c). */
+int pm__reduce_reference(int dtype, const void *x, size_t n, double *sum, double *abs);
 /* The bound on the rounding error of reduce's point v summing n elements of dtype (on a GPU of
  * sm_count SMs) whose sum is `sum` and sum |x| is `abs`, the sum written as out_dtype
  * (op_reduce.c). */

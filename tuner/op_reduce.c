@@ -142,8 +142,7 @@ static void ref_blocks(void *arg, size_t b0, size_t b1) {
   }
 }
 
-/* The sum of x[0, n) of dtype, and sum |x| in *abs; -1 where memory ran out. */
-static int reference(int dtype, const void *x, size_t n, double *sum, double *abs) {
+int pm__reduce_reference(int dtype, const void *x, size_t n, double *sum, double *abs) {
   size_t blocks = (n + REF_BLOCK - 1) / REF_BLOCK;
   double *m = malloc(3 * blocks * sizeof *m);
   if (m == NULL) return -1;
@@ -172,7 +171,7 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
   d->sum_as_float = pr->dtype == PM_F16 || pr->dtype == PM_BF16;
   d->work_bytes = COUNTER_BYTES + FLAG_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
   if ((d->host_in[0] = pm__random_fill_typed(pr->dtype, pr->n, seed)) == NULL ||
-      reference(pr->dtype, d->host_in[0], pr->n, &d->ref_exact, &d->ref_scale) != 0)
+      pm__reduce_reference(pr->dtype, d->host_in[0], pr->n, &d->ref_exact, &d->ref_scale) != 0)
     return pm__seterr(c, PM_ENOMEM, "reduce n=%u: out of host memory", pr->n);
   return PM_OK;
 }

@@ -278,15 +278,6 @@ static void *random_typed(int dtype, size_t n, uint64_t seed) {
   return h;
 }
 
-/* Element i of n elements of a 16-bit or 32-bit float type (f32, f16, bf16) as a float. */
-static inline float float_at(int dtype, const void *p, size_t i) {
-  switch (dtype) {
-    case PM_F16: return pm__f16_to_f32(((const unsigned short *)p)[i]);
-    case PM_BF16: return pm__bf16_to_f32(((const unsigned short *)p)[i]);
-    default: return ((const float *)p)[i];
-  }
-}
-
 /* k device buffers of `bytes` each (copy j of a peer's input or output), filled from host when
  * given. */
 static std::vector<void *> alloc_copies(int k, size_t bytes, const void *host) {
@@ -453,59 +444,15 @@ struct add_in_float {
   __host__ __device__ float operator()(float x, float y) const { return x + y; }
 };
 
-/* The sum of n doubles, and sum|x|, on the host's cores: each block of CHECK_BLOCK and then the
- * blocks' sums added with Neumaier's compensation in long double, so that the reference errs by
- * far less than the GPU's double sum may (n 2^-53 sum|x| where it adds in one chain). */
-static void sum_f64(const double *x, size_t n, double *sum, double *abs_sum) {
-  struct part {
-    long double s, c;
-    double abs;
-  };
-  std::vector<part> parts((n + CHECK_BLOCK - 1) / CHECK_BLOCK);
-  auto add = [](part &p, long double v) {
-    long double t = p.s + v;
-    p.c += fabsl(p.s) >= fabsl(v) ? (p.s - t) + v : (v - t) + p.s;
-    p.s = t;
-  };
-  parallel_for(parts.size(), [&](size_t b0, size_t b1) {
-    for (size_t blk = b0; blk < b1; blk++) {
-      part p = {0, 0, 0};
-      for (size_t i = blk * CHECK_BLOCK; i < std::min(n, (blk + 1) * CHECK_BLOCK); i++) {
-        add(p, x[i]);
-        p.abs += fabs(x[i]);
-      }
-      parts[blk] = p;
-    }
-  });
-  part all = {0, 0, 0};
-  for (const part &p : parts) {
-    add(all, p.s);
-    add(all, p.c);
-    all.abs += p.abs;
-  }
-  *sum = (double)(all.s + all.c);
-  *abs_sum = all.abs;
-}
-
 static int bench_reduce(const bench *b, int n) {
   int dt = b->dtype;
   const char *peer = dt == PM_F16 || dt == PM_BF16 ? "cub::DeviceReduce::Reduce (float sum)"
                                                    : "cub::DeviceReduce::Sum";
   size_t es = pm_dtype_size((pm_dtype)dt), out_es = dt == PM_F64 ? 8 : 4; /* f16, bf16: float */
   void *h = random_typed(dt, (size_t)n, SEED);
-  double ref, abs_sum = 0;
-  if (dt == PM_F64) {
-    sum_f64((const double *)h, (size_t)n, &ref, &abs_sum);
-  } else {
-    /* The reference, as the tuner's: a double sum in 4 interleaved chains, and sum|x|. */
-    double s[4] = {0, 0, 0, 0};
-    for (int i = 0; i < n; i++) {
-      float x = float_at(dt, h, (size_t)i);
-      s[i & 3] += x;
-      abs_sum += fabs(x);
-    }
-    ref = (s[0] + s[1]) + (s[2] + s[3]);
-  }
+  double ref, abs_sum;
+  if (pm__reduce_reference(dt, h, (size_t)n, &ref, &abs_sum) != 0) /* the tuner's, compensated */
+    fail("reduce %d: out of host memory for the reference", n);
   int k = copies_for(b, (double)es * n);
   std::vector<void *> in = alloc_copies(k, (size_t)n * es, h), out = alloc_copies(k, out_es, NULL);
   free(h);
