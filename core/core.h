@@ -170,6 +170,10 @@ void pm__copy_text(char *dst, size_t cap, const char *src);
  * (file.c). */
 char *pm__read_file(const char *path, size_t max, size_t *len);
 
+/* The SHA-256 of parts[0..n) (NUL-terminated texts) one after the other, as 64 lowercase hex
+ * digits and a NUL (hash.c, through Nettle). */
+void pm__sha256_hex(const char *const *parts, size_t n, char out[65]);
+
 #ifdef __cplusplus
 }
 #endif

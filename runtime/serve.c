@@ -197,7 +197,7 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
   char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
   const char *dp[PM__MAX_DEFINES];
   int nd = pm__config_defines(op, v, pr, defs), rc, driver;
-  const pm__template *t = pm__template_find(op->name);
+  const pm__template *t = pm__op_template(op);
   pm__db_cubin_key key;
   pm__cuda_versions(&driver, NULL);
   rc = pm__cubin_key(c, t->sha256, (const char(*)[24])defs, nd, driver, dtext, sizeof dtext, &key);

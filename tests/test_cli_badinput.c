@@ -253,6 +253,7 @@ static const cmd_spec commands[] = {
       {"--samples", K_VALUE, "5", 0, {"0", "65"}},
       {"--nondeterministic", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 0, {NULL}},
+      {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {NULL}}},
     {"show", NULL,
      {{"--op", K_VALUE, "matadd", 0, {NULL}},
@@ -280,6 +281,7 @@ static const cmd_spec commands[] = {
       {"--samples", K_VALUE, "5", 0, {"0", "65"}},
       {"--json", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 1, {NULL}},
+      {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {NULL}}},
     {"report", NULL,
      {{"--svg", K_PATH, "@DIR/r.svg", 1, {NULL}},
@@ -541,6 +543,13 @@ Test(badinput, options_that_do_not_apply) {
        "@DOC");
   CASE(2, "a kernel file has its own", "compile", "--kernel", "@DOC", "--dtype", "bf16");
   CASE(2, "a kernel file has its own", "space", "--kernel", "@DOC", "--radius", "2");
+  CASE(2, "--kernel FILE is the op", "tune", "--op", "filter", "--kernel", "@DOC", "--size",
+       "64x64", "--db", "@DB");
+  CASE(2, "--kernel FILE is the op", "tune", "--kernel", "@DOC", "--seen", "--db", "@DB");
+  CASE(2, "--kernel needs --size", "tune", "--kernel", "@DOC", "--db", "@DB");
+  CASE(2, "--kernel FILE is the op", "bench", "--kernel", "@DOC", "--dtype", "bf16", "--size",
+       "64x64", "--db", "@DB");
+  CASE(2, "--kernel needs --size", "bench", "--kernel", "@DOC", "--db", "@DB");
   CASE(2, "--border does not apply to reduce", "space", "--op", "reduce", "--border", "zero");
   CASE(2, "--radius does not apply to reduce", "explain", "--op", "reduce", "--size", "10",
        "--radius", "2", "--db", "@DB");
@@ -651,6 +660,8 @@ Test(badinput, absurd_paths) {
   CASE(1, "the path is too long", "space", "--kernel", "@LONG");
   CASE(1, "Is a directory", "compile", "--arch", "sm_90", "--kernel", "@DIR");
   CASE(1, "No such file", "compile", "--arch", "sm_90", "--kernel", "@MISSING/k.json");
+  CASE(1, "Is a directory", "tune", "--kernel", "@DIR", "--size", "64x64", "--db", "@DB");
+  CASE(1, "not valid JSON", "bench", "--kernel", "/dev/null", "--size", "64", "--db", "@DB");
   CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
   CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
   CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");

@@ -48,27 +48,38 @@ Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
   cr_assert_str_eq(op->name, "my_matadd");
   cr_assert_eq(op->dims, 2);
   cr_assert_eq(op->nparams, 3);
-  cr_assert_eq(pm__space_size(op), 6 * 6 * 3);
+  cr_assert_eq(pm__space_size(op), 5 * 3 * 4);
   char seed[PM__CONFIG_TEXT];
   pm__config_text(op, op->seed, seed, sizeof seed);
-  cr_assert_str_eq(seed, "BX=32 BY=8 VEC=1");
-  /* 108 points: 9 of under 32 threads, 18 of over 1024; at 4097 x 3001 also the 66 whose VEC
-   * does not divide 3001 (VEC 2 or 4: 2 x 33 of the 81 left) */
-  cr_assert_eq(valid_points(op, NULL), 81);
+  cr_assert_str_eq(seed, "BLOCK=256 VEC=1 ITEMS=1");
+  /* 60 points, 4 of more than 8192 floats a block (1024 x 8 x 4, 1024 x 8 x 2, 1024 x 4 x 4,
+   * 512 x 8 x 4) */
+  cr_assert_eq(valid_points(op, NULL), 56);
   pm__problem odd = {.rows = 4097, .cols = 3001};
-  cr_assert_eq(valid_points(op, &odd), 27);
-  pm__problem even = {.rows = 64, .cols = 64};
-  cr_assert_eq(valid_points(op, &even), 81);
+  cr_assert_eq(valid_points(op, &odd), 56);
+  /* 2^39 floats: a block of 256 floats or fewer needs a grid of 2^31 blocks or more (64 threads
+   * x 1 to 4 floats: 6 points; 128 x 1 or 2: 3; 256 x 1: 1) */
+  pm__problem huge = {.rows = 1u << 20, .cols = 1u << 19};
+  cr_assert_eq(valid_points(op, &huge), 46);
   pm__limits lim = pm__limits_default();
-  int v[PM__MAX_PARAMS] = {8, 2, 1}; /* 16 threads */
-  cr_assert_str_eq(op->check(op, v, NULL, &lim), "constraints[0]: :BX * :BY >= 32");
-  int big[PM__MAX_PARAMS] = {256, 8, 1};
+  int v[PM__MAX_PARAMS] = {1024, 4, 8};
+  cr_assert_str_eq(op->check(op, v, NULL, &lim), "constraints[0]: :BLOCK * :ITEMS * :VEC <= 8192");
+  int small[PM__MAX_PARAMS] = {64, 1, 1};
+  cr_assert_str_eq(op->check(op, small, &huge, &lim), "a grid dimension out of range");
+  int big[PM__MAX_PARAMS] = {1024, 1, 1};
+  lim.max_threads = 512;
   cr_assert_str_eq(op->check(op, big, NULL, &lim), "threads per block out of range");
   cr_assert_eq(op->bytes(op, &odd), 3.0 * 4 * 4097 * 3001);
   char defines[PM__MAX_DEFINES][24];
   cr_assert_eq(pm__config_defines(op, op->seed, &odd, defines), 3);
-  cr_assert_str_eq(defines[0], "BX=32");
-  cr_assert_str_eq(defines[2], "VEC=1");
+  cr_assert_str_eq(defines[0], "BLOCK=256");
+  cr_assert_str_eq(defines[2], "ITEMS=1");
+  /* named by its content: 64 hex digits, the template's name the kernel's */
+  const pm__template *t = pm__op_template(op);
+  cr_assert_str_eq(t->name, "my_matadd");
+  cr_assert_str_eq(t->file, "matadd.cu");
+  cr_assert_eq(strlen(t->sha256), 64);
+  cr_assert_eq(strspn(t->sha256, "0123456789abcdef"), 64);
   pm__kernel_file_free(k);
 }
 
@@ -105,7 +116,7 @@ Test(kernel_file, the_example_compiles_at_every_valid_point) {
   for (uint64_t i = 0; i < pm__space_size(op); i++) {
     int v[PM__MAX_PARAMS];
     pm__space_point(op, i, v);
-    if (op->check(op, v, NULL, &lim) != NULL || v[0] != 32) continue; /* a slice: BX = 32 */
+    if (op->check(op, v, NULL, &lim) != NULL || v[0] != 256) continue; /* a slice */
     char defines[PM__MAX_DEFINES][24];
     const char *d[PM__MAX_DEFINES];
     int n = pm__config_defines(op, v, NULL, defines);
@@ -117,7 +128,7 @@ Test(kernel_file, the_example_compiles_at_every_valid_point) {
     pm__cubin_free(&cubin);
     compiled++;
   }
-  cr_assert_eq(compiled, 18, "BX = 32: BY 1 to 32 (6 values), VEC 1, 2, 4");
+  cr_assert_eq(compiled, 12, "BLOCK = 256: VEC 1, 2, 4 x ITEMS 1 to 8");
   pm__kernel_file_free(k);
 }
 
@@ -167,27 +178,28 @@ Test(kernel_file, each_fault_is_named_with_its_file_and_field) {
           "'your_matadd' is not a function of matadd.cu");
   refused("\"source\": \"matadd.cu\"", "\"source\": \"nowhere.cu\"", "source", "nowhere.cu");
   refused("\"name\": \"my_matadd\"", "\"name\": \"matadd\"", "name", "built-in");
-  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": []", "params.BX", "no values");
-  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 16, 8]", "params.BX", "the value 8 twice");
-  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": [8, 1.5]", "params.BX", "integers");
-  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"BX\": 8", "params.BX", "an array of integers");
-  refused("\"BY\": [1, 2, 4, 8, 16, 32]", "\"BX\": [1, 2]", "params.BX", "given twice");
-  refused("\"BX\": [8, 16, 32, 64, 128, 256]", "\"B-X\": [8]", "params.B-X", "C identifier");
-  refused("\":BX * :BY >= 32\"", "\":BX * :BZ >= 32\"", "constraints[0]",
+  refused("\"BLOCK\": [64, 128, 256, 512, 1024]", "\"BLOCK\": []", "params.BLOCK", "no values");
+  refused("\"BLOCK\": [64, 128, 256, 512, 1024]", "\"BLOCK\": [8, 16, 8]", "params.BLOCK", "the value 8 twice");
+  refused("\"BLOCK\": [64, 128, 256, 512, 1024]", "\"BLOCK\": [8, 1.5]", "params.BLOCK", "integers");
+  refused("\"BLOCK\": [64, 128, 256, 512, 1024]", "\"BLOCK\": 8", "params.BLOCK", "an array of integers");
+  refused("\"VEC\": [1, 2, 4]", "\"BLOCK\": [1, 2]", "params.BLOCK", "given twice");
+  refused("\"BLOCK\": [64, 128, 256, 512, 1024]", "\"B-X\": [8]", "params.B-X", "C identifier");
+  refused("\":BLOCK * :ITEMS * :VEC <= 8192\"", "\":BLOCK * :BZ <= 8192\"", "constraints[0]",
           "names :BZ, which is neither a parameter nor a dimension");
-  refused("\":BX * :BY >= 32\"", "\"1); DROP TABLE t; --\"", "constraints[0]",
+  refused("\":BLOCK * :ITEMS * :VEC <= 8192\"", "\"1); DROP TABLE t; --\"", "constraints[0]",
           "is not one SQL expression");
-  refused("\":BX * :BY >= 32\"", "\":BX >=\"", "constraints[0]", "is not one SQL expression");
+  refused("\":BLOCK * :ITEMS * :VEC <= 8192\"", "\":BLOCK >=\"", "constraints[0]", "is not one SQL expression");
   refused("\"3 * 4 * :rows * :cols\"", "\"3 * 4 * :rows * :cols / 0\"", "bytes",
           "does not evaluate to a number");
   refused("\"3 * 4 * :rows * :cols\"", "\"3 * :VEC * :rows\"", "bytes",
           "may name the dimensions alone");
-  refused("\"BX\": 32, \"BY\": 8", "\"BX\": 7, \"BY\": 8", "seed.BX",
+  refused("\"BLOCK\": 256, \"VEC\": 1", "\"BLOCK\": 7, \"VEC\": 1", "seed.BLOCK",
           "7 is not one of the parameter's values");
-  refused("\"BX\": 32, \"BY\": 8, \"VEC\": 1", "\"BX\": 32, \"BY\": 8", "seed.VEC", "missing");
+  refused("\"BLOCK\": 256, \"VEC\": 1, \"ITEMS\": 1", "\"BLOCK\": 256, \"VEC\": 1", "seed.ITEMS",
+          "missing");
   refused("\"dims\": [\"rows\", \"cols\"]", "\"dims\": [\"height\", \"width\"]", "dims",
           "[\"rows\", \"cols\"]");
-  refused("\"block\": [\":BX\", \":BY\"]", "\"block\": []", "block", "1 to 3 expressions");
+  refused("\"block\": [\":BLOCK\"]", "\"block\": []", "block", "1 to 3 expressions");
   refused("\"type\": \"f32\", \"count\": \":rows * :cols\", \"dir\": \"out\"",
           "\"type\": \"f8\", \"count\": \":rows * :cols\", \"dir\": \"out\"", "args[0].type",
           "'f8'");

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "serve.h"
 #include "subprocess.h"
 #include "tune.h"
@@ -44,7 +45,7 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   const char *dp[PM__MAX_DEFINES];
   int nd = pm__config_defines(op, v, pr, defs), rc;
   for (int i = 0; i < nd; i++) dp[i] = defs[i];
-  const pm__template *t = pm__template_find(op->name);
+  const pm__template *t = pm__op_template(op);
   pm__cubin bin;
   pm__kernel k;
   double err, ms[64];
@@ -170,6 +171,21 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
     snprintf(why, whylen, "%.300s", failed ? ended : "it printed no verified timing");
 }
 
+/* What a kernel of one's own (op, from --kernel) runs on pr on c's device: its winner tuned for
+ * exactly pr's size in the database at dbpath, else the nearest tuned size's, else its seed
+ * (the decision chain of the built-in calls, without shipped results). */
+static void kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm__problem *pr,
+                          pm__decision *dec) {
+  pm__ops_db_plus plus;
+  pm__db *db = NULL;
+  pm__db_known known;
+  int have = pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db_with(op, &plus), &db) == PM_OK &&
+             pm__op_known_load(db, &c->dev, op, &known) == PM_OK;
+  pm__decide(c, have ? &known : NULL, NULL, op, pr, dec);
+  if (have) pm__db_known_free(&known);
+  pm__db_close(db);
+}
+
 /* Adds op's default sizes (its entry's bench_sizes) in each type of dtypes that op takes to
  * items[n..max); returns the new count. */
 static int add_defaults(const pm__op *op, unsigned dtypes, item *items, int n, int max) {
@@ -182,7 +198,7 @@ static int add_defaults(const pm__op *op, unsigned dtypes, item *items, int n, i
 }
 
 int cmd_bench(int argc, char **argv) {
-  const char *opname = "all", *sizes[32], *dbpath = NULL;
+  const char *opname = NULL, *sizes[32], *dbpath = NULL, *kfile = NULL;
   int device = 0, samples = 25, json = 0;
   cli_list slist = {sizes, 0, 32};
   pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
@@ -190,6 +206,10 @@ int cmd_bench(int argc, char **argv) {
   unsigned dtypes = 0;
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "a kernel of your own, described in FILE (JSON), at the sizes --size gives: its "
+                 "tuned configuration, its seed and the copy (no peer); not with --op, --radius "
+                 "or --dtype"),
       CLI_LIST(0, "size", "S", &slist,
                "ROWSxCOLS or N, repeatable (with one --op), a filter size with its own radius "
                "ROWSxCOLS:rR; default: the targets' sizes"),
@@ -205,8 +225,14 @@ int cmd_bench(int argc, char **argv) {
   if (parsed != CLI_OK) return parsed;
   int nsizes = slist.n;
   const pm__op *only;
-  if (cli_op_arg("bench", opname, 1, &only) != CLI_OK) return CLI_USAGE;
-  if (nsizes > 0 && only == NULL) return cli_usage_error("bench", "--size needs one --op");
+  if (kfile != NULL && (opname != NULL || given.radius != 0 || dtypes != 0))
+    return cli_usage_error("bench", "--kernel FILE is the op: not with --op, --radius or --dtype "
+                                    "(a kernel file has its own)");
+  if (kfile != NULL && nsizes == 0)
+    return cli_usage_error("bench", "--kernel needs --size (a kernel file has no default sizes)");
+  if (cli_op_arg("bench", opname ? opname : "all", 1, &only) != CLI_OK) return CLI_USAGE;
+  if (nsizes > 0 && only == NULL && kfile == NULL)
+    return cli_usage_error("bench", "--size needs one --op");
   int radius_given = given.radius != 0;
   if (cli_apply_variants("bench", only, &cv, &given) != CLI_OK) return CLI_USAGE;
   if (nsizes > 0 && cli_dtype_check("bench", only, dtypes) != CLI_OK) return CLI_USAGE;
@@ -220,10 +246,20 @@ int cmd_bench(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   pm__timer *tm = NULL;
+  pm__kernel_file *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
+  if (kfile != NULL) {
+    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
+      status = cli_fail("bench", "%s", pm_errmsg(c));
+      pm_close(c);
+      return status;
+    }
+    only = pm__kernel_file_op(kf);
+  }
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
     if ((status = cli_parse_size("bench", c, only, sizes[i], radius_given, &pr)) != CLI_OK) {
+      pm__kernel_file_free(kf);
       pm_close(c);
       return status;
     }
@@ -254,7 +290,8 @@ int cmd_bench(int argc, char **argv) {
     char ptext[96], pname[96], pwhy[512];
     pm__problem_text(op, &pr, ptext, sizeof ptext);
     pm__decision dec;
-    pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
+    if (kf != NULL) kernel_decide(c, dbpath, op, &pr, &dec);
+    else pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;
     int copies = pm__copies_for(c, op->bytes(op, &pr)); /* for the kernels, the copy and the peer */
@@ -269,7 +306,10 @@ int cmd_bench(int argc, char **argv) {
       continue;
     }
     pm__data_free(&d);
-    peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
+    if (kf != NULL) /* a kernel of one's own has no peer */
+      snprintf(pname, sizeof pname, "-"), pwhy[0] = '\0', memset(&pt, 0, sizeof pt);
+    else
+      peer(op, &pr, copies, samples, pname, sizeof pname, &pt, pwhy, sizeof pwhy);
     double rec = dec.source == PM__FROM_EXACT ? dec.median_ms : 0;
     if (json) {
       printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\","
@@ -303,5 +343,6 @@ int cmd_bench(int argc, char **argv) {
 done:
   pm__timer_free(tm);
   pm_close(c);
+  pm__kernel_file_free(kf);
   return status;
 }

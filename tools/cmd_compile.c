@@ -67,7 +67,7 @@ int cmd_compile(int argc, char **argv) {
   const pm__template *t = NULL;
   const pm__op *the_op = NULL;
   if (op != NULL && cli_op_arg("compile", op, 0, &the_op) != CLI_OK) return CLI_USAGE;
-  if (the_op != NULL) t = pm__template_find(the_op->name);
+  if (the_op != NULL) t = pm__op_template(the_op);
   if (the_op != NULL && cli_apply_variants("compile", the_op, &cv, &given) != CLI_OK)
     return CLI_USAGE;
 
@@ -95,6 +95,7 @@ int cmd_compile(int argc, char **argv) {
       goto done;
     }
     the_op = pm__kernel_file_op(kf);
+    t = pm__op_template(the_op);
     if (config == NULL) config = "seed";
   }
   if (arch == NULL) {
@@ -147,7 +148,6 @@ int cmd_compile(int argc, char **argv) {
   }
 
   const char *name = t ? t->file : file, *text = t ? t->source : NULL;
-  if (kf != NULL) text = pm__kernel_file_source(kf, &name);
   if (file != NULL) {
     size_t len;
     if ((source = pm__read_file(file, (size_t)64 << 20, &len)) == NULL) {

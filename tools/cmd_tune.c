@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "tune.h"
 
 static const char about[] =
@@ -166,6 +167,8 @@ static int add_defaults(const pm__op *op, unsigned dtypes, job *jobs, int n, int
 typedef struct worker {
   int device;
   const char *dbpath, *cmdline;
+  const pm__db_op *const *dbops; /* the ops the database stores: pm__ops_db(), and --kernel's */
+  const pm__op *kernel;          /* --kernel's op, or NULL */
   const job *jobs;
   int njobs;
   int seen;             /* > 0: tune this many of this GPU's recorded sizes, not jobs */
@@ -202,7 +205,7 @@ static void *compile_ahead(void *arg) {
   long threads = (pm__compile_threads() - 2) / w->ndevices; /* the measuring thread's own core,
                                                                and the GPU's callback thread's */
   int ok = pm__ctx_create(&c, w->device, NULL) == PM_OK &&
-           pm__db_open(c, w->dbpath, 0, pm__ops_db(), &db) == PM_OK;
+           pm__db_open(c, w->dbpath, 0, w->dbops, &db) == PM_OK;
   for (int i = 0; i < w->njobs; i++) {
     /* a failure here costs nothing but time: the worker compiles what is missing */
     if (ok && !a->stop && !interrupted)
@@ -344,7 +347,9 @@ static void *run_worker(void *arg) {
   pthread_t ahead_thread;
   int ahead_started = 0;
   w->status = CLI_OK;
-  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, pm__ops_db(), &db) != PM_OK) {
+  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, w->dbops, &db) != PM_OK ||
+      (w->kernel != NULL && /* its measurements are the ones shown and served from now on */
+       pm__db_template_current(db, w->kernel->name, pm__op_template(w->kernel)->sha256) != PM_OK)) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
@@ -427,7 +432,7 @@ done:
 }
 
 int cmd_tune(int argc, char **argv) {
-  const char *opname = "all", *sizes[64], *device = "all", *dbpath = NULL;
+  const char *opname = NULL, *sizes[64], *device = "all", *dbpath = NULL, *kfile = NULL;
   cli_list slist = {sizes, 0, 64};
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__problem given = {.radius = 0}; /* what --radius (0: not given), --order and --border say */
@@ -438,6 +443,9 @@ int cmd_tune(int argc, char **argv) {
   pm__tune_opts_default(&opts);
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default: all)"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "a kernel of your own, described in FILE (JSON), at the sizes --size gives: not "
+                 "with --op, --seen, --radius, --order, --border or --dtype"),
       CLI_LIST(0, "size", "S", &slist,
                "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; a filter size may carry "
                "its own radius, ROWSxCOLS:rR; default: the default sizes below"),
@@ -474,12 +482,19 @@ int cmd_tune(int argc, char **argv) {
   if (parsed != CLI_OK) return parsed;
   int nsizes = slist.n;
   const pm__op *only;
-  if (cli_op_arg("tune", opname, 1, &only) != CLI_OK) return CLI_USAGE;
+  if (kfile != NULL && (opname != NULL || seen > 0 || given.radius != 0 || dtypes != 0 ||
+                        cv.given[CLI_VARIANT_ORDER] >= 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
+    return cli_usage_error("tune", "--kernel FILE is the op: not with --op, --seen, --radius, "
+                                   "--order, --border or --dtype (a kernel file has its own)");
+  if (kfile != NULL && nsizes == 0)
+    return cli_usage_error("tune", "--kernel needs --size (a kernel file has no default sizes)");
+  if (cli_op_arg("tune", opname ? opname : "all", 1, &only) != CLI_OK) return CLI_USAGE;
   if (seen > 0 && (nsizes > 0 || given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
                    cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
-  if (nsizes > 0 && only == NULL) return cli_usage_error("tune", "--size needs one --op");
+  if (nsizes > 0 && only == NULL && kfile == NULL)
+    return cli_usage_error("tune", "--size needs one --op");
   int radius_given = given.radius != 0;
   int variant_given = given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
                       cv.given[CLI_VARIANT_BORDER] >= 0;
@@ -497,9 +512,20 @@ int cmd_tune(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options none = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *dbops = pm__ops_db();
   if (pm_open(&c, &none) != PM_OK) {
     status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
+  }
+  if (kfile != NULL) {
+    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
+      status = cli_fail("tune", "%s", pm_errmsg(c));
+      goto done;
+    }
+    only = pm__kernel_file_op(kf);
+    dbops = pm__ops_db_with(only, &plus);
   }
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
@@ -552,7 +578,8 @@ int cmd_tune(int argc, char **argv) {
   }
   double t0 = pm__now_ms();
   for (int i = 0; i < nw; i++) {
-    ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .jobs = jobs,
+    ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .dbops = dbops,
+                     .kernel = kf ? only : NULL, .jobs = jobs,
                      .njobs = njobs, .seen = seen, .only = only, .opts = opts, .ndevices = nw};
     ws[i].opts.progress_arg = &ws[i];
     if (nw == 1 || pthread_create(&ts[i], NULL, run_worker, &ws[i]) != 0) {
@@ -583,6 +610,7 @@ int cmd_tune(int argc, char **argv) {
   free(ws);
   free(ts);
 done:
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

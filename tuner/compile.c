@@ -65,7 +65,7 @@ void pm__compile_jobs_free(pm__compile_job *jobs, size_t n) {
 
 int pm__variants_make(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__limits *lim,
                       const char *arch, pm__variants *out) {
-  const pm__template *t = pm__template_find(op->name);
+  const pm__template *t = pm__op_template(op);
   memset(out, 0, sizeof *out);
   if (t == NULL) return pm__seterr(c, PM_ENOTFOUND, "no template for %s", op->name);
   out->op = op;

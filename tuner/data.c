@@ -80,6 +80,10 @@ static void free_device(pm__data *d) {
   if (d->work != NULL) cudaFree(d->work);
   d->out = NULL;
   d->work = NULL;
+  for (int i = 0; i < d->nbufs; i++) {
+    if (d->bufs[i].dev != NULL) cudaFree(d->bufs[i].dev);
+    d->bufs[i].dev = NULL;
+  }
 }
 
 /* Copies start this many bytes apart, or a multiple: cudaMalloc's own alignment. */
@@ -90,7 +94,9 @@ void pm__data_view(const pm__data *d, int j, pm__data *view) {
   *view = *d;
   for (int i = 0; i < 2; i++)
     if (d->in[i] != NULL) view->in[i] = (float *)((char *)d->in[i] + (size_t)j * d->in_stride);
-  view->out = (float *)((char *)d->out + (size_t)j * d->out_stride);
+  view->out = d->out ? (float *)((char *)d->out + (size_t)j * d->out_stride) : NULL;
+  for (int i = 0; i < d->nbufs; i++)
+    view->bufs[i].dev = (char *)d->bufs[i].dev + (size_t)j * d->bufs[i].stride;
   view->copies = 1;
 }
 
@@ -117,7 +123,15 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
     d->out_bytes = pitch * d->lines;
   }
   d->out_stride = pm__pitch(d->out_bytes, COPY_ALIGN);
-  PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_stride * k));
+  if (d->out_bytes > 0) PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_stride * k));
+  for (int i = 0; i < d->nbufs; i++) { /* a description's buffers: each input in every copy */
+    pm__buf *b = &d->bufs[i];
+    b->stride = pm__pitch(b->bytes, COPY_ALIGN);
+    PM__CUDA(c, cudaMalloc(&b->dev, b->stride * k));
+    for (size_t j = 0; j < k && b->host != NULL; j++)
+      PM__CUDA(c, cudaMemcpyAsync((char *)b->dev + j * b->stride, b->host, b->bytes,
+                                  cudaMemcpyHostToDevice, pm__tune_stream()));
+  }
   if (d->work_bytes > 0) { /* one scratch for all copies: a run leaves it as it found it */
     PM__CUDA(c, cudaMalloc(&d->work, d->work_bytes));
     PM__CUDA(c, cudaMemsetAsync(d->work, 0, d->work_bytes, pm__tune_stream()));
@@ -136,7 +150,13 @@ cudaError_t pm__tune_copy(void *dst, const void *src, size_t bytes, enum cudaMem
 
 int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream) {
   int rc = PM_OK;
-  PM__CUDA(c, cudaMemsetAsync(d->out, 0xff, d->out_bytes, stream));
+  if (d->out != NULL) PM__CUDA(c, cudaMemsetAsync(d->out, 0xff, d->out_bytes, stream));
+  for (int i = 0; i < d->nbufs; i++) {
+    pm__buf *b = &d->bufs[i];
+    if (b->dir == PM__BUF_OUT) PM__CUDA(c, cudaMemsetAsync(b->dev, 0xff, b->bytes, stream));
+    if (b->dir == PM__BUF_INOUT) /* its inputs again, as the first run found them */
+      PM__CUDA(c, cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice, stream));
+  }
 fail:
   return rc;
 }
@@ -146,6 +166,7 @@ int pm__data_place_copy(pm_ctx *c, const pm__data *d, size_t align, pm__data *co
   copy->in[0] = copy->in[1] = NULL;
   copy->out = NULL;
   copy->work = NULL;
+  for (int i = 0; i < copy->nbufs; i++) copy->bufs[i].dev = NULL;
   int rc = pm__data_place(c, copy, align);
   if (rc != PM_OK) pm__data_unplace(copy);
   return rc;
@@ -160,6 +181,10 @@ void pm__data_free(pm__data *d) {
   if (d == NULL) return;
   free_device(d);
   for (int i = 0; i < 2; i++) free(d->host_in[i]);
+  for (int i = 0; i < d->nbufs; i++) {
+    free(d->bufs[i].host);
+    if (d->bufs[i].ref != NULL) cudaFree(d->bufs[i].ref);
+  }
   if (d->dev_ref != NULL) cudaFree(d->dev_ref);
   free(d->host_ref);
   memset(d, 0, sizeof *d);

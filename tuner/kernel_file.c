@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,8 +27,38 @@ typedef struct expr {
   int uses_params;   /* it names a parameter */
 } expr;
 
+/* One argument of the kernel, in order. */
+enum { SCALAR_I32, SCALAR_I64, SCALAR_F32, SCALAR_F64 };
+typedef struct arg {
+  char *name;
+  int scalar; /* 1: a scalar (type SCALAR_*), passed by value; 0: a buffer (type a pm_dtype) */
+  int type;
+  int dir;    /* a buffer's PM__BUF_* */
+  int buf;    /* a buffer's index in pm__data's bufs */
+  expr e;     /* a buffer's count (of the dimensions), a scalar's value */
+} arg;
+
+typedef union value {
+  int i32;
+  long long i64;
+  float f32;
+  double f64;
+} value;
+
+/* What a launch of one point on one problem passes: evaluated once, kept for the next launch. */
+typedef struct launch_memo {
+  int valid;
+  int v[PM__MAX_PARAMS];
+  pm__problem pr;
+  dim3 grid, block;
+  size_t shared;
+  value values[MAX_ARGS];
+} launch_memo;
+
 struct pm__kernel_file {
   pm__op op; /* first: the op's callbacks find the rest through self */
+  pm__template tpl; /* the source, named by the hash of the description and the source */
+  char sha256[65];
   pm__param params[PM__MAX_PARAMS];
   char *param_names[PM__MAX_PARAMS];
   char *path, *name, *summary, *entry, *source_file, *source;
@@ -38,7 +69,10 @@ struct pm__kernel_file {
   char *reasons[MAX_CONSTRAINTS]; /* "constraints[2] (:BX * :BY <= 1024)" */
   int ngrid, nblock;
   expr grid[3], block[3], shared, bytes;
+  int nargs, nbufs;
+  arg args[MAX_ARGS];
   double tolerance;
+  launch_memo memo;
   sqlite3 *db;          /* an empty database in memory: the expressions' evaluator */
   pthread_mutex_t lock; /* the statements are one thread's at a time */
 };
@@ -214,8 +248,8 @@ static void expr_free(expr *e) {
 /* Evaluates e for point v (may be NULL where e names no parameter) and problem pr (may be NULL
  * where e names no dimension) into *out. 0 done; 1 the value is NULL, not a number, or out of
  * the 64-bit range (SQLite's `1/0` is NULL). Under k's lock. */
-static int expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
-                     long long *out) {
+static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+                      long long *out, double *real) {
   sqlite3_stmt *st = e->st;
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
@@ -231,14 +265,21 @@ static int expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__
     int t = sqlite3_column_type(st, 0);
     if (t == SQLITE_INTEGER) {
       *out = sqlite3_column_int64(st, 0);
+      if (real) *real = (double)*out;
       bad = 0;
     } else if (t == SQLITE_FLOAT) {
       double x = sqlite3_column_double(st, 0);
       if (x >= -9.2e18 && x <= 9.2e18) *out = (long long)x, bad = 0;
+      if (real) *real = x;
     }
   }
   sqlite3_reset(st);
   return bad;
+}
+
+static int expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+                     long long *out) {
+  return expr_value(k, e, v, pr, out, NULL);
 }
 
 /* ---- The op's callbacks --------------------------------------------------------------------- */
@@ -266,6 +307,9 @@ static const char *check(const pm__op *self, const int *v, const pm__problem *pr
   }
   if (why == NULL && block_known && threads > lim->max_threads)
     why = "threads per block out of range";
+  for (int i = 0; i < k->ngrid && why == NULL && pr != NULL; i++)
+    if (expr_eval(k, &k->grid[i], v, pr, &x) || x < 1 || x > (i == 0 ? INT_MAX : 65535))
+      why = "a grid dimension out of range";
   if (why == NULL && !(k->shared.uses_dims && pr == NULL) &&
       (expr_eval(k, &k->shared, v, pr, &x) || x < 0 || (size_t)x > lim->max_smem))
     why = "the shared memory is more than a block has";
@@ -290,6 +334,202 @@ static size_t layout(const pm__op *self, const int *v) {
 static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
   (void)pr;
   memcpy(v, self->seed, sizeof self->seed);
+}
+
+/* Evaluates what a launch of v on pr passes into k->memo, unless it holds them already. 0 done;
+ * 1 an expression gives no number (check() prunes such points: cannot be for a valid one).
+ * Under k's lock. */
+static int memo_fill(pm__kernel_file *k, const int *v, const pm__problem *pr) {
+  launch_memo *m = &k->memo;
+  if (m->valid && memcmp(m->v, v, sizeof m->v) == 0 && memcmp(&m->pr, pr, sizeof *pr) == 0)
+    return 0;
+  long long x, dims[2][3] = {{1, 1, 1}, {1, 1, 1}};
+  const expr *es[2] = {k->grid, k->block};
+  int ns[2] = {k->ngrid, k->nblock};
+  m->valid = 0;
+  for (int g = 0; g < 2; g++)
+    for (int i = 0; i < ns[g]; i++)
+      if (expr_eval(k, &es[g][i], v, pr, &dims[g][i]) || dims[g][i] < 1 || dims[g][i] > INT_MAX)
+        return 1;
+  if (expr_eval(k, &k->shared, v, pr, &x) || x < 0) return 1;
+  m->shared = (size_t)x;
+  m->grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
+  m->block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
+  for (int i = 0; i < k->nargs; i++) {
+    const arg *a = &k->args[i];
+    double real = 0;
+    if (!a->scalar) continue;
+    if (expr_value(k, &a->e, v, pr, &x, &real)) return 1;
+    switch (a->type) {
+    case SCALAR_I32: m->values[i].i32 = (int)x; break;
+    case SCALAR_I64: m->values[i].i64 = x; break;
+    case SCALAR_F32: m->values[i].f32 = (float)real; break;
+    default: m->values[i].f64 = real; break;
+    }
+  }
+  memcpy(m->v, v, sizeof m->v);
+  m->pr = *pr;
+  m->valid = 1;
+  return 0;
+}
+
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v, pm__data *d,
+                  cudaStream_t stream) {
+  pm__kernel_file *k = (pm__kernel_file *)self;
+  value values[MAX_ARGS];
+  void *args[MAX_ARGS];
+  dim3 grid, block;
+  size_t shared;
+  pthread_mutex_lock(&k->lock);
+  int bad = memo_fill(k, v, &d->pr);
+  grid = k->memo.grid, block = k->memo.block, shared = k->memo.shared;
+  memcpy(values, k->memo.values, sizeof values);
+  pthread_mutex_unlock(&k->lock);
+  if (bad)
+    return pm__seterr(c, PM_EINVAL, "%s: the launch's grid, block, shared memory or a scalar "
+                                    "gives no number for this point and size", k->path);
+  for (int i = 0; i < k->nargs; i++)
+    args[i] = k->args[i].scalar ? (void *)&values[i] : (void *)&d->bufs[k->args[i].buf].dev;
+  return pm__kernel_launch(c, kern, 0, grid, block, shared, stream, args);
+}
+
+/* The elements of buffer argument a on pr: its count, checked (at least 1; at most 2^40 bytes,
+ * so that sizes stay exact and allocations sane). */
+static int buffer_count(pm_ctx *c, pm__kernel_file *k, const arg *a, const pm__problem *pr,
+                        size_t *count) {
+  long long x = 0;
+  pthread_mutex_lock(&k->lock);
+  int bad = expr_eval(k, &a->e, NULL, pr, &x);
+  pthread_mutex_unlock(&k->lock);
+  size_t es = pm_dtype_size((pm_dtype)a->type);
+  if (bad || x < 1 || (unsigned long long)x > ((unsigned long long)1 << 40) / es)
+    return pm__seterr(c, PM_EINVAL, "%s: args[%d].count: '%s' gives %s for this size: 1 to 2^40 "
+                                    "bytes wanted",
+                      k->path, (int)(a - k->args), a->e.text, bad ? "no number" : "a count out of range");
+  *count = (size_t)x;
+  return PM_OK;
+}
+
+/* Runs the seed configuration once on d (placed), and keeps each output there as the reference
+ * that every other point's must match. */
+static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
+  char defs[PM__MAX_DEFINES][24];
+  const char *dp[PM__MAX_DEFINES];
+  int n = pm__config_defines(&k->op, k->op.seed, &d->pr, defs);
+  for (int i = 0; i < n; i++) dp[i] = defs[i];
+  pm__cubin bin = {0};
+  pm__kernel kern = {0};
+  int rc = pm__compile(c, k->tpl.file, k->tpl.source, c->dev.arch, dp, (size_t)n, &bin);
+  if (rc != PM_OK) return rc;
+  rc = pm__kernel_load(c, &bin, k->op.entries, 1, &kern);
+  pm__cubin_free(&bin);
+  if (rc != PM_OK) return rc;
+  if ((rc = launch(&k->op, c, &kern, k->op.seed, d, pm__tune_stream())) != PM_OK) goto fail;
+  PM__CUDA(c, cudaStreamSynchronize(pm__tune_stream()));
+  for (int i = 0; i < d->nbufs; i++) {
+    pm__buf *b = &d->bufs[i];
+    if (b->dir == PM__BUF_IN) continue;
+    PM__CUDA(c, cudaMalloc(&b->ref, b->bytes));
+    PM__CUDA(c, pm__tune_copy(b->ref, b->dev, b->bytes, cudaMemcpyDeviceToDevice));
+  }
+fail:
+  pm__kernel_unload(&kern);
+  return rc;
+}
+
+static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
+                   pm__data *d) {
+  pm__kernel_file *k = (pm__kernel_file *)self;
+  int rc = PM_OK;
+  d->pr = *pr;
+  d->nbufs = k->nbufs;
+  for (int i = 0; i < k->nargs && rc == PM_OK; i++) {
+    const arg *a = &k->args[i];
+    size_t count = 0;
+    if (a->scalar || (rc = buffer_count(c, k, a, pr, &count)) != PM_OK) continue;
+    pm__buf *b = &d->bufs[a->buf];
+    b->dir = a->dir;
+    b->bytes = count * pm_dtype_size((pm_dtype)a->type);
+    if (a->dir != PM__BUF_OUT &&
+        (b->host = pm__random_fill_typed(a->type, count, seed + 7919 * (uint64_t)(i + 1))) == NULL)
+      rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory for args[%d] (%zu bytes)", k->path, i,
+                      b->bytes);
+  }
+  if (rc == PM_OK) rc = pm__data_place(c, d, 0);
+  if (rc == PM_OK) rc = run_seed(k, c, d);
+  return rc;
+}
+
+/* Compares buffer b (argument a) with its reference: bit for bit where the file's tolerance is
+ * 0, else |got - want| <= tolerance * max(1, |want|), NaN never passing. */
+static int verify_buffer(pm__kernel_file *k, pm_ctx *c, const arg *a, const pm__buf *b,
+                         double *err) {
+  size_t es = pm_dtype_size((pm_dtype)a->type), count = b->bytes / es;
+  unsigned long long bad = 0, first = 0;
+  double worst = 0;
+  int rc = PM_OK;
+  unsigned char *got = NULL, *want = NULL;
+  if (k->tolerance == 0) {
+    for (size_t at = 0; at < count && bad == 0 && rc == PM_OK;) {
+      unsigned chunk = count - at > (1u << 30) ? 1u << 30 : (unsigned)(count - at);
+      rc = pm__compare_2d(c, (const char *)b->dev + at * es, (size_t)chunk * es,
+                          (const char *)b->ref + at * es, 1, chunk, (unsigned)es, &bad, &first);
+      if (bad) first += at; /* the count is the first differing chunk's */
+      at += chunk;
+    }
+    if (rc != PM_OK) return rc;
+    *err = (double)bad / (double)count;
+    if (bad == 0) return PM_OK;
+    unsigned char g[8], w[8];
+    memset(g, 0xff, sizeof g), memset(w, 0xff, sizeof w);
+    pm__tune_copy(g, (const char *)b->dev + first * es, es, cudaMemcpyDeviceToHost);
+    pm__tune_copy(w, (const char *)b->ref + first * es, es, cudaMemcpyDeviceToHost);
+    return pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the seed's; the first "
+                                     "at [%llu]: %a, want %a",
+                      a->name, bad, count, first, pm__elem_value(a->type, g),
+                      pm__elem_value(a->type, w));
+  }
+  if ((got = pm__malloc(b->bytes)) == NULL || (want = pm__malloc(b->bytes)) == NULL) {
+    rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory comparing %s", k->path, a->name);
+    goto done;
+  }
+  PM__CUDA(c, pm__tune_copy(got, b->dev, b->bytes, cudaMemcpyDeviceToHost));
+  PM__CUDA(c, pm__tune_copy(want, b->ref, b->bytes, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < count; i++) {
+    double x = pm__elem_value(a->type, got + i * es), y = pm__elem_value(a->type, want + i * es);
+    double d = fabs(x - y) / fmax(1.0, fabs(y));
+    if (!(d <= k->tolerance) && !(isnan(y) && isnan(x))) {
+      if (bad++ == 0) first = i;
+      if (isnan(d)) d = INFINITY;
+    }
+    if (d > worst) worst = d;
+  }
+  *err = worst;
+  if (bad != 0) {
+    double x = pm__elem_value(a->type, got + first * es), y = pm__elem_value(a->type, want + first * es);
+    rc = pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the seed's by more than "
+                                   "the tolerance %g; the first at [%llu]: %a, want %a",
+                    a->name, bad, count, k->tolerance, first, x, y);
+  }
+fail:
+done:
+  free(got), free(want);
+  return rc;
+}
+
+static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
+  pm__kernel_file *k = (pm__kernel_file *)self;
+  (void)v;
+  *err = 0;
+  for (int i = 0; i < k->nargs; i++) {
+    const arg *a = &k->args[i];
+    double e = 0;
+    if (a->scalar || a->dir == PM__BUF_IN) continue;
+    int rc = verify_buffer(k, c, a, &d->bufs[a->buf], &e);
+    if (e > *err) *err = e;
+    if (rc != PM_OK) return rc;
+  }
+  return PM_OK;
 }
 
 /* ---- Loading -------------------------------------------------------------------------------- */
@@ -462,6 +702,8 @@ static int read_dims(reader *r, pm__kernel_file *k) {
 static int read_args(reader *r, pm__kernel_file *k) {
   static const char *const buffer_fields[] = {"name", "type", "count", "dir", NULL};
   static const char *const scalar_fields[] = {"name", "scalar", "value", NULL};
+  static const char *const scalars[] = {"i32", "i64", "f32", "f64", NULL}; /* SCALAR_* order */
+  static const char *const dirs[] = {"in", "out", "inout", NULL};          /* PM__BUF_* order */
   long n;
   int rc = array_len(r, "$.args", "args", &n);
   if (rc != PM_OK) return rc;
@@ -469,8 +711,8 @@ static int read_args(reader *r, pm__kernel_file *k) {
     return fail(r, "args", n < 0 ? "missing (the kernel's arguments in order)"
                                  : "1 to %d arguments wanted", MAX_ARGS);
   for (long i = 0; i < n && rc == PM_OK; i++) {
-    char p[64], field[48], type[16], *name = NULL, *s = NULL, *t = NULL, *dir = NULL;
-    expr e = {0};
+    char p[64], field[48], f2[64], type[16], *s = NULL, *t = NULL, *dir = NULL;
+    arg *a = &k->args[i];
     snprintf(p, sizeof p, "$.args[%ld]", i);
     snprintf(field, sizeof field, "args[%ld]", i);
     if ((rc = member(r, p, type, NULL)) != PM_OK) break;
@@ -478,39 +720,51 @@ static int read_args(reader *r, pm__kernel_file *k) {
       rc = fail(r, field, "an object wanted, not %s", type);
       break;
     }
+    k->nargs = (int)i + 1; /* from here a's strings and expression are k's to free */
     snprintf(p, sizeof p, "$.args[%ld].scalar", i);
     if ((rc = member(r, p, type, NULL)) != PM_OK) break;
-    int scalar = strcmp(type, "missing") != 0;
+    a->scalar = strcmp(type, "missing") != 0;
     snprintf(p, sizeof p, "$.args[%ld]", i);
-    if ((rc = only_known(r, p, field, scalar ? scalar_fields : buffer_fields)) != PM_OK) break;
-    char f2[64];
+    if ((rc = only_known(r, p, field, a->scalar ? scalar_fields : buffer_fields)) != PM_OK) break;
     snprintf(p, sizeof p, "$.args[%ld].name", i), snprintf(f2, sizeof f2, "%s.name", field);
-    if ((rc = string_at(r, p, f2, 1, &name)) == PM_OK && !is_identifier(name, 63))
-      rc = fail(r, f2, "'%s' is not a C identifier", name);
-    if (rc == PM_OK && scalar) {
+    if ((rc = string_at(r, p, f2, 1, &a->name)) == PM_OK && !is_identifier(a->name, 63))
+      rc = fail(r, f2, "'%s' is not a C identifier", a->name);
+    if (rc == PM_OK && a->scalar) {
       snprintf(p, sizeof p, "$.args[%ld].scalar", i), snprintf(f2, sizeof f2, "%s.scalar", field);
-      if ((rc = string_at(r, p, f2, 1, &s)) == PM_OK && strcmp(s, "i32") != 0 &&
-          strcmp(s, "i64") != 0 && strcmp(s, "f32") != 0 && strcmp(s, "f64") != 0)
-        rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", s);
+      if ((rc = string_at(r, p, f2, 1, &s)) == PM_OK) {
+        for (a->type = 0; scalars[a->type] != NULL && strcmp(scalars[a->type], s) != 0; a->type++)
+          ;
+        if (scalars[a->type] == NULL) rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", s);
+      }
       if (rc == PM_OK) {
         snprintf(p, sizeof p, "args[%ld].value", i);
-        rc = read_one_expr(r, k, p, NULL, 1, &e);
+        rc = read_one_expr(r, k, p, NULL, 1, &a->e);
       }
     } else if (rc == PM_OK) {
       snprintf(p, sizeof p, "$.args[%ld].type", i), snprintf(f2, sizeof f2, "%s.type", field);
-      if ((rc = string_at(r, p, f2, 1, &t)) == PM_OK && pm__dtype_find(t) < 0)
+      if ((rc = string_at(r, p, f2, 1, &t)) == PM_OK && (a->type = pm__dtype_find(t)) < 0)
         rc = fail(r, f2, "'%s': one of %s wanted", t, PM__DTYPE_NAMES);
       snprintf(p, sizeof p, "$.args[%ld].dir", i), snprintf(f2, sizeof f2, "%s.dir", field);
-      if (rc == PM_OK && (rc = string_at(r, p, f2, 1, &dir)) == PM_OK && strcmp(dir, "in") != 0 &&
-          strcmp(dir, "out") != 0 && strcmp(dir, "inout") != 0)
-        rc = fail(r, f2, "'%s': in, out or inout wanted", dir);
+      if (rc == PM_OK && (rc = string_at(r, p, f2, 1, &dir)) == PM_OK) {
+        for (a->dir = 0; dirs[a->dir] != NULL && strcmp(dirs[a->dir], dir) != 0; a->dir++)
+          ;
+        if (dirs[a->dir] == NULL) rc = fail(r, f2, "'%s': in, out or inout wanted", dir);
+      }
+      if (rc == PM_OK && k->nbufs == PM__MAX_BUFS)
+        rc = fail(r, field, "more than %d buffers", PM__MAX_BUFS);
       if (rc == PM_OK) {
+        a->buf = k->nbufs++;
         snprintf(p, sizeof p, "args[%ld].count", i);
-        rc = read_one_expr(r, k, p, NULL, 0, &e);
+        rc = read_one_expr(r, k, p, NULL, 0, &a->e);
       }
     }
-    expr_free(&e); /* checked; evaluated when the op runs (not yet) */
-    free(name), free(s), free(t), free(dir);
+    free(s), free(t), free(dir);
+  }
+  if (rc == PM_OK) {
+    int outputs = 0;
+    for (int i = 0; i < k->nargs; i++) outputs += !k->args[i].scalar && k->args[i].dir != PM__BUF_IN;
+    if (outputs == 0)
+      rc = fail(r, "args", "no buffer is \"out\" or \"inout\": nothing to check a run by");
   }
   return rc;
 }
@@ -519,7 +773,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
  * an expression SQLite cannot give a number for is found here, not while tuning. */
 static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   pm__problem sample = {.rows = 1024, .cols = 1024, .n = 1u << 20};
-  expr *all[MAX_CONSTRAINTS + 8];
+  expr *all[MAX_CONSTRAINTS + MAX_ARGS + 8];
   int n = 0;
   long long x;
   for (int i = 0; i < k->nconstraints; i++) all[n++] = &k->constraints[i];
@@ -527,6 +781,7 @@ static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   for (int i = 0; i < k->nblock; i++) all[n++] = &k->block[i];
   all[n++] = &k->shared;
   all[n++] = &k->bytes;
+  for (int i = 0; i < k->nargs; i++) all[n++] = &k->args[i].e;
   for (int i = 0; i < n; i++)
     if (expr_eval(k, all[i], k->op.seed, &sample, &x))
       return fail(r, all[i]->field, "'%s' does not evaluate to a number (at the seed, for %s)",
@@ -540,6 +795,7 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   for (int i = 0; i < 3; i++) expr_free(&k->grid[i]), expr_free(&k->block[i]);
   expr_free(&k->shared);
   expr_free(&k->bytes);
+  for (int i = 0; i < k->nargs; i++) expr_free(&k->args[i].e), free(k->args[i].name);
   for (int i = 0; i < PM__MAX_PARAMS; i++) free(k->param_names[i]);
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
   free(k->source);
@@ -549,11 +805,6 @@ void pm__kernel_file_free(pm__kernel_file *k) {
 }
 
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
-
-const char *pm__kernel_file_source(const pm__kernel_file *k, const char **file) {
-  if (file != NULL) *file = k->source_file;
-  return k->source;
-}
 
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   *out = NULL;
@@ -687,6 +938,18 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   k->op.bytes = bytes;
   k->op.layout = layout;
   k->op.fallback = fallback;
+  k->op.prepare = prepare;
+  k->op.launch = launch;
+  k->op.verify = verify;
+  { /* named by its content: the description, the source, and the shared header where it is
+       included; measurements and cubins follow a change to any of them */
+    const pm__template *common = pm__template_find(PM__TEMPLATE_COMMON);
+    const char *parts[] = {"pmtune kernel description\n", json, "\n", k->source,
+                           strstr(k->source, PM__TEMPLATE_COMMON_FILE) && common ? common->source : ""};
+    pm__sha256_hex(parts, 5, k->sha256);
+    k->tpl = (pm__template){k->name, k->source_file, k->source, strlen(k->source), k->sha256};
+    k->op.tpl = &k->tpl;
+  }
 
 done:
   free(json);

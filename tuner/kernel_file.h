@@ -1,8 +1,8 @@
 /* kernel_file.h: a user's kernel described in a JSON file (issue 18), made into an op that the
  * generic space code serves as it serves the built-in ones. The format is README's "Your own
  * kernels"; expressions are SQLite's, evaluated with the parameters and dimensions bound.
- * So far the description gives a search space (`pmtune space --kernel FILE`) and its points
- * compile (`pmtune compile --kernel FILE`): tuning and serving such an op come next. */
+ * The description gives a search space (`pmtune space --kernel FILE`), points that compile
+ * (`pmtune compile --kernel FILE`) and an op that `pmtune tune --kernel FILE` tunes. */
 #ifndef PM_KERNEL_FILE_H
 #define PM_KERNEL_FILE_H
 
@@ -16,13 +16,13 @@ typedef struct pm__kernel_file pm__kernel_file;
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out);
 void pm__kernel_file_free(pm__kernel_file *k);
 
-/* The op the description makes: name, params, seed, check (the constraints, and the block's
- * threads and the shared memory against the device's limits), bytes. Valid until
- * pm__kernel_file_free. */
+/* The op the description makes, valid until pm__kernel_file_free: name, params, seed, check
+ * (the constraints; the block's threads, the grid and the shared memory against the device's
+ * limits), bytes, its template (the source, named by the SHA-256 of the description and the
+ * source: pm__op_template), and prepare (random inputs, and the seed configuration run once on
+ * them: its outputs are the reference), launch and verify (each output buffer against the
+ * seed's, bit for bit or within the file's tolerance). Tuning and serving take it as they take
+ * a built-in op; its callbacks may be called from several threads. */
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k);
-
-/* The kernel's CUDA source (NUL-terminated), and in *file (may be NULL) its name as the
- * description gives it, which NVRTC reports errors under. */
-const char *pm__kernel_file_source(const pm__kernel_file *k, const char **file);
 
 #endif /* PM_KERNEL_FILE_H */

@@ -14,6 +14,7 @@
 #define PM__MAX_VALUES 8
 #define PM__MAX_DEFINES (PM__MAX_PARAMS + 3) /* the point's, the problem's (filter: 2), the dtype */
 #define PM__CONFIG_TEXT 160 /* bytes enough for "bx=32 by=8 vec=4 ..." */
+#define PM__MAX_OPS 16      /* built-in ops */
 
 /* One axis of a search space. */
 typedef struct pm__param {
@@ -47,6 +48,21 @@ typedef struct pm__limits {
   int allow_nondeterministic;
 } pm__limits;
 
+/* A buffer argument of an op made from a description (kernel_file.c), packed, one of
+ * pm__data's bufs: what pm__data_place, _view, _poison and _free do for in[], out and work, they
+ * do for each of these too. */
+enum { PM__BUF_IN, PM__BUF_OUT, PM__BUF_INOUT };
+#define PM__MAX_BUFS 16
+typedef struct pm__buf {
+  int dir;      /* PM__BUF_*: in and inout are copied from host at placing; out is poisoned (NaN)
+                   before each checked run, and inout copied from host again */
+  size_t bytes; /* of one copy */
+  void *host;   /* in, inout: the inputs on the host (heap) */
+  void *dev;    /* copy 0 on the device; copy j is stride bytes further */
+  size_t stride;
+  void *ref;    /* out, inout: the reference output on the device (the seed's), or NULL */
+} pm__buf;
+
 /* Device memory for one problem in one layout (pitch alignment), and the host data behind it. */
 typedef struct pm__data {
   pm__problem pr;
@@ -77,6 +93,8 @@ typedef struct pm__data {
     float f32[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
     double f64[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
   } consts;
+  int nbufs;               /* an op made from a description: its buffers, in argument order */
+  pm__buf bufs[PM__MAX_BUFS];
 } pm__data;
 
 typedef struct pm__op {
@@ -101,6 +119,9 @@ typedef struct pm__op {
   int nparams;
   const pm__param *params;
   int seed[PM__MAX_PARAMS]; /* the seed's configuration, a value of each parameter */
+  /* The source it compiles: NULL for a built-in op, whose template is the embedded one of its
+   * name (pm__op_template finds either); an op made from a description points at its own. */
+  const pm__template *tpl;
 
   /* The callbacks take their op first (self), so that an op made at run time, from a
    * description rather than a table here, can reach its own data; the built-in ops ignore it. */
@@ -159,18 +180,27 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 
 /* The op of that name, or NULL. */
 const pm__op *pm__op_find(const char *name);
+/* The template op compiles: op->tpl, or the embedded one of op's name. */
+const pm__template *pm__op_template(const pm__op *op);
 /* The op that serves pmtune.h's value e (found by its api field, not by position), or NULL. */
 const pm__op *pm__op_of(pm_op e);
 
 /* What the database must know of every op, made from the op entries (for pm__db_open). */
 const pm__db_op *const *pm__ops_db(void);
 
+/* pm__ops_db()'s list with op added (an op made from a description), for a database that stores
+ * its problems too; the list lives in *store. */
+typedef struct pm__ops_db_plus {
+  pm__db_op op;
+  const pm__db_op *list[PM__MAX_OPS + 2];
+} pm__ops_db_plus;
+const pm__db_op *const *pm__ops_db_with(const pm__op *op, pm__ops_db_plus *store);
+
 /* Reads what db knows of op for device d into memory: its measurements of the template built
  * into this library (pm__db_known_load of op and its template's hash). */
 int pm__op_known_load(pm__db *db, const pm__device_info *d, const pm__op *op, pm__db_known *out);
 
 /* op's place in pm__ops (0 .. PM__MAX_OPS - 1), or -1. */
-#define PM__MAX_OPS 16
 int pm__op_index(const pm__op *op);
 
 /* The database's view of a problem of op. */

@@ -17,6 +17,10 @@ const pm__op *pm__op_find(const char *name) {
   return NULL;
 }
 
+const pm__template *pm__op_template(const pm__op *op) {
+  return op->tpl != NULL ? op->tpl : pm__template_find(op->name);
+}
+
 const pm__op *pm__op_of(pm_op e) {
   for (int i = 0; pm__ops[i] != NULL; i++)
     if (pm__ops[i]->api == e) return pm__ops[i];
@@ -27,11 +31,14 @@ static pm__db_op db_ops[PM__MAX_OPS];
 static const pm__db_op *db_op_list[PM__MAX_OPS + 1];
 static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
 
+static pm__db_op db_op_of(const pm__op *op) {
+  return (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
+                     {op->variants[0], op->variants[1], op->variants[2]}, op->dtypes};
+}
+
 static void db_ops_make(void) {
   for (int i = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++) {
-    const pm__op *op = pm__ops[i];
-    db_ops[i] = (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
-                            {op->variants[0], op->variants[1], op->variants[2]}, op->dtypes};
+    db_ops[i] = db_op_of(pm__ops[i]);
     db_op_list[i] = &db_ops[i];
   }
 }
@@ -41,8 +48,18 @@ const pm__db_op *const *pm__ops_db(void) {
   return db_op_list;
 }
 
+const pm__db_op *const *pm__ops_db_with(const pm__op *op, pm__ops_db_plus *store) {
+  const pm__db_op *const *all = pm__ops_db();
+  int n = 0;
+  for (; all[n] != NULL; n++) store->list[n] = all[n];
+  store->op = db_op_of(op);
+  store->list[n++] = &store->op;
+  store->list[n] = NULL;
+  return store->list;
+}
+
 int pm__op_known_load(pm__db *db, const pm__device_info *d, const pm__op *op, pm__db_known *out) {
-  const char *names[] = {op->name, NULL}, *shas[] = {pm__template_find(op->name)->sha256, NULL};
+  const char *names[] = {op->name, NULL}, *shas[] = {pm__op_template(op)->sha256, NULL};
   return pm__db_known_load(db, d, names, shas, out);
 }
 

@@ -425,8 +425,7 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
   double spread = best[0]->q3 - best[0]->median;
   t->res->within_noise = best[1]->median - best[0]->median <= fmax(spread, 0.01 * best[0]->median);
 done:
-  for (int i = 0; i < 16; i++)
-    if (copies[i].out != NULL) pm__data_unplace(&copies[i]);
+  for (int i = 0; i < 16; i++) pm__data_unplace(&copies[i]); /* a zeroed one too */
   free(ms);
   free(best);
   return rc;
@@ -435,7 +434,7 @@ done:
 /* The fields of t that pm__tune_problem and pm__tune_precompile share (c, db, op, pr, o and res
  * set before). */
 static void setup(tuning *t, int64_t gpu_id, int64_t run_id) {
-  const pm__template *tpl = pm__template_find(t->op->name);
+  const pm__template *tpl = pm__op_template(t->op);
   int runtime = 0;
   memset(t->res, 0, sizeof *t->res);
   t->t0 = pm__now_ms();

@@ -1,0 +1,210 @@
+/* test_gpu_kernel_file.c: kernels of a user's own (issue 18) tuned on a GPU as the built-in ops
+ * are: the examples' every point verified against the seed's output and stored under the
+ * kernel's name and content hash; a wrong point caught; a tolerance and an inout buffer. Skips
+ * without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel_file.h"
+#include "testutil.h"
+#include "tune.h"
+
+static pm_ctx *ctx;
+static pm__db *db;
+static pm__kernel_file *kf;
+static pm__ops_db_plus plus;
+static int64_t gpu_id;
+static char path[64], dir[] = "/tmp/pmtune-gpu-kfile-XXXXXX";
+
+static void setup(void) {
+  pm_test_require_gpu();
+  cr_assert_eq(pm_open(&ctx, NULL), PM_OK, "%s", pm_errmsg(ctx));
+  snprintf(path, sizeof path, "/tmp/pmtune-test-kfile-%d.db", (int)getpid());
+  unlink(path);
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[96];
+  pm__db_close(db);
+  pm__kernel_file_free(kf);
+  pm_close(ctx);
+  unlink(path);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(gpu_kernel_file, .init = setup, .fini = teardown, .timeout = 600);
+
+/* Loads the description at file, and opens the test's database for its op (current). */
+static const pm__op *load(const char *file) {
+  cr_assert_eq(pm__kernel_file_load(ctx, file, &kf), PM_OK, "%s", pm_errmsg(ctx));
+  const pm__op *op = pm__kernel_file_op(kf);
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_eq(pm__db_gpu_put(db, &ctx->dev, 0, 0, &gpu_id), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_template_current(db, op->name, pm__op_template(op)->sha256), PM_OK, "%s",
+               pm_errmsg(ctx));
+  return op;
+}
+
+static long long count(const char *sql) {
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_prepare_v2(pm__db_handle(db), sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+  cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+  long long n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+static void tune(const pm__op *op, const pm__problem *pr, pm__tune_result *r) {
+  pm__tune_opts o;
+  pm__tune_opts_default(&o);
+  o.strategy = PM__STRATEGY_EXHAUSTIVE;
+  o.seed = pm_test_seed();
+  cr_assert_eq(pm__tune_problem(ctx, db, gpu_id, 0, op, pr, &o, r), PM_OK, "%s", pm_errmsg(ctx));
+}
+
+/* text to dir/name */
+static void put(const char *name, const char *text) {
+  char p[128];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fputs(text, f) >= 0, 1);
+  cr_assert_eq(fclose(f), 0);
+}
+
+/* The example's file with `from` replaced by `to`, written to dir. */
+static void copy_example(const char *name, const char *from, const char *to) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/examples/kernels/%s", PM_SOURCE_DIR, name);
+  char *text = pm__read_file(p, 1 << 20, NULL);
+  cr_assert_not_null(text, "%s", p);
+  char *at = from ? strstr(text, from) : NULL;
+  cr_assert(from == NULL || at != NULL, "'%s' not in %s", from, name);
+  size_t len = strlen(text) + (to ? strlen(to) : 0) + 1;
+  char *out = malloc(len);
+  if (at) snprintf(out, len, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  else snprintf(out, len, "%s", text);
+  put(name, out);
+  free(out);
+  free(text);
+}
+
+/* Every valid point of the matadd example at an odd size (its tails run), right and stored under
+ * the kernel's name and hash, with a winner; again, nothing is measured. */
+Test(gpu_kernel_file, the_matadd_example_tunes_every_point_right) {
+  const pm__op *op = load(PM_SOURCE_DIR "/examples/kernels/matadd.json");
+  pm__problem pr = {.rows = 37, .cols = 1001};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.candidates, 56);
+  cr_assert_eq(r.wrong, 0, "no point may differ from the seed");
+  cr_assert_eq(r.failed, 0);
+  cr_assert_eq(r.measured, 56);
+  cr_assert(r.have_winner);
+  cr_assert_gt(r.seed_ms, 0);
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM measurement WHERE op = 'my_matadd' AND template_sha256 = '%s'"
+           " AND status = 'ok' AND verified = 1 AND problem = 'rows=37 cols=1001'",
+           pm__op_template(op)->sha256);
+  cr_assert_eq(count(sql), 56);
+  cr_assert_eq(count("SELECT count(*) FROM winner WHERE op = 'my_matadd'"), 1);
+  pm__tune_result again;
+  tune(op, &pr, &again);
+  cr_assert_eq(again.skipped, again.candidates);
+  cr_assert_eq(again.measured, 0);
+}
+
+/* A source whose vector points get their tail wrong: exactly those are stored as wrong, with
+ * the output and the first element that differs named. */
+Test(gpu_kernel_file, a_wrong_point_is_caught) {
+  copy_example("matadd.json", NULL, NULL);
+  copy_example("matadd.cu", "c[j] = a[j] + b[j];", "c[j] = a[j] - b[j];");
+  char file[128];
+  snprintf(file, sizeof file, "%s/matadd.json", dir);
+  const pm__op *op = load(file);
+  pm__problem pr = {.rows = 37, .cols = 1001}; /* 37,037 floats: VEC 2 and 4 leave a tail */
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  /* VEC = 1 (the seed's): 20 points right; VEC = 2: 19 valid points, VEC = 4: 17, all wrong */
+  cr_assert_eq(r.measured, 20);
+  cr_assert_eq(r.wrong, 36);
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE status = 'wrong_result' AND"
+                     " json_extract(params, '$.VEC') > 1 AND error LIKE 'c: %% elements differ"
+                     " from the seed''s; the first at [37036]%%'"),
+               36);
+}
+
+/* The transpose example: every point right, and the padded tile faster than the seed's. */
+Test(gpu_kernel_file, the_transpose_example_beats_its_seed) {
+  const pm__op *op = load(PM_SOURCE_DIR "/examples/kernels/transpose.json");
+  pm__problem pr = {.rows = 2048, .cols = 3001};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.wrong, 0);
+  cr_assert_eq(r.failed, 0);
+  cr_assert_eq(r.measured, 45);
+  cr_assert_lt(r.winner_ms, r.seed_ms, "the seed's tile has bank conflicts: %s %g ms, seed %g ms",
+               r.winner, r.winner_ms, r.seed_ms);
+}
+
+static const char fma_source[] =
+    "// y = x * x + y, fused (FMA 1) or rounded twice (FMA 0)\n"
+    "extern \"C\" __global__ void sq(float *y, const float *x, long long n, float scale) {\n"
+    "  long long i = (long long)blockIdx.x * BLOCK + threadIdx.x;\n"
+    "  if (i >= n) return;\n"
+    "  float s = x[i] * scale;\n"
+    "#if FMA\n"
+    "  y[i] = __fmaf_rn(s, s, y[i]);\n"
+    "#else\n"
+    "  y[i] = __fadd_rn(__fmul_rn(s, s), y[i]);\n"
+    "#endif\n"
+    "}\n";
+
+static void fma_description(const char *tolerance) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"name\": \"sq\", \"source\": \"sq.cu\", \"entry\": \"sq\", \"dims\": [\"n\"],"
+           " \"params\": {\"BLOCK\": [128, 256], \"FMA\": [0, 1]},"
+           " \"seed\": {\"BLOCK\": 256, \"FMA\": 0},"
+           " \"grid\": [\"(:n + :BLOCK - 1) / :BLOCK\"], \"block\": [\":BLOCK\"],"
+           " \"args\": [{\"name\": \"y\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"inout\"},"
+           " {\"name\": \"x\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
+           " {\"name\": \"n\", \"scalar\": \"i64\", \"value\": \":n\"},"
+           " {\"name\": \"scale\", \"scalar\": \"f32\", \"value\": \"1.5\"}],"
+           " \"bytes\": \"12 * :n\"%s}",
+           tolerance);
+  put("sq.cu", fma_source);
+  put("sq.json", text);
+}
+
+/* Bit for bit, the fused points differ from the seed's two roundings; within a tolerance they
+ * pass. The inout buffer is the seed's inputs again before each point is checked, though timing
+ * ran every point many times over it. */
+Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
+  fma_description("");
+  char file[128];
+  snprintf(file, sizeof file, "%s/sq.json", dir);
+  const pm__op *op = load(file);
+  pm__problem pr = {.n = 1000003};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.measured, 2, "FMA 0: bit for bit the seed's");
+  cr_assert_eq(r.wrong, 2, "FMA 1: some elements round differently");
+  pm__db_close(db), db = NULL;
+  pm__kernel_file_free(kf), kf = NULL;
+  unlink(path);
+  fma_description(", \"tolerance\": 1e-6");
+  op = load(file);
+  tune(op, &pr, &r);
+  cr_assert_eq(r.measured, 4);
+  cr_assert_eq(r.wrong, 0);
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE json_extract(params, '$.FMA') = 1"
+                     " AND max_error > 0 AND max_error <= 1e-6"),
+               2);
+}
