@@ -1087,11 +1087,11 @@ int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
   if (!spec->matrix)
     snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
   else if (spec->radius_max > 0)
-    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d %s", (long long)p->rows,
-             (long long)p->cols, p->radius, variant);
-  else
-    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld %s", (long long)p->rows,
-             (long long)p->cols, variant);
+    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d%s%s", (long long)p->rows,
+             (long long)p->cols, p->radius, variant[0] ? " " : "", variant);
+  else /* a kernel of one's own has no variant: no space at the end */
+    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld%s%s", (long long)p->rows,
+             (long long)p->cols, variant[0] ? " " : "", variant);
   return PM_OK;
 }
 

@@ -47,6 +47,7 @@ typedef struct cand {
   int measured;      /* timed now */
   double median, min, max, q1, q3;
   int samples;
+  double err;        /* what verifying it measured (stored again with the re-timing) */
 } cand;
 
 typedef struct tuning {
@@ -293,6 +294,7 @@ static int measure_one(tuning *t, cand *x) {
   x->min = ms[0];
   x->max = ms[x->samples - 1];
   x->measured = 1;
+  x->err = err;
   res->time_ms += pm__now_ms() - t2;
   res->measured++;
   if ((rc = store(t, x, PM__DB_MEASURED, NULL, err)) != PM_OK) return rc;
@@ -412,7 +414,7 @@ static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm
         x->median = pm__median(xs, x->samples, &x->q1, &x->q3);
         x->min = xs[0];
         x->max = xs[x->samples - 1];
-        if ((rc = store(t, x, PM__DB_MEASURED, NULL, 0)) != PM_OK) goto done;
+        if ((rc = store(t, x, PM__DB_MEASURED, NULL, x->err)) != PM_OK) goto done;
       }
       break;
     }
