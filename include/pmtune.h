@@ -175,6 +175,30 @@ int pm_malloc_2d_t(pm_ctx *c, pm_op op, pm_dtype t, size_t rows, size_t cols, vo
                    size_t *pitch, size_t *padding);
 void pm_free(pm_ctx *c, void *ptr);
 
+/* ---- Kernels of your own (README: "Your own kernels") ---------------------------------------- */
+
+typedef struct pm_kernel pm_kernel;
+
+/* Opens the kernel that the JSON description at path describes (its CUDA source beside it) for
+ * serving on c's device: what pmtune tune --kernel stored for it in c's database, for this GPU's
+ * model, serves it; where nothing is tuned, its seed. The same description (the same content)
+ * opened again gives the same handle. A handle lives until pm_close(c), which frees it.
+ * PM_EINVAL names the file, the field and what is wrong with a description; PM_EIO a file that
+ * cannot be read. */
+int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k);
+
+/* Runs k on the problem dims (as its description's "dims": {n}, or {rows, cols}; each 1 to
+ * 2^31 - 1) over its buffers: buffers[i] is the device pointer of its i-th buffer argument (in
+ * the order of "args", scalars left out: their values are the description's), each a multiple
+ * of its element's size. The kernel tuned for exactly this size, else the one of the nearest
+ * tuned size (among those valid for this size), else the seed; asynchronously on stream, and
+ * capturable into a CUDA graph like every call. A call of a size met before costs what a
+ * built-in call does: a cache lookup, and the launch. Tuned points were checked on buffers
+ * cudaMalloc gave (512-byte aligned): a kernel making wider accesses than its elements needs
+ * such buffers. */
+int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
+                     struct CUstream_st *stream);
+
 /* What the context fell back on, and why, the first time it did (a database that could not be
  * read, a size served by the default), or NULL where it never did. Kept until pm_close. With
  * PMTUNE_LOG set in the environment it is also written to stderr, once. */

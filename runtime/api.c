@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel_file.h"
 #include "runtime.h"
 
 #define MAX_DIM 0x7fffffffu        /* rows, cols and n: what a kernel's int indexing allows */
@@ -315,4 +316,46 @@ int pm_malloc_2d_t(pm_ctx *c, pm_op op, pm_dtype t, size_t rows, size_t cols, vo
 void pm_free(pm_ctx *c, void *ptr) {
   (void)c;
   if (ptr != NULL) cudaFree(ptr);
+}
+
+/* ---- Kernels of your own -------------------------------------------------------------------- */
+
+int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k) {
+  int rc;
+  if (k != NULL) *k = NULL;
+  if ((rc = check_ctx(c, "pm_kernel_open")) != PM_OK) return rc;
+  if (path == NULL || k == NULL)
+    return pm__seterr(c, PM_EINVAL, "pm_kernel_open: a NULL %s", path == NULL ? "path" : "handle");
+  return pm__serve_kernel_open(c, path, k);
+}
+
+int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
+                     struct CUstream_st *stream) {
+  static const char fn[] = "pm_kernel_launch";
+  if (k == NULL) return PM_EINVAL; /* no context to say why on */
+  pm_ctx *c = k->c;
+  const pm__op *op = k->op;
+  int nbufs = pm__kernel_file_buffers(k->kf);
+  if (dims == NULL || buffers == NULL)
+    return pm__seterr(c, PM_EINVAL, "%s: %s: a NULL %s", fn, op->name, dims ? "buffers" : "dims");
+  for (int i = 0; i < op->dims; i++)
+    if (dims[i] < 1 || dims[i] > MAX_DIM)
+      return pm__seterr(c, PM_EINVAL, "%s: %s: %s = %zu: must be 1 to 2^31 - 1", fn, op->name,
+                        op->dims == 1 ? "n" : i == 0 ? "rows" : "cols", dims[i]);
+  pm__problem pr = {0};
+  if (op->dims == 1) pr.n = (unsigned)dims[0];
+  else pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
+  pm__data d;
+  d.nbufs = nbufs;
+  for (int i = 0; i < nbufs; i++) {
+    int t = PM_F32;
+    const char *name = pm__kernel_file_buffer(k->kf, i, &t);
+    if (buffers[i] == NULL)
+      return pm__seterr(c, PM_EINVAL, "%s: %s: buffer %d (%s) is NULL", fn, op->name, i, name);
+    if ((uintptr_t)buffers[i] % pm_dtype_size((pm_dtype)t) != 0)
+      return pm__seterr(c, PM_EINVAL, "%s: %s: buffer %d (%s) is not a multiple of %zu bytes",
+                        fn, op->name, i, name, pm_dtype_size((pm_dtype)t));
+    d.bufs[i].dev = buffers[i];
+  }
+  return pm__serve_kernel(k, &pr, &d, stream);
 }

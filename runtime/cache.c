@@ -40,14 +40,16 @@ static uint32_t fnv(const void *bytes, size_t n) {
   return h;
 }
 
-/* A key's hash: its two 64-bit halves mixed by multiplication (a few cycles where FNV-1a takes
+/* A key's hash: its three 64-bit words mixed by multiplication (a few cycles where FNV-1a takes
  * one step a byte), the high bits kept. */
 static uint32_t key_hash(const pm__cache_key *k) {
-  uint64_t a, b;
-  _Static_assert(sizeof *k == 16, "a cache key is two 64-bit words");
+  uint64_t a, b, c;
+  _Static_assert(sizeof *k == 24, "a cache key is three 64-bit words");
   memcpy(&a, k, 8);
   memcpy(&b, (const char *)k + 8, 8);
-  return (uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull) >> 32);
+  memcpy(&c, (const char *)k + 16, 8);
+  return (uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ull) ^ (c * 0x94d049bb133111ebull)) *
+                     0xbf58476d1ce4e5b9ull) >> 32);
 }
 
 static int same_key(const pm__cache_key *a, const pm__cache_key *b) {

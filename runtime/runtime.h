@@ -16,6 +16,8 @@
 typedef struct pm__cache_key {
   uint32_t rows, cols, n;
   uint8_t op, variant, align, radius; /* op: the op's pm_op | the dtype << 4 */
+  uint32_t user; /* a kernel of one's own: its pm_kernel's id (1, 2, ...); 0: a built-in op */
+  uint32_t zero; /* 0: the key is three whole 64-bit words */
 } pm__cache_key;
 
 /* What serves a key: op's point v, built for one variant, radius and dtype (the only parts of a
@@ -151,6 +153,19 @@ const pm__db_known *pm__known_get(pm_ctx *c, pm__known_set *set, pm__db *db, con
 /* Drops what set holds: the next decision of each op reads its database again. */
 void pm__known_forget(pm__known_set *set);
 
+/* A kernel of one's own opened for serving (pm_kernel_open): its description's op, what the
+ * database knows of it, and the id that tells its cache entries from others'. Kept until
+ * pm_close (cache entries point at its op); the same description opened again is the same. */
+struct pm_kernel {
+  pm_ctx *c;
+  struct pm__kernel_file *kf;
+  const pm__op *op;
+  uint32_t id;
+  pm__db_known known;  /* what the database knows of it for this GPU, read on first need */
+  unsigned char loaded; /* 0: not read yet; 1: read; 2: could not be read */
+  struct pm_kernel *next;
+};
+
 typedef struct pm__serve {
   pm__cache cache;
   pm__scratch scratch;
@@ -173,6 +188,8 @@ typedef struct pm__serve {
                              PMTUNE_RECORD=1); written to the database by pm_close */
   int autotune, autotune_budget; /* pm_options and PMTUNE_AUTOTUNE */
   struct pm__tuner *tuner;       /* the background tuning thread, made on first need */
+  struct pm_kernel *kernels;     /* the kernels of one's own opened, newest first */
+  uint32_t nkernels;
 } pm__serve;
 
 /* What the results shipped for this GPU's model know of op (shipped.c), read on first need under
@@ -187,6 +204,14 @@ void pm__shipped_free(pm__serve *s);
  * (loading a cubin, allocating scratch) it does with the thread's capture mode relaxed. */
 int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
                    struct CUstream_st *stream);
+
+/* The same for a kernel of one's own: its winners in the user's database (exact, else nearest),
+ * else its seed; no shipped results, no tuning on first use, no recording of sizes. */
+int pm__serve_kernel(pm_kernel *k, const pm__problem *pr, pm__data *d, struct CUstream_st *stream);
+
+/* Opens the description at path for serving on c (pm_kernel_open): the kernel already open with
+ * the same content (the SHA-256 of description and source) where there is one. */
+int pm__serve_kernel_open(pm_ctx *c, const char *path, pm_kernel **out);
 
 /* ---- Tuning on first use, in the background (autotune.c) ------------------------------------ */
 

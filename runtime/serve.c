@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_file.h"
 #include "runtime.h"
 
 const pm__db_known *pm__known_get(pm_ctx *c, pm__known_set *set, pm__db *db, const pm__op *op,
@@ -45,6 +46,17 @@ static pm__db *read_db(pm_ctx *c) {
  * first use, again); NULL where there is no database, or it could not be read (said once). */
 static const pm__db_known *known_of(pm_ctx *c, const pm__op *op) {
   return pm__known_get(c, &c->serve->known, read_db(c), op, "serving built-in defaults");
+}
+
+/* The same for a kernel of one's own. */
+static const pm__db_known *kernel_known(pm_kernel *k) {
+  pm__db *db = read_db(k->c);
+  if (db == NULL) return NULL;
+  if (!k->loaded) {
+    k->loaded = pm__op_known_load(db, &k->c->dev, k->op, &k->known) == PM_OK ? 1 : 2;
+    if (k->loaded == 2) pm__notice(k->c, "%s: serving %s's seed", pm_errmsg(k->c), k->op->name);
+  }
+  return k->loaded == 1 ? &k->known : NULL;
 }
 
 /* The read-write handle that cubins compiled here and the sizes served are stored with, opened on
@@ -133,6 +145,10 @@ void pm__serve_refresh(pm_ctx *c) {
   pm__serve *s = c->serve;
   pthread_mutex_lock(&s->lock);
   pm__known_forget(&s->known);
+  for (pm_kernel *k = s->kernels; k != NULL; k = k->next) {
+    pm__db_known_free(&k->known);
+    k->loaded = 0;
+  }
   pm__db_close(s->db); /* a file made since is opened then */
   s->db = NULL;
   s->db_tried = 0;
@@ -159,7 +175,8 @@ static void write_seen(pm_ctx *c) {
   int64_t *calls = NULL;
   for (pm__entry *e = s->cache.entries; e != NULL; e = e->next) {
     uint64_t k = atomic_load_explicit(&e->calls, memory_order_relaxed);
-    if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED) continue;
+    if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED || e->k.user != 0)
+      continue; /* (a kernel of one's own: never counted) */
     if (n == cap) {
       cap = cap ? 2 * cap : 256;
       pm__db_problem *p2 = pm__realloc(ps, cap * sizeof *ps);
@@ -255,8 +272,8 @@ static void say_default(pm_ctx *c, const pm__op *op, const pm__problem *pr, cons
  * autotune is on), the size is handed to the background tuner and served meanwhile by this
  * decision, which a later epoch replaces. Where the entry cannot be kept (no memory), `spare` is
  * filled for this call alone and the next call decides again. */
-static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const pm__cache_key *k,
-                     pm__entry *spare, pm__entry **out) {
+static int slow_path(pm_ctx *c, const pm__op *op, pm_kernel *user, const pm__problem *pr,
+                     const pm__cache_key *k, pm__entry *spare, pm__entry **out) {
   pm__serve *s = c->serve;
   pm__decision d;
   pm__entry *e;
@@ -265,9 +282,11 @@ static int slow_path(pm_ctx *c, const pm__op *op, const pm__problem *pr, const p
   uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
     goto done; /* another thread was first */
-  if (pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op), op, pr, &d) !=
-          PM__FROM_EXACT && s->autotune &&
-      pm__autotune_wanted(&d))
+  if (user != NULL) /* a kernel of one's own: the user's database, else its seed */
+    pm__decide_quiet(c, kernel_known(user), NULL, op, pr, &d);
+  else if (pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op), op, pr, &d) !=
+               PM__FROM_EXACT && s->autotune &&
+           pm__autotune_wanted(&d))
     pm__autotune_request(c, op, pr);
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
   memset(spare, 0, sizeof *spare);
@@ -288,18 +307,20 @@ done:
 
 /* ---- The hot path --------------------------------------------------------------------------- */
 
-int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
-                   struct CUstream_st *stream) {
+/* A call of op (of user, a kernel of one's own, where not NULL) on pr with d's buffers. */
+static int serve(pm_ctx *c, const pm__op *op, pm_kernel *user, const pm__problem *pr, pm__data *d,
+                 struct CUstream_st *stream) {
   pm__serve *s = c->serve;
   pm__cache_key k;
   pm__cache_key_of(op, pr, &k);
+  if (user != NULL) k.user = user->id;
   pm__entry spare, *e = pm__cache_lookup(&s->cache, &k);
   int rc = PM_OK;
   d->pr = *pr;
   if (e != NULL && e->epoch != atomic_load_explicit(&s->epoch, memory_order_relaxed)) e = NULL;
   d->work = e != NULL && e->work > 0 ? pm__scratch_find(&s->scratch, stream, e->work) : NULL;
   if (e == NULL || (e->work > 0 && d->work == NULL)) { /* the slow path, capture-safe */
-    if (e == NULL) rc = slow_path(c, op, pr, &k, &spare, &e); /* relaxes where it loads */
+    if (e == NULL) rc = slow_path(c, op, user, pr, &k, &spare, &e); /* relaxes where it loads */
     if (rc == PM_OK && e->work > 0 &&
         (d->work = pm__scratch_get(c, &s->scratch, stream, e->work)) == NULL) /* relaxes too */
       rc = pm__seterr(c, PM_ECUDA, "%s: no scratch for the reduction: %s", op->name,
@@ -309,6 +330,39 @@ int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data 
   if (s->record && e->source != PM__FROM_EXACT)
     atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
   return op->launch(op, c, e->choice->kernel, e->choice->v, d, stream);
+}
+
+int pm__serve_call(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__data *d,
+                   struct CUstream_st *stream) {
+  return serve(c, op, NULL, pr, d, stream);
+}
+
+int pm__serve_kernel(pm_kernel *k, const pm__problem *pr, pm__data *d, struct CUstream_st *stream) {
+  return serve(k->c, k->op, k, pr, d, stream);
+}
+
+int pm__serve_kernel_open(pm_ctx *c, const char *path, pm_kernel **out) {
+  pm__serve *s = c->serve;
+  pm__kernel_file *kf = NULL;
+  pm_kernel *k;
+  *out = NULL;
+  int rc = pm__kernel_file_load(c, path, &kf); /* outside the lock: it reads files */
+  if (rc != PM_OK) return rc;
+  const pm__op *op = pm__kernel_file_op(kf);
+  pthread_mutex_lock(&s->lock);
+  for (k = s->kernels; k != NULL; k = k->next)
+    if (strcmp(pm__op_template(k->op)->sha256, pm__op_template(op)->sha256) == 0) break;
+  if (k == NULL && (k = pm__calloc(1, sizeof *k)) == NULL) {
+    rc = pm__seterr(c, PM_ENOMEM, "pm_kernel_open: out of memory");
+  } else if (k->op == NULL) { /* new */
+    *k = (pm_kernel){.c = c, .kf = kf, .op = op, .id = ++s->nkernels, .next = s->kernels};
+    s->kernels = k;
+    kf = NULL;
+  }
+  if (rc == PM_OK) *out = k;
+  pthread_mutex_unlock(&s->lock);
+  pm__kernel_file_free(kf); /* the one already open serves */
+  return rc;
 }
 
 /* ---- Serving's life on a context ------------------------------------------------------------ */
@@ -335,6 +389,13 @@ void pm__serve_free(pm_ctx *c) {
   pm__cache_free(&s->cache);
   pm__scratch_free(&s->scratch);
   pm__known_forget(&s->known);
+  while (s->kernels != NULL) { /* after store_pending: a cubin waiting held its template's hash */
+    pm_kernel *k = s->kernels;
+    s->kernels = k->next;
+    pm__db_known_free(&k->known);
+    pm__kernel_file_free(k->kf);
+    free(k);
+  }
   pm__shipped_free(s);
   pm__db_close(s->db);
   pm__db_close(s->rw);

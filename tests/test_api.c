@@ -271,3 +271,40 @@ Test(api, open_reload_and_the_messages_check_their_arguments) {
   cr_assert_str_eq(pm_errname(PM_EINVAL), "PM_EINVAL");
   cr_assert_not_null(pm_version());
 }
+
+/* A kernel of one's own: opening checks its description (no GPU needed); the same one opened
+ * twice is one handle; launching checks the dims and buffers before anything runs. */
+Test(api, kernel_calls_refuse_bad_arguments) {
+  pm_kernel *k = NULL, *again = NULL;
+  const char *example = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+  refused(pm_kernel_open(c, NULL, &k), "pm_kernel_open", "a NULL path");
+  refused(pm_kernel_open(c, example, NULL), "pm_kernel_open", "a NULL handle");
+  cr_assert_eq(pm_kernel_open(c, "/nonexistent/k.json", &k), PM_EIO);
+  cr_assert_null(k);
+  refused(pm_kernel_open(c, PM_SOURCE_DIR "/examples/kernels/matadd.cu", &k), "matadd.cu",
+          "not valid JSON");
+  cr_assert_eq(pm_kernel_open(c, example, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm_kernel_open(c, example, &again), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(k, again, "the same description is the same kernel");
+  float *p = P(0x10000);
+  void *bufs[3] = {p, p, p};
+  size_t dims[2] = {10, 10};
+  refused(pm_kernel_launch(k, NULL, bufs, NULL), "my_matadd", "a NULL dims");
+  refused(pm_kernel_launch(k, dims, NULL, NULL), "my_matadd", "a NULL buffers");
+  size_t zero[2] = {0, 10}, huge[2] = {10, (size_t)1 << 31};
+  refused(pm_kernel_launch(k, zero, bufs, NULL), "rows = 0", "1 to 2^31 - 1");
+  refused(pm_kernel_launch(k, huge, bufs, NULL), "cols = 2147483648", "1 to 2^31 - 1");
+  void *null_b[3] = {p, NULL, p}, *odd[3] = {p, p, P(0x10002)};
+  refused(pm_kernel_launch(k, dims, null_b, NULL), "buffer 1 (a)", "NULL");
+  refused(pm_kernel_launch(k, dims, odd, NULL), "buffer 2 (b)", "a multiple of 4 bytes");
+  cr_assert_eq(pm_kernel_launch(NULL, dims, bufs, NULL), PM_EINVAL);
+}
+
+Test(api, kernel_open_needs_a_device) {
+  pm_ctx *none = NULL;
+  pm_kernel *k = (pm_kernel *)1;
+  cr_assert_eq(pm__ctx_create(&none, PM_DEVICE_NONE, NULL), PM_OK);
+  cr_assert_eq(pm_kernel_open(none, PM_SOURCE_DIR "/examples/kernels/matadd.json", &k), PM_ENODEV);
+  cr_assert_null(k);
+  pm__ctx_free(none);
+}

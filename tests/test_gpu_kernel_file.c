@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "kernel_file.h"
+#include "runtime.h"
 #include "testutil.h"
 #include "tune.h"
 
@@ -207,4 +208,94 @@ Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
   cr_assert_eq(count("SELECT count(*) FROM measurement WHERE json_extract(params, '$.FMA') = 1"
                      " AND max_error > 0 AND max_error <= 1e-6"),
                2);
+}
+
+/* C = A + B through pm_kernel_launch on u at rows x cols (on stream, captured into a graph
+ * first where `graph`), checked element by element; the cache entry's source in *source. */
+static void served_add(pm_ctx *u, pm_kernel *k, size_t rows, size_t cols, int graph, int *source) {
+  size_t n = rows * cols, bytes = n * sizeof(float);
+  float *a = malloc(bytes), *b = malloc(bytes), *got = malloc(bytes), *da, *db_, *dc;
+  uint64_t seed = pm_test_seed() + rows * 31 + cols;
+  cr_assert(a && b && got);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = (float)(pm_test_rand(&seed) % 2000) / 7.0f - 100.0f;
+    b[i] = (float)(pm_test_rand(&seed) % 2000) / 3.0f;
+  }
+  CUDA_OK(cudaMalloc((void **)&da, bytes));
+  CUDA_OK(cudaMalloc((void **)&db_, bytes));
+  CUDA_OK(cudaMalloc((void **)&dc, bytes));
+  CUDA_OK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(db_, b, bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dc, 0xff, bytes));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  size_t dims[2] = {rows, cols};
+  void *bufs[3] = {dc, da, db_};
+  if (graph) {
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    cr_assert_eq(pm_kernel_launch(k, dims, bufs, s), PM_OK, "%s", pm_errmsg(u));
+    CUDA_OK(cudaStreamEndCapture(s, &g));
+    CUDA_OK(cudaGraphInstantiate(&x, g, 0));
+    CUDA_OK(cudaGraphLaunch(x, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    CUDA_OK(cudaGraphExecDestroy(x));
+    CUDA_OK(cudaGraphDestroy(g));
+  } else {
+    cr_assert_eq(pm_kernel_launch(k, dims, bufs, s), PM_OK, "%s", pm_errmsg(u));
+    CUDA_OK(cudaStreamSynchronize(s));
+  }
+  CUDA_OK(cudaMemcpy(got, dc, bytes, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(got[i], a[i] + b[i], "%zu x %zu: element %zu: %a, want %a", rows, cols, i,
+                 got[i], a[i] + b[i]);
+  pm__cache_key key;
+  pm__problem pr = {.rows = (unsigned)rows, .cols = (unsigned)cols};
+  pm__cache_key_of(k->op, &pr, &key);
+  key.user = k->id;
+  pm__entry *e = pm__cache_lookup(&u->serve->cache, &key);
+  cr_assert_not_null(e);
+  *source = e->source;
+  CUDA_OK(cudaStreamDestroy(s));
+  CUDA_OK(cudaFree(da));
+  CUDA_OK(cudaFree(db_));
+  CUDA_OK(cudaFree(dc));
+  free(a), free(b), free(got);
+}
+
+/* Tuned at one size, then served by one call from a context on that database: the winner at
+ * that size (exact), the nearest tuned size's elsewhere, inside a graph's capture too (its first
+ * call of the size there: the kernel loaded with the capture relaxed); without a database, the
+ * seed. Every result right. */
+Test(gpu_kernel_file, the_matadd_example_is_served_by_one_call) {
+  const char *example = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+  const pm__op *op = load(example);
+  pm__problem pr = {.rows = 37, .cols = 1001};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert(r.have_winner);
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path};
+  pm_kernel *k = NULL, *again = NULL;
+  int source = -1;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &again), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(k, again);
+  served_add(u, k, 37, 1001, 0, &source);
+  cr_assert_eq(source, PM__FROM_EXACT);
+  served_add(u, k, 41, 1003, 0, &source);
+  cr_assert_eq(source, PM__FROM_NEAREST);
+  served_add(u, k, 37, 1001, 0, &source); /* from the cache */
+  cr_assert_eq(source, PM__FROM_EXACT);
+  served_add(u, k, 200, 301, 1, &source);
+  cr_assert_eq(source, PM__FROM_NEAREST);
+  pm_close(u);
+  o.db_path = "/nonexistent/pmtune.db";
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  served_add(u, k, 3, 5, 0, &source);
+  cr_assert_eq(source, PM__FROM_DEFAULT, "no database: the seed");
+  pm_close(u);
 }

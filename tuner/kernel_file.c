@@ -45,14 +45,16 @@ typedef union value {
   double f64;
 } value;
 
-/* What a launch of one point on one problem passes: evaluated once, kept for the next launch. */
+/* What a launch of one point on one problem passes: evaluated once (SQLite takes microseconds),
+ * kept for every later launch of that point and size in a table that grows without bound, as
+ * serving's cache of sizes does. */
 typedef struct launch_memo {
-  int valid;
   int v[PM__MAX_PARAMS];
   pm__problem pr;
   dim3 grid, block;
   size_t shared;
   value values[MAX_ARGS];
+  struct launch_memo *next; /* the next of its bucket */
 } launch_memo;
 
 struct pm__kernel_file {
@@ -72,7 +74,8 @@ struct pm__kernel_file {
   int nargs, nbufs;
   arg args[MAX_ARGS];
   double tolerance;
-  launch_memo memo;
+  launch_memo **memo; /* buckets (a power of two of them), under lock */
+  size_t nbuckets, nmemo;
   sqlite3 *db;          /* an empty database in memory: the expressions' evaluator */
   pthread_mutex_t lock; /* the statements are one thread's at a time */
 };
@@ -336,41 +339,79 @@ static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
   memcpy(v, self->seed, sizeof self->seed);
 }
 
-/* Evaluates what a launch of v on pr passes into k->memo, unless it holds them already. 0 done;
- * 1 an expression gives no number (check() prunes such points: cannot be for a valid one).
- * Under k's lock. */
-static int memo_fill(pm__kernel_file *k, const int *v, const pm__problem *pr) {
-  launch_memo *m = &k->memo;
-  if (m->valid && memcmp(m->v, v, sizeof m->v) == 0 && memcmp(&m->pr, pr, sizeof *pr) == 0)
-    return 0;
+/* Of the point, its parameters alone count: a caller's array may hold anything past them. */
+static uint64_t memo_hash(const int *v, int nparams, const pm__problem *pr) {
+  uint64_t h = 1469598103934665603ull;
+  const unsigned char *p = (const unsigned char *)v;
+  for (size_t i = 0; i < sizeof(int) * (size_t)nparams; i++) h = (h ^ p[i]) * 1099511628211ull;
+  uint64_t dims[3] = {pr->rows, pr->cols, pr->n};
+  p = (const unsigned char *)dims;
+  for (size_t i = 0; i < sizeof dims; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static int memo_same(const launch_memo *m, const int *v, int nparams, const pm__problem *pr) {
+  return memcmp(m->v, v, sizeof(int) * (size_t)nparams) == 0 && m->pr.rows == pr->rows && m->pr.cols == pr->cols &&
+         m->pr.n == pr->n;
+}
+
+/* What a launch of v on pr passes: from k's table, else evaluated now and added. NULL where an
+ * expression gives no number (check() prunes such points: cannot be for a valid one) or memory
+ * ran out (*nomem set). Under k's lock. */
+static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__problem *pr,
+                                   int *nomem) {
+  uint64_t h = memo_hash(v, k->op.nparams, pr);
+  *nomem = 0;
+  if (k->nbuckets > 0)
+    for (launch_memo *m = k->memo[h & (k->nbuckets - 1)]; m != NULL; m = m->next)
+      if (memo_same(m, v, k->op.nparams, pr)) return m;
   long long x, dims[2][3] = {{1, 1, 1}, {1, 1, 1}};
   const expr *es[2] = {k->grid, k->block};
   int ns[2] = {k->ngrid, k->nblock};
-  m->valid = 0;
+  launch_memo m = {0};
   for (int g = 0; g < 2; g++)
     for (int i = 0; i < ns[g]; i++)
       if (expr_eval(k, &es[g][i], v, pr, &dims[g][i]) || dims[g][i] < 1 || dims[g][i] > INT_MAX)
-        return 1;
-  if (expr_eval(k, &k->shared, v, pr, &x) || x < 0) return 1;
-  m->shared = (size_t)x;
-  m->grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
-  m->block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
+        return NULL;
+  if (expr_eval(k, &k->shared, v, pr, &x) || x < 0) return NULL;
+  m.shared = (size_t)x;
+  m.grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
+  m.block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
   for (int i = 0; i < k->nargs; i++) {
     const arg *a = &k->args[i];
     double real = 0;
     if (!a->scalar) continue;
-    if (expr_value(k, &a->e, v, pr, &x, &real)) return 1;
+    if (expr_value(k, &a->e, v, pr, &x, &real)) return NULL;
     switch (a->type) {
-    case SCALAR_I32: m->values[i].i32 = (int)x; break;
-    case SCALAR_I64: m->values[i].i64 = x; break;
-    case SCALAR_F32: m->values[i].f32 = (float)real; break;
-    default: m->values[i].f64 = real; break;
+    case SCALAR_I32: m.values[i].i32 = (int)x; break;
+    case SCALAR_I64: m.values[i].i64 = x; break;
+    case SCALAR_F32: m.values[i].f32 = (float)real; break;
+    default: m.values[i].f64 = real; break;
     }
   }
-  memcpy(m->v, v, sizeof m->v);
-  m->pr = *pr;
-  m->valid = 1;
-  return 0;
+  memcpy(m.v, v, sizeof(int) * (size_t)k->op.nparams);
+  m.pr = *pr;
+  if (k->nmemo >= k->nbuckets) { /* at most one entry a bucket on average: twice the buckets */
+    size_t n = k->nbuckets ? 2 * k->nbuckets : 64;
+    launch_memo **grown = pm__calloc(n, sizeof *grown);
+    if (grown == NULL) return *nomem = 1, NULL;
+    for (size_t b = 0; b < k->nbuckets; b++)
+      for (launch_memo *e = k->memo[b], *next; e != NULL; e = next) {
+        next = e->next;
+        size_t to = memo_hash(e->v, k->op.nparams, &e->pr) & (n - 1);
+        e->next = grown[to];
+        grown[to] = e;
+      }
+    free(k->memo);
+    k->memo = grown, k->nbuckets = n;
+  }
+  launch_memo *e = pm__malloc(sizeof *e);
+  if (e == NULL) return *nomem = 1, NULL;
+  *e = m;
+  e->next = k->memo[h & (k->nbuckets - 1)];
+  k->memo[h & (k->nbuckets - 1)] = e;
+  k->nmemo++;
+  return e;
 }
 
 static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v, pm__data *d,
@@ -380,14 +421,19 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const i
   void *args[MAX_ARGS];
   dim3 grid, block;
   size_t shared;
+  int nomem;
   pthread_mutex_lock(&k->lock);
-  int bad = memo_fill(k, v, &d->pr);
-  grid = k->memo.grid, block = k->memo.block, shared = k->memo.shared;
-  memcpy(values, k->memo.values, sizeof values);
+  const launch_memo *m = memo_get(k, v, &d->pr, &nomem);
+  if (m != NULL) { /* copied: the entry is the table's, read under the lock */
+    grid = m->grid, block = m->block, shared = m->shared;
+    memcpy(values, m->values, sizeof values);
+  }
   pthread_mutex_unlock(&k->lock);
-  if (bad)
-    return pm__seterr(c, PM_EINVAL, "%s: the launch's grid, block, shared memory or a scalar "
-                                    "gives no number for this point and size", k->path);
+  if (m == NULL)
+    return nomem ? pm__seterr(c, PM_ENOMEM, "%s: out of memory", k->path)
+                 : pm__seterr(c, PM_EINVAL, "%s: the launch's grid, block, shared memory or a "
+                                            "scalar gives no number for this point and size",
+                              k->path);
   for (int i = 0; i < k->nargs; i++)
     args[i] = k->args[i].scalar ? (void *)&values[i] : (void *)&d->bufs[k->args[i].buf].dev;
   return pm__kernel_launch(c, kern, 0, grid, block, shared, stream, args);
@@ -796,6 +842,9 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   expr_free(&k->shared);
   expr_free(&k->bytes);
   for (int i = 0; i < k->nargs; i++) expr_free(&k->args[i].e), free(k->args[i].name);
+  for (size_t b = 0; b < k->nbuckets; b++)
+    for (launch_memo *e = k->memo[b], *next; e != NULL; e = next) next = e->next, free(e);
+  free(k->memo);
   for (int i = 0; i < PM__MAX_PARAMS; i++) free(k->param_names[i]);
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
   free(k->source);
@@ -805,6 +854,17 @@ void pm__kernel_file_free(pm__kernel_file *k) {
 }
 
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
+
+int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
+
+const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) {
+  for (int a = 0; a < k->nargs; a++)
+    if (!k->args[a].scalar && k->args[a].buf == i) {
+      if (dtype != NULL) *dtype = k->args[a].type;
+      return k->args[a].name;
+    }
+  return NULL;
+}
 
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   *out = NULL;

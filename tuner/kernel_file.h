@@ -25,4 +25,9 @@ void pm__kernel_file_free(pm__kernel_file *k);
  * a built-in op; its callbacks may be called from several threads. */
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k);
 
+/* How many buffer arguments the kernel takes, and buffer i's name (its dtype in *dtype, where
+ * given); NULL where there is no buffer i. */
+int pm__kernel_file_buffers(const pm__kernel_file *k);
+const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype);
+
 #endif /* PM_KERNEL_FILE_H */
