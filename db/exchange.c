@@ -16,10 +16,13 @@
 
 /* ---- Export --------------------------------------------------------------------------------- */
 
-/* The measurements exported: every one (?1 = 1), or the winners and their seeds. */
-#define SELECTED                                                                            \
-  "(?1 OR m.id IN (SELECT measurement_id FROM winner UNION SELECT seed_measurement_id FROM" \
-  " winner WHERE seed_measurement_id IS NOT NULL))"
+/* The measurements exported: of the ops the handle knows (:ops, a JSON array of their names:
+ * a kernel of one's own only where its description was given), every one (:all = 1), or the
+ * winners and their seeds. */
+#define SELECTED                                                                             \
+  "(m.op IN (SELECT value FROM json_each(:ops)) AND (:all OR m.id IN (SELECT measurement_id" \
+  " FROM winner UNION SELECT seed_measurement_id FROM winner"                                \
+  " WHERE seed_measurement_id IS NOT NULL)))"
 
 static const char gpus_sql[] =
     "SELECT json_object('uuid', g.uuid, 'name', g.name, 'cc_major', g.cc_major,"
@@ -46,8 +49,12 @@ static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *coun
   int rc = PM_OK, r, n = 0;
   sqlite3 *h = pm__db_handle(db);
   sqlite3_stmt *st = NULL;
+  char ops[PM__DB_OPS_JSON];
+  pm__db_ops_json(db, ops, sizeof ops);
   PM__SQLITE(db, sqlite3_prepare_v2(h, sql, -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_int(st, 1, all));
+  PM__SQLITE(db, sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":all"), all));
+  PM__SQLITE(db, sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":ops"), ops, -1,
+                                   SQLITE_TRANSIENT));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *row;
     PM__SQLITE_TEXT(db, st, 0, row);
@@ -433,7 +440,7 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
   snprintf(where, sizeof where, "measurements[%d]", index);
   if ((rc = read_object(db, json, measurement_fields, M_N_, v, where)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[M_GPU], where, "gpu", 47, 0)) != PM_OK ||
-      (rc = check_text(c, &v[M_OP], where, "op", 16, 0)) != PM_OK ||
+      (rc = check_text(c, &v[M_OP], where, "op", 31, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_DTYPE], where, "dtype", 16, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_SHA], where, "template_sha256", 64, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_CONFIG], where, "config", PM__DB_CONFIG_MAX - 1, 0)) != PM_OK ||

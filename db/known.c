@@ -12,7 +12,7 @@
 
 /* One verified measurement, as a lookup needs it. */
 struct pm__db_known_row {
-  char op[24], dtype[8], variant[40];
+  char op[32], dtype[8], variant[40]; /* op: a kernel of one's own has up to 31 characters */
   int radius;
   int64_t rows, cols, n;
   char *config, *params; /* heap: "bx=32 by=8", {"bx":32,"by":8} */

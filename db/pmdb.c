@@ -1036,6 +1036,13 @@ static int valid_sha(const char *s) {
   return n == 64;
 }
 
+void pm__db_ops_json(const pm__db *db, char *out, size_t cap) {
+  size_t len = (size_t)snprintf(out, cap, "[");
+  for (size_t i = 0; db->ops != NULL && db->ops[i] != NULL && len < cap; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"", i ? "," : "", db->ops[i]->name);
+  if (len < cap) snprintf(out + len, cap - len, "]");
+}
+
 int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
   pm_ctx *c = db->c;
   const pm__db_op *spec = NULL;

@@ -91,6 +91,11 @@ void pm__db_close(pm__db *db);
 const char *pm__db_filename(const pm__db *db);
 void pm__db_schema(const pm__db *db, int *was, int *now);
 
+/* The names of the ops db was opened with, as a JSON array ('["matadd","reduce"]'), into out
+ * (cap bytes, PM__DB_OPS_JSON enough for 16 built-in ops and a few more). */
+#define PM__DB_OPS_JSON 1024
+void pm__db_ops_json(const pm__db *db, char *out, size_t cap);
+
 /* The SQLite connection, for tests and for reading what no function here gives. */
 sqlite3 *pm__db_handle(pm__db *db);
 

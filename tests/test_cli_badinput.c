@@ -271,6 +271,7 @@ static const cmd_spec commands[] = {
       {"--device", K_VALUE, "0", 0, {"1024"}},
       {"--json", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 1, {NULL}},
+      {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {NULL}}},
     {"bench", NULL,
      {{"--op", K_VALUE, "filter", 1, {NULL}},
@@ -288,11 +289,18 @@ static const cmd_spec commands[] = {
       {"--bench", K_PATH, "@DIR/b.json", 0, {NULL}},
       {"--op", K_VALUE, "matadd", 0, {NULL}},
       {"--db", K_PATH, "@DB", 1, {NULL}},
+      {"--kernel", K_PATH, PM_SOURCE_DIR "/examples/kernels/matadd.json", 0, {NULL}},
       {NULL}}},
     {"db", "check", {{"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
     {"export", "@DIR/w.json",
-     {{"--all", K_FLAG, NULL, 0, {NULL}}, {"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
-    {"import", "@DOC", {{"--db", K_PATH, "@DB", 1, {NULL}}, {NULL}}},
+     {{"--all", K_FLAG, NULL, 0, {NULL}},
+      {"--db", K_PATH, "@DB", 1, {NULL}},
+      {"--kernel", K_PATH, PM_SOURCE_DIR "/examples/kernels/matadd.json", 0, {NULL}},
+      {NULL}}},
+    {"import", "@DOC",
+     {{"--db", K_PATH, "@DB", 1, {NULL}},
+      {"--kernel", K_PATH, PM_SOURCE_DIR "/examples/kernels/matadd.json", 0, {NULL}},
+      {NULL}}},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -550,6 +558,11 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "--kernel FILE is the op", "bench", "--kernel", "@DOC", "--dtype", "bf16", "--size",
        "64x64", "--db", "@DB");
   CASE(2, "--kernel needs --size", "bench", "--kernel", "@DOC", "--db", "@DB");
+  CASE(2, "--op and --kernel: one or the other", "explain", "--op", "add", "--kernel", "@DOC",
+       "--size", "64", "--db", "@DB");
+  CASE(2, "a kernel file has its own", "explain", "--kernel", "@DOC", "--size", "64", "--align",
+       "8", "--db", "@DB");
+  CASE(2, "no --size given", "explain", "--kernel", "@DOC", "--db", "@DB");
   CASE(2, "--border does not apply to reduce", "space", "--op", "reduce", "--border", "zero");
   CASE(2, "--radius does not apply to reduce", "explain", "--op", "reduce", "--size", "10",
        "--radius", "2", "--db", "@DB");
@@ -662,6 +675,8 @@ Test(badinput, absurd_paths) {
   CASE(1, "No such file", "compile", "--arch", "sm_90", "--kernel", "@MISSING/k.json");
   CASE(1, "Is a directory", "tune", "--kernel", "@DIR", "--size", "64x64", "--db", "@DB");
   CASE(1, "not valid JSON", "bench", "--kernel", "/dev/null", "--size", "64", "--db", "@DB");
+  CASE(1, "Is a directory", "export", "@DIR/w.json", "--kernel", "@DIR", "--db", "@DB");
+  CASE(1, "No such file", "import", "@DOC", "--kernel", "@MISSING/k.json", "--db", "@DB");
   CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
   CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
   CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "dbtest.h"
+#include "kernel_file.h"
 
 static char dir[64];
 static char out[1 << 20], err[65536];
@@ -568,4 +569,62 @@ Test(cli_db, tune_seen_needs_a_gpu_as_tune_does) {
   cr_assert_str_eq(err, plain, "the same error as the plain tune");
   snprintf(args, sizeof args, "tune --seen=2 --op reduce --db %s", file);
   expect_failure("", args, "no CUDA device");
+}
+
+/* A kernel of one's own travels with its description: export leaves its rows out unless --kernel
+ * names it; import refuses them (importing nothing) unless --kernel names it, and then makes its
+ * version current, so that show lists its winner and report draws it. */
+Test(cli_db, export_and_import_carry_a_kernel_of_ones_own_with_its_description) {
+  const char *kfile = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+  char src[160], dst[160], json[160], args[1024];
+  snprintf(src, sizeof src, "%s/src.db", dir);
+  snprintf(dst, sizeof dst, "%s/dst.db", dir);
+  snprintf(json, sizeof json, "%s/k.json", dir);
+  dbtest_make_db(src); /* matadd's winner and seed */
+  pm_ctx *c = NULL;
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  pm__db *db = NULL;
+  int64_t gpu;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  cr_assert_eq(pm__kernel_file_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(kf);
+  cr_assert_eq(pm__db_open(c, src, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s", pm_errmsg(c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  pm__db_problem p = {.op = "my_matadd", .dtype = "f32", .rows = 4097, .cols = 3001, .variant = ""};
+  const char *params[] = {"{\"BLOCK\":256,\"VEC\":1,\"ITEMS\":1}", "{\"BLOCK\":128,\"VEC\":4,\"ITEMS\":1}"};
+  for (int i = 0; i < 2; i++) {
+    pm__db_measurement m =
+        dbtest_measurement(gpu, p, pm__op_template(op)->sha256, params[i], i ? 0.045 : 0.053);
+    m.is_seed = i == 0;
+    cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  }
+  cr_assert_eq(pm__db_template_current(db, op->name, pm__op_template(op)->sha256), PM_OK);
+  pm__db_close(db);
+  snprintf(args, sizeof args, "export %s --db %s", json, src);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "exported 2 measurements"), "matadd's alone: %s", out);
+  snprintf(args, sizeof args, "export %s --kernel %s --db %s", json, kfile, src);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "exported 4 measurements"), "the kernel's too: %s", out);
+  snprintf(args, sizeof args, "import %s --db %s", json, dst);
+  expect_failure("", args, "unknown op 'my_matadd'");
+  cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+  snprintf(args, sizeof args, "import %s --kernel %s --db %s", json, kfile, dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "4 measurements added"), "%s", out);
+  snprintf(args, sizeof args, "show --db %s", dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "BLOCK=128 VEC=4 ITEMS=1"), "its winner: %s", out);
+  cr_assert_not_null(strstr(out, "bx=64 by=4"), "matadd's: %s", out);
+  snprintf(args, sizeof args, "report --svg %s/k.svg --kernel %s --db %s", dir, kfile, dst);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "1 tuned problems"), "the kernel's one size: %s", out);
+  snprintf(args, sizeof args, "%s/k.svg", dir);
+  slurp_into(args, out, sizeof out);
+  cr_assert_not_null(strstr(out, "my_matadd"), "drawn under its name");
+  pm__kernel_file_free(kf);
+  pm_close(c);
 }

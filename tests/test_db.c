@@ -1240,7 +1240,7 @@ Test(db, malformed_and_hostile_documents_import_nothing) {
       {"\"median_ms\":4.0", "\"median_ms\":-4.0", "median"},
       {"\"median_ms\":4.0", "\"median_ms\":\"fast\"", "expected a number"},
       {"\"op\":\"matadd\"", "\"op\":\"matadd'); DROP TABLE measurement; --\"",
-       ".op: expected 1 to 16"},
+       ".op: expected 1 to 31"},
       {"\"op\":\"matadd\"", "\"op\":\"x' OR 1=1 --\"", "unknown op"},
       {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"op\":\"reduce\"", "twice"},
       {"\"op\":\"matadd\"", "\"op\":\"matadd\",\"extra\":true", "unknown field 'extra'"},

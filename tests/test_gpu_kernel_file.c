@@ -51,14 +51,7 @@ static const pm__op *load(const char *file) {
   return op;
 }
 
-static long long count(const char *sql) {
-  sqlite3_stmt *st;
-  cr_assert_eq(sqlite3_prepare_v2(pm__db_handle(db), sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
-  cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-  long long n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return n;
-}
+static long long count(const char *sql) { return pm_test_count(pm__db_handle(db), sql); }
 
 static void tune(const pm__op *op, const pm__problem *pr, pm__tune_result *r) {
   pm__tune_opts o;
@@ -165,21 +158,27 @@ static const char fma_source[] =
     "#else\n"
     "  y[i] = __fadd_rn(__fmul_rn(s, s), y[i]);\n"
     "#endif\n"
+    "}\n"
+    "// the reference: rounded twice, one element a thread of any block\n"
+    "extern \"C\" __global__ void sq_ref(float *y, const float *x, long long n, float scale) {\n"
+    "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = __fadd_rn(__fmul_rn(x[i] * scale, x[i] * scale), y[i]);\n"
     "}\n";
 
-static void fma_description(const char *tolerance) {
+/* sq.json: the seed FMA = fma; more, the description's last fields (", \"tolerance\": 1e-6"). */
+static void fma_description(int fma, const char *more) {
   char text[1024];
   snprintf(text, sizeof text,
            "{\"name\": \"sq\", \"source\": \"sq.cu\", \"entry\": \"sq\", \"dims\": [\"n\"],"
            " \"params\": {\"BLOCK\": [128, 256], \"FMA\": [0, 1]},"
-           " \"seed\": {\"BLOCK\": 256, \"FMA\": 0},"
+           " \"seed\": {\"BLOCK\": 256, \"FMA\": %d},"
            " \"grid\": [\"(:n + :BLOCK - 1) / :BLOCK\"], \"block\": [\":BLOCK\"],"
            " \"args\": [{\"name\": \"y\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"inout\"},"
            " {\"name\": \"x\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
            " {\"name\": \"n\", \"scalar\": \"i64\", \"value\": \":n\"},"
            " {\"name\": \"scale\", \"scalar\": \"f32\", \"value\": \"1.5\"}],"
            " \"bytes\": \"12 * :n\"%s}",
-           tolerance);
+           fma, more);
   put("sq.cu", fma_source);
   put("sq.json", text);
 }
@@ -188,7 +187,7 @@ static void fma_description(const char *tolerance) {
  * pass. The inout buffer is the seed's inputs again before each point is checked, though timing
  * ran every point many times over it. */
 Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
-  fma_description("");
+  fma_description(0, "");
   char file[128];
   snprintf(file, sizeof file, "%s/sq.json", dir);
   const pm__op *op = load(file);
@@ -200,7 +199,7 @@ Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
   pm__db_close(db), db = NULL;
   pm__kernel_file_free(kf), kf = NULL;
   unlink(path);
-  fma_description(", \"tolerance\": 1e-6");
+  fma_description(0, ", \"tolerance\": 1e-6");
   op = load(file);
   tune(op, &pr, &r);
   cr_assert_eq(r.measured, 4);
@@ -298,4 +297,21 @@ Test(gpu_kernel_file, the_matadd_example_is_served_by_one_call) {
   served_add(u, k, 3, 5, 0, &source);
   cr_assert_eq(source, PM__FROM_DEFAULT, "no database: the seed");
   pm_close(u);
+}
+
+/* A reference kernel in the description: its outputs, not the seed's, are what every point must
+ * match; a seed that rounds differently from it is found wrong like any other point. */
+Test(gpu_kernel_file, a_reference_kernel_judges_the_seed_too) {
+  fma_description(1, ", \"reference\": \"sq_ref\"");
+  char file[128];
+  snprintf(file, sizeof file, "%s/sq.json", dir);
+  const pm__op *op = load(file);
+  pm__problem pr = {.n = 1000003};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.measured, 2, "FMA 0: bit for bit the reference's");
+  cr_assert_eq(r.wrong, 2, "FMA 1, the seed among them");
+  cr_assert_eq(count("SELECT count(*) FROM measurement WHERE status = 'wrong_result' AND"
+                     " is_seed = 1"),
+               1);
 }

@@ -31,14 +31,7 @@ static void teardown(void) {
 
 TestSuite(gpu_tune, .init = setup, .fini = teardown, .timeout = 600);
 
-static long long count(const char *sql) {
-  sqlite3_stmt *st;
-  cr_assert_eq(sqlite3_prepare_v2(pm__db_handle(db), sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
-  cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-  long long n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return n;
-}
+static long long count(const char *sql) { return pm_test_count(pm__db_handle(db), sql); }
 
 static void tune_twice(const pm__op *op, const pm__problem *pr) {
   pm__tune_opts o;

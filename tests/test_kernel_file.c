@@ -210,6 +210,12 @@ Test(kernel_file, each_fault_is_named_with_its_file_and_field) {
   refused("\"bytes\": \"3 * 4 * :rows * :cols\"", "\"bytes\": \"3 * 4 * :rows * :cols\", \"tolerance\": -1",
           "tolerance", "at least 0");
   refused("{", "[", "(top)", "not valid JSON");
+  refused("\"entry\": \"my_matadd\",", "\"entry\": \"my_matadd\", \"reference\": \"ref\",",
+          "reference", "'ref' is not a function of matadd.cu");
+  refused("\"entry\": \"my_matadd\",", "\"entry\": \"my_matadd\", \"reference\": \"my_matadd\",",
+          "reference", "another kernel of the source");
+  refused("\"entry\": \"my_matadd\",", "\"entry\": \"my_matadd\", \"reference\": 3,",
+          "reference", "a string wanted");
 }
 
 Test(kernel_file, a_missing_file_is_an_io_error) {

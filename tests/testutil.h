@@ -34,6 +34,16 @@ static inline void pm_test_serving_close(pm_ctx *c) {
   pm__ctx_free(c);
 }
 
+/* The first column of the first row of sql on db, as an integer (a count). */
+static inline long long pm_test_count(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+  cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+  long long n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
 /* Fails the test with file and line when a CUDA runtime call fails. */
 #define CUDA_OK(call)                                                                   \
   do {                                                                                  \

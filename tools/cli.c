@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "kernel_file.h"
+#include "serve.h"
 
 enum {
   MAX_OPTIONS = 32, /* options in one table */
@@ -398,4 +400,29 @@ int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm_
       shas[n++] = pm__template_find(pm__ops[i]->name)->sha256;
     }
   return pm__db_known_load(db, d, names, shas, out);
+}
+
+int cli_kernel_ops(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_file **kf,
+                   pm__ops_db_plus *plus, const pm__db_op *const **ops) {
+  *kf = NULL;
+  *ops = pm__ops_db();
+  if (kfile == NULL) return CLI_OK;
+  if (pm__kernel_file_load(c, kfile, kf) != PM_OK) return cli_fail(cmd, "%s", pm_errmsg(c));
+  *ops = pm__ops_db_with(pm__kernel_file_op(*kf), plus);
+  return CLI_OK;
+}
+
+void cli_kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm__problem *pr,
+                       pm__decision *out) {
+  pm__ops_db_plus plus;
+  pm__db *db = NULL;
+  pm__db_known known;
+  int have = pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db_with(op, &plus), &db) == PM_OK &&
+             pm__op_known_load(db, &c->dev, op, &known) == PM_OK;
+  char why[512];
+  snprintf(why, sizeof why, "%s", have ? "" : pm_errmsg(c));
+  pm__decide(c, have ? &known : NULL, NULL, op, pr, out);
+  if (!have) snprintf(out->why, sizeof out->why, "%s", why);
+  if (have) pm__db_known_free(&known);
+  pm__db_close(db);
 }

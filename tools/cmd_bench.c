@@ -171,21 +171,6 @@ static void peer(const pm__op *op, const pm__problem *pr, int k, int samples, ch
     snprintf(why, whylen, "%.300s", failed ? ended : "it printed no verified timing");
 }
 
-/* What a kernel of one's own (op, from --kernel) runs on pr on c's device: its winner tuned for
- * exactly pr's size in the database at dbpath, else the nearest tuned size's, else its seed
- * (the decision chain of the built-in calls, without shipped results). */
-static void kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm__problem *pr,
-                          pm__decision *dec) {
-  pm__ops_db_plus plus;
-  pm__db *db = NULL;
-  pm__db_known known;
-  int have = pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db_with(op, &plus), &db) == PM_OK &&
-             pm__op_known_load(db, &c->dev, op, &known) == PM_OK;
-  pm__decide(c, have ? &known : NULL, NULL, op, pr, dec);
-  if (have) pm__db_known_free(&known);
-  pm__db_close(db);
-}
-
 /* Adds op's default sizes (its entry's bench_sizes) in each type of dtypes that op takes to
  * items[n..max); returns the new count. */
 static int add_defaults(const pm__op *op, unsigned dtypes, item *items, int n, int max) {
@@ -290,7 +275,7 @@ int cmd_bench(int argc, char **argv) {
     char ptext[96], pname[96], pwhy[512];
     pm__problem_text(op, &pr, ptext, sizeof ptext);
     pm__decision dec;
-    if (kf != NULL) kernel_decide(c, dbpath, op, &pr, &dec);
+    if (kf != NULL) cli_kernel_decide(c, dbpath, op, &pr, &dec);
     else pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;

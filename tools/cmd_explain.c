@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "serve.h"
 
 static const char about[] =
@@ -36,13 +37,16 @@ static void size_text(const pm__op *op, unsigned rows, unsigned cols, unsigned n
 }
 
 int cmd_explain(int argc, char **argv) {
-  const char *opname = NULL, *size = NULL, *dbpath = NULL;
+  const char *opname = NULL, *size = NULL, *dbpath = NULL, *kfile = NULL;
   int json = 0, device = 0;
   pm__problem pr = {.caller_align = 16}; /* radius 0: not given */
   cli_variants cv = CLI_VARIANTS_NONE;
   unsigned dtypes = 0;
   const cli_option options[] = {
-      CLI_STRING_F(0, "op", "OP", &opname, CLI_REQUIRED, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "op", "OP", &opname, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "a kernel of your own, described in FILE (JSON), instead of --op: what "
+                 "pm_kernel_launch would run"),
       CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED,
                    "ROWSxCOLS (matadd, filter) or N (reduce, add); a filter's radius may follow, "
                    "ROWSxCOLS:rR"),
@@ -59,22 +63,38 @@ int cmd_explain(int argc, char **argv) {
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
-  if (opname == NULL) return cli_usage_error("explain", "no --op given (one of: %s)", cli_op_names());
-  const pm__op *op;
-  if (cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
+  if (opname == NULL && kfile == NULL)
+    return cli_usage_error("explain", "no --op given (one of: %s) and no --kernel", cli_op_names());
+  if (opname != NULL && kfile != NULL)
+    return cli_usage_error("explain", "--op and --kernel: one or the other");
+  if (kfile != NULL && (pr.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
+                        cv.given[CLI_VARIANT_BORDER] >= 0 || dtypes != 0 || pr.caller_align != 16))
+    return cli_usage_error("explain", "--radius, --order, --border, --dtype and --align are the "
+                                      "built-in operations' (a kernel file has its own)");
+  const pm__op *op = NULL;
+  if (opname != NULL && cli_op_arg("explain", opname, 0, &op) != CLI_OK) return CLI_USAGE;
   if (size == NULL) return cli_usage_error("explain", "no --size given");
   int radius_given = pr.radius != 0;
-  if (cli_apply_variants("explain", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
-  if (cli_dtype_one("explain", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
+  if (op != NULL && cli_apply_variants("explain", op, &cv, &pr) != CLI_OK) return CLI_USAGE;
+  if (op != NULL && cli_dtype_one("explain", op, dtypes, &pr.dtype) != CLI_OK) return CLI_USAGE;
 
-  if (op->radius_max == 0) pr.radius = 0;
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
+  pm__kernel_file *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) {
     status = cli_fail("explain", "%s", pm_errmsg(c));
     goto done;
   }
+  if (kfile != NULL) {
+    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
+      status = cli_fail("explain", "%s", pm_errmsg(c));
+      goto done;
+    }
+    op = pm__kernel_file_op(kf);
+    pr.caller_align = 0;
+  }
+  if (op->radius_max == 0) pr.radius = 0;
   if ((status = cli_parse_size("explain", c, op, size, radius_given, &pr)) != CLI_OK) goto done;
   pm_close(c);
   o.device = device;
@@ -84,7 +104,8 @@ int cmd_explain(int argc, char **argv) {
     goto done;
   }
   pm__decision d;
-  pm__serve_decide(c, op, &pr, &d);
+  if (kf != NULL) cli_kernel_decide(c, dbpath, op, &pr, &d);
+  else pm__serve_decide(c, op, &pr, &d);
   char ptext[96], tuned[48], other[48];
   pm__problem_text(op, &pr, ptext, sizeof ptext);
   if (json) {
@@ -110,7 +131,8 @@ int cmd_explain(int argc, char **argv) {
   } else {
     printf("%s %s on %s (GPU %d)\n  runs    %s\n", op->name, ptext, c->dev.name, device, d.config);
     if (d.source == PM__FROM_DEFAULT) {
-      printf("  because nothing tuned fits it: the built-in default (%s)\n", d.why);
+      printf("  because nothing tuned fits it: %s (%s)\n",
+             kf != NULL ? "its seed" : "the built-in default", d.why);
     } else {
       size_text(op, d.tuned_rows, d.tuned_cols, d.tuned_n, "n=", tuned, sizeof tuned);
       if (d.between) {
@@ -135,6 +157,7 @@ int cmd_explain(int argc, char **argv) {
     }
   }
 done:
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "pmdb.h"
 
 static const char about[] =
@@ -14,15 +15,18 @@ static const char about[] =
     "other machines with the same GPU model. FILE '-' is the standard output. FILE is\n"
     "replaced at once when the document is complete, never left half written; it must be a\n"
     "regular file or a new one (a symlink, device, FIFO or directory is refused, not replaced;\n"
-    "so is the tuning database itself).\n";
+    "so is the tuning database itself). A kernel of your own is exported where its\n"
+    "description is given (--kernel FILE).\n";
 
 static const cli_help help = {.cmd = "export", .operands = "FILE", .about = about};
 
 int cmd_export(int argc, char **argv) {
-  const char *dbpath = NULL;
+  const char *dbpath = NULL, *kfile = NULL;
   int all = 0, first;
   const cli_option options[] = {
       CLI_FLAG(0, "all", &all, "every measurement instead: failed ones and older templates' too"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "a kernel of your own, described in FILE (JSON): its results too"),
       CLI_DB(&dbpath),
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, &first);
@@ -47,7 +51,15 @@ int cmd_export(int argc, char **argv) {
   FILE *out = NULL;
   char tmp[PM__DB_PATH_MAX + 32] = "";
   int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
-  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *ops = NULL;
+  if (pm_open(&c, &opts) != PM_OK) {
+    status = cli_fail("export", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if ((status = cli_kernel_ops("export", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
+  if (pm__db_open(c, dbpath, PM__DB_READONLY, ops, &db) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;
   }
@@ -85,6 +97,7 @@ done:
   if (out != NULL && out != stdout) fclose(out);
   if (tmp[0] != '\0') remove(tmp);
   pm__db_close(db);
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

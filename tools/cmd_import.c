@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "pmdb.h"
 
 static const char about[] =
     "Merges a document that 'pmtune export' wrote into the tuning database, so that this\n"
     "machine serves what another machine with the same GPU model tuned. Every field is\n"
     "checked first; anything wrong imports nothing. A measurement replaces a stored one only\n"
-    "if it was measured later. FILE '-' is the standard input.\n";
+    "if it was measured later. FILE '-' is the standard input. A document holding a kernel of\n"
+    "your own imports where its description is given (--kernel FILE), which then serves.\n";
 
 static const cli_help help = {.cmd = "import", .operands = "FILE", .about = about};
 
@@ -43,9 +45,13 @@ static char *slurp(FILE *f, size_t *len) {
 }
 
 int cmd_import(int argc, char **argv) {
-  const char *dbpath = NULL;
+  const char *dbpath = NULL, *kfile = NULL;
   int first;
-  const cli_option options[] = {CLI_DB(&dbpath), CLI_END};
+  const cli_option options[] = {
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "a kernel of your own, described in FILE (JSON), whose results the document "
+                 "holds: they are imported too, as its current version"),
+      CLI_DB(&dbpath), CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, &first);
   if (parsed != CLI_OK) return parsed;
   if (first == argc)
@@ -71,13 +77,28 @@ int cmd_import(int argc, char **argv) {
     status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file, MAX_BYTES >> 20);
     goto done;
   }
-  if (pm_open(&c, &opts) != PM_OK || pm__db_open(c, dbpath, 0, pm__ops_db(), &db) != PM_OK) {
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *ops = NULL;
+  if (pm_open(&c, &opts) != PM_OK) {
+    status = cli_fail("import", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if ((status = cli_kernel_ops("import", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
+  if (pm__db_open(c, dbpath, 0, ops, &db) != PM_OK) {
     status = cli_fail("import", "%s", pm_errmsg(c));
     goto done;
   }
   if (pm__db_import(db, doc, len, &st) != PM_OK) {
     status = cli_fail("import", "%s: %s; nothing imported", file, pm_errmsg(c));
     goto done;
+  }
+  if (kf != NULL) { /* what it imported is the kernel's current version, as after tuning it */
+    const pm__op *op = pm__kernel_file_op(kf);
+    if (pm__db_template_current(db, op->name, pm__op_template(op)->sha256) != PM_OK) {
+      status = cli_fail("import", "%s: %s", file, pm_errmsg(c));
+      goto done;
+    }
   }
   printf(
       "imported %s into %s: %d measurement%s added, %d updated, %d kept (stored already, as "
@@ -88,6 +109,7 @@ done:
   if (in != NULL && in != stdin) fclose(in);
   free(doc);
   pm__db_close(db);
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

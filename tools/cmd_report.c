@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "pmdb.h"
 
 static const char about[] =
@@ -165,18 +166,22 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
 }
 
 int cmd_report(int argc, char **argv) {
-  const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL;
+  const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL, *kfile = NULL;
   const cli_option options[] = {
       CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED, "where to write the picture"),
       CLI_STRING(0, "bench", "FILE", &benchfile,
                  "the output of 'pmtune bench --json', for the ceilings"),
       CLI_STRING(0, "op", "OP", &opname, "only this operation"),
+      CLI_STRING(0, "kernel", "FILE", &kfile,
+                 "only this kernel of your own, described in FILE (JSON); not with --op"),
       CLI_DB(&dbpath),
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
   if (svg == NULL || svg[0] == '\0') return cli_usage_error("report", "no --svg FILE given");
   const pm__op *only = NULL;
+  if (opname != NULL && kfile != NULL)
+    return cli_usage_error("report", "--op and --kernel: one or the other");
   if (opname != NULL && cli_op_arg("report", opname, 0, &only) != CLI_OK) return CLI_USAGE;
 
   char *bench = NULL;
@@ -205,19 +210,32 @@ int cmd_report(int argc, char **argv) {
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK, drawn = 0;
   problem_row *rows = calloc(256, sizeof *rows);
-  if (rows == NULL || pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *dbops = NULL;
+  const pm__op *list[PM__MAX_OPS + 1] = {NULL}; /* the ops drawn */
+  if (rows == NULL || pm_open(&c, &o) != PM_OK) {
     status = cli_fail("report", "%s", rows ? pm_errmsg(c) : "out of memory");
     goto done;
   }
+  if ((status = cli_kernel_ops("report", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
+  if (pm__db_open(c, dbpath, PM__DB_READONLY, dbops, &db) != PM_OK) {
+    status = cli_fail("report", "%s", pm_errmsg(c));
+    goto done;
+  }
+  if (kf != NULL)
+    list[0] = pm__kernel_file_op(kf);
+  else
+    for (int k = 0, n = 0; pm__ops[k] != NULL && k < PM__MAX_OPS; k++)
+      if (only == NULL || pm__ops[k] == only) list[n++] = pm__ops[k];
   if ((f = open_memstream(&body, &body_len)) == NULL) { /* the body first: then its height is known */
     status = cli_fail("report", "out of memory");
     goto done;
   }
   sqlite3 *h = pm__db_handle(db);
   double y = 10;
-  for (int k = 0; pm__ops[k] != NULL; k++) {
-    const pm__op *op = pm__ops[k];
-    if (only != NULL && op != only) continue;
+  for (int k = 0; list[k] != NULL; k++) {
+    const pm__op *op = list[k];
     sqlite3_stmt *st = NULL;
     int n = 0;
     if (sqlite3_prepare_v2(h,
@@ -287,6 +305,7 @@ done:
   free(rows);
   free(bench);
   pm__db_close(db);
+  pm__kernel_file_free(kf);
   pm_close(c);
   return status;
 }

@@ -64,6 +64,7 @@ struct pm__kernel_file {
   pm__param params[PM__MAX_PARAMS];
   char *param_names[PM__MAX_PARAMS];
   char *path, *name, *summary, *entry, *source_file, *source;
+  char *reference; /* the reference kernel's entry, or NULL: the seed's outputs are the reference */
   const char *dims[2];
   int ndims;
   int nconstraints;
@@ -80,7 +81,8 @@ struct pm__kernel_file {
   pthread_mutex_t lock; /* the statements are one thread's at a time */
 };
 
-static const char *const top_fields[] = {"name", "summary", "source", "entry", "dims", "params",
+static const char *const top_fields[] = {"name", "summary", "source", "entry", "reference",
+                                         "dims", "params",
                                          "constraints", "seed", "grid", "block", "shared",
                                          "args", "bytes", "tolerance", NULL};
 
@@ -414,9 +416,9 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
   return e;
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v, pm__data *d,
-                  cudaStream_t stream) {
-  pm__kernel_file *k = (pm__kernel_file *)self;
+/* Launches entry `which` of kern (0: the kernel; 1: the reference) as point v on d. */
+static int launch_entry(pm__kernel_file *k, pm_ctx *c, const pm__kernel *kern, int which,
+                        const int *v, pm__data *d, cudaStream_t stream) {
   value values[MAX_ARGS];
   void *args[MAX_ARGS];
   dim3 grid, block;
@@ -436,7 +438,12 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const i
                               k->path);
   for (int i = 0; i < k->nargs; i++)
     args[i] = k->args[i].scalar ? (void *)&values[i] : (void *)&d->bufs[k->args[i].buf].dev;
-  return pm__kernel_launch(c, kern, 0, grid, block, shared, stream, args);
+  return pm__kernel_launch(c, kern, which, grid, block, shared, stream, args);
+}
+
+static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v, pm__data *d,
+                  cudaStream_t stream) {
+  return launch_entry((pm__kernel_file *)self, c, kern, 0, v, d, stream);
 }
 
 /* The elements of buffer argument a on pr: its count, checked (at least 1; at most 2^40 bytes,
@@ -456,8 +463,9 @@ static int buffer_count(pm_ctx *c, pm__kernel_file *k, const arg *a, const pm__p
   return PM_OK;
 }
 
-/* Runs the seed configuration once on d (placed), and keeps each output there as the reference
- * that every other point's must match. */
+/* Runs the reference once on d (placed) and keeps each output there as the reference that every
+ * point's must match: the seed configuration, or the description's reference kernel (compiled
+ * and launched as the seed is), whose outputs the seed's must then match too. */
 static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
   char defs[PM__MAX_DEFINES][24];
   const char *dp[PM__MAX_DEFINES];
@@ -467,10 +475,13 @@ static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
   pm__kernel kern = {0};
   int rc = pm__compile(c, k->tpl.file, k->tpl.source, c->dev.arch, dp, (size_t)n, &bin);
   if (rc != PM_OK) return rc;
-  rc = pm__kernel_load(c, &bin, k->op.entries, 1, &kern);
+  const char *entries[2] = {k->entry, k->reference};
+  rc = pm__kernel_load(c, &bin, entries, k->reference ? 2 : 1, &kern);
   pm__cubin_free(&bin);
   if (rc != PM_OK) return rc;
-  if ((rc = launch(&k->op, c, &kern, k->op.seed, d, pm__tune_stream())) != PM_OK) goto fail;
+  if ((rc = launch_entry(k, c, &kern, k->reference ? 1 : 0, k->op.seed, d, pm__tune_stream())) !=
+      PM_OK)
+    goto fail;
   PM__CUDA(c, cudaStreamSynchronize(pm__tune_stream()));
   for (int i = 0; i < d->nbufs; i++) {
     pm__buf *b = &d->bufs[i];
@@ -530,10 +541,10 @@ static int verify_buffer(pm__kernel_file *k, pm_ctx *c, const arg *a, const pm__
     memset(g, 0xff, sizeof g), memset(w, 0xff, sizeof w);
     pm__tune_copy(g, (const char *)b->dev + first * es, es, cudaMemcpyDeviceToHost);
     pm__tune_copy(w, (const char *)b->ref + first * es, es, cudaMemcpyDeviceToHost);
-    return pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the seed's; the first "
+    return pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the %s's; the first "
                                      "at [%llu]: %a, want %a",
-                      a->name, bad, count, first, pm__elem_value(a->type, g),
-                      pm__elem_value(a->type, w));
+                      a->name, bad, count, k->reference ? "reference" : "seed", first,
+                      pm__elem_value(a->type, g), pm__elem_value(a->type, w));
   }
   if ((got = pm__malloc(b->bytes)) == NULL || (want = pm__malloc(b->bytes)) == NULL) {
     rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory comparing %s", k->path, a->name);
@@ -553,9 +564,10 @@ static int verify_buffer(pm__kernel_file *k, pm_ctx *c, const arg *a, const pm__
   *err = worst;
   if (bad != 0) {
     double x = pm__elem_value(a->type, got + first * es), y = pm__elem_value(a->type, want + first * es);
-    rc = pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the seed's by more than "
+    rc = pm__seterr(c, PM_EVERIFY, "%s: %llu of %zu elements differ from the %s's by more than "
                                    "the tolerance %g; the first at [%llu]: %a, want %a",
-                    a->name, bad, count, k->tolerance, first, x, y);
+                    a->name, bad, count, k->reference ? "reference" : "seed", k->tolerance, first,
+                    x, y);
   }
 fail:
 done:
@@ -847,6 +859,7 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   free(k->memo);
   for (int i = 0; i < PM__MAX_PARAMS; i++) free(k->param_names[i]);
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
+  free(k->reference);
   free(k->source);
   sqlite3_close(k->db);
   pthread_mutex_destroy(&k->lock);
@@ -933,15 +946,24 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     free(full);
     if (rc != PM_OK) goto done;
   }
-  { /* the entry is defined in the source: its name followed by '(' */
+  if ((rc = string_at(&r, "$.reference", "reference", 0, &k->reference)) != PM_OK) goto done;
+  if (k->reference != NULL && (!is_identifier(k->reference, 255) ||
+                               strcmp(k->reference, k->entry) == 0)) {
+    rc = fail(&r, "reference", "'%s': another kernel of the source (a C identifier) wanted",
+              k->reference);
+    goto done;
+  }
+  for (int e = 0; e < 2; e++) { /* the entry (and reference) defined in the source: a name, '(' */
+    const char *name = e == 0 ? k->entry : k->reference;
     int found = 0;
-    size_t len = strlen(k->entry);
-    for (const char *p = k->source; !found && (p = strstr(p, k->entry)) != NULL; p += len) {
+    size_t len = name ? strlen(name) : 0;
+    for (const char *p = k->source; name && !found && (p = strstr(p, name)) != NULL; p += len) {
       const char *after = p + len + strspn(p + len, " \t\r\n");
       found = (p == k->source || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) && *after == '(';
     }
-    if (!found) {
-      rc = fail(&r, "entry", "'%s' is not a function of %s", k->entry, k->source_file);
+    if (name != NULL && !found) {
+      rc = fail(&r, e == 0 ? "entry" : "reference", "'%s' is not a function of %s", name,
+                k->source_file);
       goto done;
     }
   }
