@@ -226,6 +226,7 @@ static void served_add(pm_ctx *u, pm_kernel *k, size_t rows, size_t cols, int gr
   CUDA_OK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(db_, b, bytes, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(dc, 0xff, bytes));
+  CUDA_OK(cudaDeviceSynchronize()); /* the stream below does not wait for the legacy one */
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   size_t dims[2] = {rows, cols};
