@@ -316,3 +316,43 @@ Test(gpu_kernel_file, a_reference_kernel_judges_the_seed_too) {
                      " is_seed = 1"),
                1);
 }
+
+/* The transpose example served too: tuned at one size, called at it and at another, each result
+ * the input transposed. */
+Test(gpu_kernel_file, the_transpose_example_is_served_by_one_call) {
+  const char *example = PM_SOURCE_DIR "/examples/kernels/transpose.json";
+  const pm__op *op = load(example);
+  pm__problem pr = {.rows = 300, .cols = 500};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.wrong, 0);
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path};
+  pm_kernel *k = NULL;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  const size_t sizes[2][2] = {{300, 500}, {301, 499}};
+  for (int t = 0; t < 2; t++) {
+    size_t rows = sizes[t][0], cols = sizes[t][1], n = rows * cols, bytes = n * sizeof(float);
+    float *in = malloc(bytes), *got = malloc(bytes), *din, *dout;
+    cr_assert(in && got);
+    for (size_t i = 0; i < n; i++) in[i] = (float)i;
+    CUDA_OK(cudaMalloc((void **)&din, bytes));
+    CUDA_OK(cudaMalloc((void **)&dout, bytes));
+    CUDA_OK(cudaMemcpy(din, in, bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout, 0xff, bytes));
+    CUDA_OK(cudaDeviceSynchronize());
+    size_t dims[2] = {rows, cols};
+    void *bufs[2] = {dout, din};
+    cr_assert_eq(pm_kernel_launch(k, dims, bufs, NULL), PM_OK, "%s", pm_errmsg(u));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, dout, bytes, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < rows; i++)
+      for (size_t j = 0; j < cols; j++)
+        cr_assert_eq(got[j * rows + i], in[i * cols + j], "%zu x %zu: (%zu, %zu)", rows, cols, i, j);
+    CUDA_OK(cudaFree(din));
+    CUDA_OK(cudaFree(dout));
+    free(in), free(got);
+  }
+  pm_close(u);
+}

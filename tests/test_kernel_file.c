@@ -224,3 +224,45 @@ Test(kernel_file, a_missing_file_is_an_io_error) {
   cr_assert_null(k);
   cr_assert_not_null(strstr(pm_errmsg(c), "/nonexistent/k.json"), "%s", pm_errmsg(c));
 }
+
+/* What is checked before tuning touches a database: each buffer's count at each size asked for,
+ * and that the seed compiles with its entry unmangled (NVRTC, sm_90: no GPU). */
+Test(kernel_file, sizes_and_the_seed_are_checked_before_tuning) {
+  pm__kernel_file *k = NULL;
+  const char *path = broken("\"count\": \":rows * :cols\", \"dir\": \"out\"",
+                            "\"count\": \":rows * :cols * 1000000\", \"dir\": \"out\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  pm__problem small = {.rows = 10, .cols = 10}, big = {.rows = 1u << 20, .cols = 1u << 10};
+  cr_assert_eq(pm__kernel_file_check_size(c, k, &small), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_file_check_size(c, k, &big), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "args[0].count"), "%s", pm_errmsg(c));
+  cr_assert_not_null(strstr(pm_errmsg(c), "1 to 2^40 bytes"), "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_OK, "%s", pm_errmsg(c));
+  pm__kernel_file_free(k);
+
+  /* a source that does not compile at the seed: one line, with NVRTC's words */
+  char cu[160];
+  snprintf(cu, sizeof cu, "%s/matadd.cu", dir);
+  path = broken("\"bytes\":", "\"bytes\":");
+  FILE *f = fopen(cu, "a");
+  cr_assert_not_null(f);
+  fputs("#if BLOCK == 256\nthis is not C++;\n#endif\n", f);
+  fclose(f);
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_ECOMPILE);
+  cr_assert_not_null(strstr(pm_errmsg(c), "source: the seed does not compile for sm_90"), "%s",
+                     pm_errmsg(c));
+  cr_assert_null(strchr(pm_errmsg(c), '\n'), "one line: %s", pm_errmsg(c));
+  pm__kernel_file_free(k);
+
+  /* an entry that C++ mangles */
+  path = broken("\"bytes\":", "\"bytes\":");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "sed -i 's/extern \"C\" __global__/__global__/' %s", cu);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "entry: 'my_matadd' is not a kernel of the compiled"),
+                     "%s", pm_errmsg(c));
+  pm__kernel_file_free(k);
+}

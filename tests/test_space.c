@@ -192,6 +192,10 @@ Test(space, problem_sizes_parse_or_say_why_not) {
   cr_assert_eq(pr.cols, 3001);
   cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, "2147483647", &pr), PM_OK);
   cr_assert_eq(pr.n, 2147483647u);
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, "n=1048576", &pr), PM_OK);
+  cr_assert_eq(pr.n, 1048576u);
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, "n=", &pr), PM_EINVAL);
+  cr_assert_eq(pm__problem_parse(ctx, &pm__op_reduce, "m=5", &pr), PM_EINVAL);
   const char *bad2d[] = {"", "4097", "4097x", "x3001", "0x5", "5x0", "-1x5", "5x5x5", "5 x5",
                          "99999999999x1", "100000x100000"};
   for (size_t i = 0; i < sizeof bad2d / sizeof *bad2d; i++)

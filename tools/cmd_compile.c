@@ -169,11 +169,7 @@ int cmd_compile(int argc, char **argv) {
   }
   if (kf != NULL) { /* the entry is a symbol of the cubin as written: extern "C", not mangled */
     const char *entry = the_op->entries[0];
-    size_t elen = strlen(entry) + 1; /* with its NUL, as the symbol table holds it */
-    int found = 0;
-    for (size_t i = 0; !found && i + elen <= cubin.size; i++)
-      found = memcmp((const char *)cubin.data + i, entry, elen) == 0;
-    if (!found) {
+    if (!pm__cubin_has_symbol(&cubin, entry)) {
       status = cli_fail("compile", "%s: entry: '%s' is not a kernel of the compiled %s (declare "
                                    "it extern \"C\" __global__)",
                         kfile, entry, name);

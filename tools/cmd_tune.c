@@ -559,6 +559,19 @@ int cmd_tune(int argc, char **argv) {
       { status = cli_fail("tune", "--device %ld: this machine has %d CUDA device%s", d, ndev, ndev == 1 ? "" : "s"); goto done; }
     first = last = (int)d;
   }
+  /* a kernel of one's own: its sizes and its seed checked before the database is touched */
+  for (int i = 0; kf != NULL && i < njobs; i++)
+    if (pm__kernel_file_check_size(c, kf, &jobs[i].pr) != PM_OK) {
+      status = cli_usage_error("tune", "--size %s: %s", sizes[i], pm_errmsg(c));
+      goto done;
+    }
+  for (int d = first; kf != NULL && d <= last; d++) {
+    pm__device_info info;
+    if (pm__device_query(c, d, &info) != PM_OK || pm__kernel_file_compile_seed(c, kf, info.arch) != PM_OK) {
+      status = cli_fail("tune", "%s", pm_errmsg(c));
+      goto done;
+    }
+  }
 
   char cmdline[2048] = "pmtune";
   for (int i = 0, len = 6; i < argc && len < (int)sizeof cmdline - 2; i++)

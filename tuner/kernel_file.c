@@ -494,6 +494,41 @@ fail:
   return rc;
 }
 
+int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem *pr) {
+  size_t count;
+  for (int i = 0; i < k->nargs; i++) {
+    int rc = k->args[i].scalar ? PM_OK : buffer_count(c, k, &k->args[i], pr, &count);
+    if (rc != PM_OK) return rc;
+  }
+  return PM_OK;
+}
+
+int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch) {
+  char defs[PM__MAX_DEFINES][24];
+  const char *dp[PM__MAX_DEFINES], *names[2] = {k->entry, k->reference};
+  int n = pm__config_defines(&k->op, k->op.seed, NULL, defs);
+  for (int i = 0; i < n; i++) dp[i] = defs[i];
+  pm__cubin bin = {0};
+  int rc = pm__compile(c, k->tpl.file, k->tpl.source, arch, dp, (size_t)n, &bin);
+  if (rc == PM_ECOMPILE) {
+    char log[2048];
+    snprintf(log, sizeof log, "%s", pm_errmsg(c));
+    for (char *p = log; *p; p++) /* one line */
+      if (*p == '\n') *p = ' ';
+    return pm__seterr(c, PM_ECOMPILE, "%s: source: the seed does not compile for %s: %s", k->path,
+                      arch, log);
+  }
+  if (rc != PM_OK) return rc;
+  /* each entry a symbol of the cubin as written: extern "C", not mangled */
+  for (int e = 0; e < 2 && rc == PM_OK; e++)
+    if (names[e] != NULL && !pm__cubin_has_symbol(&bin, names[e]))
+      rc = pm__seterr(c, PM_EINVAL, "%s: %s: '%s' is not a kernel of the compiled %s (declare it "
+                                    "extern \"C\" __global__)",
+                      k->path, e == 0 ? "entry" : "reference", names[e], k->source_file);
+  pm__cubin_free(&bin);
+  return rc;
+}
+
 static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
                    pm__data *d) {
   pm__kernel_file *k = (pm__kernel_file *)self;

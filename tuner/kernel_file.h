@@ -25,6 +25,13 @@ void pm__kernel_file_free(pm__kernel_file *k);
  * a built-in op; its callbacks may be called from several threads. */
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k);
 
+/* Checks before anything runs or is stored: that every buffer's count gives 1 to 2^40 bytes
+ * for pr (PM_EINVAL naming the file and the argument), and that the seed compiles for arch with
+ * its entry (and reference) unmangled in the cubin (PM_ECOMPILE with NVRTC's log on one line, or
+ * PM_EINVAL naming the field). */
+int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem *pr);
+int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch);
+
 /* How many buffer arguments the kernel takes, and buffer i's name (its dtype in *dtype, where
  * given); NULL where there is no buffer i. */
 int pm__kernel_file_buffers(const pm__kernel_file *k);

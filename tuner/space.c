@@ -207,10 +207,11 @@ static int parse_dim(const char *s, char **end, unsigned long max, unsigned *out
 int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr) {
   char *end = NULL;
   if (size == NULL) return pm__seterr(c, PM_EINVAL, "no size given");
-  if (op->dims == 1) {
-    if (parse_dim(size, &end, 0x7fffffffUL, &pr->n) != 0 || *end != '\0')
-      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants N, from 1 to 2147483647", size,
-                        op->name);
+  if (op->dims == 1) { /* N, or n=N as pm__problem_text writes it */
+    const char *digits = strncmp(size, "n=", 2) == 0 ? size + 2 : size;
+    if (parse_dim(digits, &end, 0x7fffffffUL, &pr->n) != 0 || *end != '\0')
+      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants N (or n=N), from 1 to 2147483647",
+                        size, op->name);
     return PM_OK;
   }
   if (parse_dim(size, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
