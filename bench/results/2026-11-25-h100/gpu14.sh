@@ -12,6 +12,8 @@ rm -rf /tmp/bad && mkdir /tmp/bad && cp examples/kernels/matadd.json examples/ke
 printf '#if BLOCK == 256\nthis is not C++;\n#endif\n' >> /tmp/bad/matadd.cu
 { build/tools/pmtune tune --kernel /tmp/bad/matadd.json --size 100x100 --db /tmp/bad/t.db; echo "exit $?"
   ls /tmp/bad/t.db 2>&1
-  build/tools/pmtune tune --kernel examples/kernels/matadd.json --size 65536x65536 --db /tmp/bad/t.db; echo "exit $?"
+  sed 's/"count": ":rows \* :cols", "dir": "out"/"count": ":rows * :cols * 1000000", "dir": "out"/' examples/kernels/matadd.json > /tmp/bad/big.json
+  cp examples/kernels/matadd.cu /tmp/bad/big.cu; sed -i 's/"source": "matadd.cu"/"source": "big.cu"/' /tmp/bad/big.json
+  build/tools/pmtune tune --kernel /tmp/bad/big.json --size 2000x1000 --db /tmp/bad/t.db; echo "exit $?"
   ls /tmp/bad/t.db 2>&1; } > $OUT/tune-refused.txt 2>&1
 cat $OUT/tune-refused.txt
