@@ -183,25 +183,28 @@ static void fma_description(int fma, const char *more) {
   put("sq.json", text);
 }
 
+/* Writes sq.json (fma_description's), loads it and tunes n = 1,000,003 exhaustively into r. */
+static void tune_sq(int fma, const char *more, pm__tune_result *r) {
+  char file[128];
+  fma_description(fma, more);
+  snprintf(file, sizeof file, "%s/sq.json", dir);
+  const pm__op *op = load(file);
+  pm__problem pr = {.n = 1000003};
+  tune(op, &pr, r);
+}
+
 /* Bit for bit, the fused points differ from the seed's two roundings; within a tolerance they
  * pass. The inout buffer is the seed's inputs again before each point is checked, though timing
  * ran every point many times over it. */
 Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
-  fma_description(0, "");
-  char file[128];
-  snprintf(file, sizeof file, "%s/sq.json", dir);
-  const pm__op *op = load(file);
-  pm__problem pr = {.n = 1000003};
   pm__tune_result r;
-  tune(op, &pr, &r);
+  tune_sq(0, "", &r);
   cr_assert_eq(r.measured, 2, "FMA 0: bit for bit the seed's");
   cr_assert_eq(r.wrong, 2, "FMA 1: some elements round differently");
   pm__db_close(db), db = NULL;
   pm__kernel_file_free(kf), kf = NULL;
   unlink(path);
-  fma_description(0, ", \"tolerance\": 1e-6");
-  op = load(file);
-  tune(op, &pr, &r);
+  tune_sq(0, ", \"tolerance\": 1e-6", &r);
   cr_assert_eq(r.measured, 4);
   cr_assert_eq(r.wrong, 0);
   cr_assert_eq(count("SELECT count(*) FROM measurement WHERE json_extract(params, '$.FMA') = 1"
@@ -303,13 +306,8 @@ Test(gpu_kernel_file, the_matadd_example_is_served_by_one_call) {
 /* A reference kernel in the description: its outputs, not the seed's, are what every point must
  * match; a seed that rounds differently from it is found wrong like any other point. */
 Test(gpu_kernel_file, a_reference_kernel_judges_the_seed_too) {
-  fma_description(1, ", \"reference\": \"sq_ref\"");
-  char file[128];
-  snprintf(file, sizeof file, "%s/sq.json", dir);
-  const pm__op *op = load(file);
-  pm__problem pr = {.n = 1000003};
   pm__tune_result r;
-  tune(op, &pr, &r);
+  tune_sq(1, ", \"reference\": \"sq_ref\"", &r);
   cr_assert_eq(r.measured, 2, "FMA 0: bit for bit the reference's");
   cr_assert_eq(r.wrong, 2, "FMA 1, the seed among them");
   cr_assert_eq(count("SELECT count(*) FROM measurement WHERE status = 'wrong_result' AND"
