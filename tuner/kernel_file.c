@@ -75,6 +75,9 @@ struct pm__kernel_file {
   int nargs, nbufs;
   arg args[MAX_ARGS];
   double tolerance;
+  sqlite3_stmt *launch_st; /* SELECT grid..., block..., shared, each scalar's value: what a launch
+                              passes, in one step (a new size's first call evaluates it) */
+  sqlite3_stmt *check_st;  /* SELECT check_exprs()'s, in one step: check() with a size */
   launch_memo **memo; /* buckets (a power of two of them), under lock */
   size_t nbuckets, nmemo;
   sqlite3 *db;          /* an empty database in memory: the expressions' evaluator */
@@ -253,9 +256,9 @@ static void expr_free(expr *e) {
 /* Evaluates e for point v (may be NULL where e names no parameter) and problem pr (may be NULL
  * where e names no dimension) into *out. 0 done; 1 the value is NULL, not a number, or out of
  * the 64-bit range (SQLite's `1/0` is NULL). Under k's lock. */
-static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
-                      long long *out, double *real) {
-  sqlite3_stmt *st = e->st;
+/* Binds st's :NAMEs: the parameters from v (where not NULL), the dimensions from pr (where not
+ * NULL); st reset first. */
+static void bind_names(pm__kernel_file *k, sqlite3_stmt *st, const int *v, const pm__problem *pr) {
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
   for (int i = 1; i <= sqlite3_bind_parameter_count(st); i++) {
@@ -265,20 +268,29 @@ static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm_
     if (d >= 0 && pr != NULL)
       sqlite3_bind_int64(st, i, k->ndims == 1 ? (long long)pr->n : d == 0 ? pr->rows : pr->cols);
   }
-  int bad = 1;
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    int t = sqlite3_column_type(st, 0);
-    if (t == SQLITE_INTEGER) {
-      *out = sqlite3_column_int64(st, 0);
-      if (real) *real = (double)*out;
-      bad = 0;
-    } else if (t == SQLITE_FLOAT) {
-      double x = sqlite3_column_double(st, 0);
-      if (x >= -9.2e18 && x <= 9.2e18) *out = (long long)x, bad = 0;
-      if (real) *real = x;
-    }
+}
+
+/* Column col of st's row as a number: 0 done; 1 NULL, not a number, or past 64 bits. */
+static int column_value(sqlite3_stmt *st, int col, long long *out, double *real) {
+  int t = sqlite3_column_type(st, col);
+  if (t == SQLITE_INTEGER) {
+    *out = sqlite3_column_int64(st, col);
+    if (real) *real = (double)*out;
+    return 0;
   }
-  sqlite3_reset(st);
+  if (t != SQLITE_FLOAT) return 1;
+  double x = sqlite3_column_double(st, col);
+  if (real) *real = x;
+  if (!(x >= -9.2e18 && x <= 9.2e18)) return 1;
+  *out = (long long)x;
+  return 0;
+}
+
+static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+                      long long *out, double *real) {
+  bind_names(k, e->st, v, pr);
+  int bad = sqlite3_step(e->st) != SQLITE_ROW || column_value(e->st, 0, out, real);
+  sqlite3_reset(e->st);
   return bad;
 }
 
@@ -289,36 +301,55 @@ static int expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__
 
 /* ---- The op's callbacks --------------------------------------------------------------------- */
 
+/* What check() evaluates, in order: the constraints, the block, the grid, the shared memory;
+ * returns how many (at most MAX_CONSTRAINTS + 7). */
+static int check_exprs(pm__kernel_file *k, const expr **es) {
+  int n = 0;
+  for (int i = 0; i < k->nconstraints; i++) es[n++] = &k->constraints[i];
+  for (int i = 0; i < k->nblock; i++) es[n++] = &k->block[i];
+  for (int i = 0; i < k->ngrid; i++) es[n++] = &k->grid[i];
+  es[n++] = &k->shared;
+  return n;
+}
+
 static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
                          const pm__limits *lim) {
   pm__kernel_file *k = (pm__kernel_file *)self;
   const char *why = NULL;
-  long long x, threads = 1;
+  const expr *es[MAX_CONSTRAINTS + 7];
+  long long val[MAX_CONSTRAINTS + 7] = {0}, threads = 1;
+  char bad[MAX_CONSTRAINTS + 7] = {0}, skip[MAX_CONSTRAINTS + 7] = {0};
+  int n = check_exprs(k, es), nc = k->nconstraints, nb = k->nblock;
   pthread_mutex_lock(&k->lock);
-  for (int i = 0; i < k->nconstraints && why == NULL; i++) {
-    const expr *e = &k->constraints[i];
-    if (e->uses_dims && pr == NULL) continue;
-    if (expr_eval(k, e, v, pr, &x)) why = "a constraint does not evaluate to a number";
-    else if (x == 0) why = k->reasons[i];
+  if (pr != NULL) { /* a size: all of them in one step (serving decides a new size this way) */
+    sqlite3_stmt *st = k->check_st;
+    bind_names(k, st, v, pr);
+    int row = sqlite3_step(st) == SQLITE_ROW;
+    for (int i = 0; i < n; i++) bad[i] = !row || column_value(st, i, &val[i], NULL);
+    sqlite3_reset(st);
+  } else { /* no size: what names no dimension (the grid always does, as far as it counts) */
+    for (int i = 0; i < n; i++)
+      if (!(skip[i] = (char)(es[i]->uses_dims || (i >= nc + nb && i < n - 1))))
+        bad[i] = (char)expr_eval(k, es[i], v, NULL, &val[i]);
   }
+  pthread_mutex_unlock(&k->lock);
+  for (int i = 0; i < nc && why == NULL; i++)
+    if (!skip[i]) why = bad[i] ? "a constraint does not evaluate to a number"
+                       : val[i] == 0 ? k->reasons[i] : NULL;
   int block_known = 1;
-  for (int i = 0; i < k->nblock && why == NULL; i++) {
-    if (k->block[i].uses_dims && pr == NULL) {
-      block_known = 0;
-      continue;
-    }
-    if (expr_eval(k, &k->block[i], v, pr, &x) || x < 1 || x > 1024) why = "a block dimension out of range";
-    else threads *= x;
+  for (int i = nc; i < nc + nb && why == NULL; i++) {
+    if (skip[i]) block_known = 0;
+    else if (bad[i] || val[i] < 1 || val[i] > 1024) why = "a block dimension out of range";
+    else threads *= val[i];
   }
   if (why == NULL && block_known && threads > lim->max_threads)
     why = "threads per block out of range";
-  for (int i = 0; i < k->ngrid && why == NULL && pr != NULL; i++)
-    if (expr_eval(k, &k->grid[i], v, pr, &x) || x < 1 || x > (i == 0 ? INT_MAX : 65535))
+  for (int i = nc + nb; i < n - 1 && why == NULL; i++)
+    if (!skip[i] && (bad[i] || val[i] < 1 || val[i] > (i == nc + nb ? INT_MAX : 65535)))
       why = "a grid dimension out of range";
-  if (why == NULL && !(k->shared.uses_dims && pr == NULL) &&
-      (expr_eval(k, &k->shared, v, pr, &x) || x < 0 || (size_t)x > lim->max_smem))
+  if (why == NULL && !skip[n - 1] &&
+      (bad[n - 1] || val[n - 1] < 0 || (size_t)val[n - 1] > lim->max_smem))
     why = "the shared memory is more than a block has";
-  pthread_mutex_unlock(&k->lock);
   return why;
 }
 
@@ -353,8 +384,8 @@ static uint64_t memo_hash(const int *v, int nparams, const pm__problem *pr) {
 }
 
 static int memo_same(const launch_memo *m, const int *v, int nparams, const pm__problem *pr) {
-  return memcmp(m->v, v, sizeof(int) * (size_t)nparams) == 0 && m->pr.rows == pr->rows && m->pr.cols == pr->cols &&
-         m->pr.n == pr->n;
+  return memcmp(m->v, v, sizeof(int) * (size_t)nparams) == 0 && m->pr.rows == pr->rows &&
+         m->pr.cols == pr->cols && m->pr.n == pr->n;
 }
 
 /* What a launch of v on pr passes: from k's table, else evaluated now and added. NULL where an
@@ -367,23 +398,22 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
   if (k->nbuckets > 0)
     for (launch_memo *m = k->memo[h & (k->nbuckets - 1)]; m != NULL; m = m->next)
       if (memo_same(m, v, k->op.nparams, pr)) return m;
-  long long x, dims[2][3] = {{1, 1, 1}, {1, 1, 1}};
-  const expr *es[2] = {k->grid, k->block};
-  int ns[2] = {k->ngrid, k->nblock};
+  long long x = 0, dims[2][3] = {{1, 1, 1}, {1, 1, 1}};
+  int ns[2] = {k->ngrid, k->nblock}, col = 0, bad = 0;
   launch_memo m = {0};
-  for (int g = 0; g < 2; g++)
-    for (int i = 0; i < ns[g]; i++)
-      if (expr_eval(k, &es[g][i], v, pr, &dims[g][i]) || dims[g][i] < 1 || dims[g][i] > INT_MAX)
-        return NULL;
-  if (expr_eval(k, &k->shared, v, pr, &x) || x < 0) return NULL;
+  sqlite3_stmt *st = k->launch_st;
+  bind_names(k, st, v, pr);
+  if (sqlite3_step(st) != SQLITE_ROW) bad = 1;
+  for (int g = 0; g < 2 && !bad; g++)
+    for (int i = 0; i < ns[g] && !bad; i++)
+      bad = column_value(st, col++, &dims[g][i], NULL) || dims[g][i] < 1 || dims[g][i] > INT_MAX;
+  if (!bad) bad = column_value(st, col++, &x, NULL) || x < 0;
   m.shared = (size_t)x;
-  m.grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
-  m.block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
-  for (int i = 0; i < k->nargs; i++) {
+  for (int i = 0; i < k->nargs && !bad; i++) {
     const arg *a = &k->args[i];
     double real = 0;
     if (!a->scalar) continue;
-    if (expr_value(k, &a->e, v, pr, &x, &real)) return NULL;
+    if ((bad = column_value(st, col++, &x, &real)) != 0) break;
     switch (a->type) {
     case SCALAR_I32: m.values[i].i32 = (int)x; break;
     case SCALAR_I64: m.values[i].i64 = x; break;
@@ -391,6 +421,10 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
     default: m.values[i].f64 = real; break;
     }
   }
+  sqlite3_reset(st);
+  if (bad) return NULL;
+  m.grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
+  m.block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
   memcpy(m.v, v, sizeof(int) * (size_t)k->op.nparams);
   m.pr = *pr;
   if (k->nmemo >= k->nbuckets) { /* at most one entry a bucket on average: twice the buckets */
@@ -882,6 +916,37 @@ static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   return PM_OK;
 }
 
+/* exprs (each checked alone already) as one SELECT, into *out. */
+static int select_all(reader *r, pm__kernel_file *k, const expr *const *es, int n,
+                      sqlite3_stmt **out) {
+  size_t len = 16;
+  for (int i = 0; i < n; i++) len += strlen(es[i]->text) + 4;
+  char *sql = pm__malloc(len);
+  if (sql == NULL) return pm__seterr(r->c, PM_ENOMEM, "out of memory");
+  size_t at = (size_t)snprintf(sql, len, "SELECT ");
+  for (int i = 0; i < n; i++)
+    at += (size_t)snprintf(sql + at, len - at, "%s(%s)", i ? ", " : "", es[i]->text);
+  int rc = sqlite3_prepare_v2(k->db, sql, -1, out, NULL) == SQLITE_OK
+               ? PM_OK
+               : pm__seterr(r->c, PM_ENOMEM, "%s: %s", r->path, sqlite3_errmsg(k->db));
+  free(sql);
+  return rc;
+}
+
+/* k->launch_st (the grid, the block, the shared memory, the scalars) and k->check_st. */
+static int launch_statement(reader *r, pm__kernel_file *k) {
+  const expr *es[MAX_CONSTRAINTS + 7 + MAX_ARGS];
+  int n = 0;
+  for (int i = 0; i < k->ngrid; i++) es[n++] = &k->grid[i];
+  for (int i = 0; i < k->nblock; i++) es[n++] = &k->block[i];
+  es[n++] = &k->shared;
+  for (int i = 0; i < k->nargs; i++)
+    if (k->args[i].scalar) es[n++] = &k->args[i].e;
+  int rc = select_all(r, k, es, n, &k->launch_st);
+  if (rc == PM_OK) rc = select_all(r, k, es, check_exprs(k, es), &k->check_st);
+  return rc;
+}
+
 void pm__kernel_file_free(pm__kernel_file *k) {
   if (k == NULL) return;
   for (int i = 0; i < k->nconstraints; i++) expr_free(&k->constraints[i]), free(k->reasons[i]);
@@ -896,6 +961,8 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
   free(k->reference);
   free(k->source);
+  sqlite3_finalize(k->launch_st);
+  sqlite3_finalize(k->check_st);
   sqlite3_close(k->db);
   pthread_mutex_destroy(&k->lock);
   free(k);
@@ -1032,7 +1099,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       goto done;
     }
   }
-  if ((rc = evaluate_at_seed(&r, k)) != PM_OK) goto done;
+  if ((rc = evaluate_at_seed(&r, k)) != PM_OK || (rc = launch_statement(&r, k)) != PM_OK)
+    goto done;
   {
     size_t len = strlen(path) + 64;
     if ((k->summary = pm__malloc(len)) == NULL) {
