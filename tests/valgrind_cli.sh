@@ -7,7 +7,7 @@
 # (failing to find a driver here, or finding one) nor NVRTC gives valgrind 3.19 an error or a
 # definite or possible leak on these paths; what they keep to the end is "still reachable",
 # which is not an error. Also space --kernel on the example description and on a file that is
-# none. Usage: valgrind_cli.sh PMTUNE SOURCE_DIR
+# none, and export, import and explain with --kernel, and report. Usage: valgrind_cli.sh PMTUNE SOURCE_DIR
 set -u
 pmtune=$1
 src=$2
@@ -73,5 +73,10 @@ step 2 space --op matadd --radius 2
 step 1 import "$dir" --db "$db"
 step 0 space --kernel "$src/examples/kernels/matadd.json" --size 4097x3001
 step 1 space --kernel "$dir/doc.json"
+step 0 export "$dir/k.json" --kernel "$src/examples/kernels/matadd.json" --db "$db"
+step 0 import "$dir/k.json" --kernel "$src/examples/kernels/matadd.json" --db "$db"
+step 1 import "$dir" --kernel "$src/examples/kernels/matadd.json" --db "$db"
+step 1gpu explain --kernel "$src/examples/kernels/matadd.json" --size 100x100 --db "$db"
+step 0 report --svg "$dir/r.svg" --db "$db"
 echo "valgrind_cli: $(($(date +%s) - begin)) s"
 exit $failed

@@ -65,6 +65,9 @@ int cmd_import(int argc, char **argv) {
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__db *db = NULL;
   pm__db_import_stats st;
+  pm__kernel_file *kf = NULL;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *ops = NULL;
   char *doc = NULL;
   size_t len = 0;
   int status = CLI_OK, from_stdin = strcmp(file, "-") == 0;
@@ -77,9 +80,6 @@ int cmd_import(int argc, char **argv) {
     status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file, MAX_BYTES >> 20);
     goto done;
   }
-  pm__kernel_file *kf = NULL;
-  pm__ops_db_plus plus;
-  const pm__db_op *const *ops = NULL;
   if (pm_open(&c, &opts) != PM_OK) {
     status = cli_fail("import", "%s", pm_errmsg(c));
     goto done;
