@@ -628,3 +628,14 @@ Test(cli_db, export_and_import_carry_a_kernel_of_ones_own_with_its_description) 
   pm__kernel_file_free(kf);
   pm_close(c);
 }
+
+/* A document whose measurements array is malformed in a way SQLite 3.40's json_valid lets pass
+ * (found by fuzz_import; kept in its corpus): refused as not valid JSON, status 1, nothing
+ * imported, not reported as a database error. */
+Test(cli_db, a_malformed_array_that_json_valid_passes_is_not_valid_json) {
+  char args[512];
+  snprintf(args, sizeof args, "import %s/tests/fuzz/corpus/import/f5c2546fa3272f20769a566d7a8075e741ac13f4 --db %s/m.db",
+           PM_SOURCE_DIR, dir);
+  expect_failure("", args, "not valid JSON");
+  cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+}
