@@ -590,20 +590,16 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if (bad_escape(json, len))
     return pm__seterr(c, PM_EINVAL, "import: a string holds \\u0000 or a lone surrogate escape");
 
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_valid(?1)", -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, (int)len, SQLITE_STATIC));
-  PM__SQLITE_ST(db, st, sqlite3_step(st));
-  if (sqlite3_column_int(st, 0) != 1) {
-    rc = pm__seterr(c, PM_EINVAL, "import: not valid JSON (or nested deeper than SQLite reads)");
-    goto fail;
-  }
-  pm__db_finalize(&st);
-  /* json may lack a NUL at len: the fields are read from a copy that has one. */
+  /* json may lack a NUL at len: it is read from a copy that has one. */
   char *doc = pm__malloc(len + 1);
   if (doc == NULL) return pm__seterr(c, PM_ENOMEM, "import: out of memory");
   memcpy(doc, json, len);
   doc[len] = '\0';
-  rc = read_object(db, doc, top_fields, T_N, v, "document");
+  int valid = pm__db_json_check(pm__db_handle(db), doc, (int)len);
+  rc = valid == 1   ? read_object(db, doc, top_fields, T_N, v, "document")
+       : valid == 0 ? pm__seterr(c, PM_EINVAL,
+                                 "import: not valid JSON (or nested deeper than SQLite reads)")
+                    : pm__seterr(c, PM_ENOMEM, "import: out of memory checking the document");
   free(doc);
   if (rc != PM_OK) goto fail;
   if (strcmp(v[T_FORMAT].text, FORMAT) != 0) {

@@ -91,6 +91,16 @@ void pm__db_close(pm__db *db);
 const char *pm__db_filename(const pm__db *db);
 void pm__db_schema(const pm__db *db, int *was, int *now);
 
+/* Whether text (len bytes, -1: to its NUL) is valid JSON: 1 valid, 0 not, -1 SQLite could not
+ * tell (out of memory). SQLite 3.40's json_valid() passes some malformed documents (a member
+ * without its key, found by fuzz_import), on which its other JSON functions, json() included,
+ * then read memory never written, and may crash. So the syntax is checked here first, as RFC
+ * 8259 writes it (nesting at most 2000 deep, as SQLite reads), and json_valid() then applies
+ * SQLite's own limits.
+ * It parses nothing into values: SQLite does that. Every JSON text from outside (an import, a
+ * kernel description) is checked with it before any SQLite JSON function sees it. */
+int pm__db_json_check(sqlite3 *h, const char *text, int len);
+
 /* The names of the ops db was opened with, as a JSON array ('["matadd","reduce"]'), into out
  * (cap bytes, PM__DB_OPS_JSON enough for 16 built-in ops and a few more). */
 #define PM__DB_OPS_JSON 1024

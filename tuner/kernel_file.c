@@ -1005,15 +1005,13 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     goto done;
   }
   r.db = k->db, r.json = json;
-  if ((rc = member(&r, "$", type, NULL)) != PM_OK) goto done;
-  {
-    sqlite3_stmt *st = NULL;
-    int valid = 0;
-    if (sqlite3_prepare_v2(k->db, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK) {
-      sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
-      valid = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+  { /* valid first: no other JSON function sees a malformed document (pm__db_json_check) */
+    int valid = pm__db_json_check(k->db, json, -1);
+    if (valid < 0) {
+      rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory", path);
+      goto done;
     }
-    sqlite3_finalize(st);
+    if (valid && (rc = member(&r, "$", type, NULL)) != PM_OK) goto done;
     if (!valid || strcmp(type, "object") != 0) {
       rc = fail(&r, "(top)", valid ? "a JSON object wanted" : "not valid JSON");
       goto done;
