@@ -402,13 +402,13 @@ int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm_
   return pm__db_known_load(db, d, names, shas, out);
 }
 
-int cli_kernel_ops(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_file **kf,
-                   pm__ops_db_plus *plus, const pm__db_op *const **ops) {
+int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_file **kf,
+                    pm__ops_db_plus *plus, const pm__db_op *const **ops) {
   *kf = NULL;
-  *ops = pm__ops_db();
+  if (ops != NULL) *ops = pm__ops_db();
   if (kfile == NULL) return CLI_OK;
   if (pm__kernel_file_load(c, kfile, kf) != PM_OK) return cli_fail(cmd, "%s", pm_errmsg(c));
-  *ops = pm__ops_db_with(pm__kernel_file_op(*kf), plus);
+  if (ops != NULL) *ops = pm__ops_db_with(pm__kernel_file_op(*kf), plus);
   return CLI_OK;
 }
 

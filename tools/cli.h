@@ -223,12 +223,12 @@ const char *cli_op_names(void);
  * (pm__db_known_get_if) means here what it means to a library call. */
 int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out);
 
-/* --kernel FILE of export and import: where kfile is given, loads its description into *kf and
- * makes *ops the database's op list with the kernel's op (in *plus); else *kf is NULL and *ops
- * pm__ops_db(). CLI_OK, or CLI_FAIL (said, naming cmd). */
+/* --kernel FILE, the one way each command reads it: where kfile is given, loads its description
+ * into *kf, and where ops is given makes *ops the database's op list with the kernel's op (in
+ * *plus); else *kf is NULL and *ops pm__ops_db(). CLI_OK, or CLI_FAIL (said, naming cmd). */
 struct pm__kernel_file;
-int cli_kernel_ops(const char *cmd, pm_ctx *c, const char *kfile, struct pm__kernel_file **kf,
-                   pm__ops_db_plus *plus, const pm__db_op *const **ops);
+int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, struct pm__kernel_file **kf,
+                    pm__ops_db_plus *plus, const pm__db_op *const **ops);
 
 /* What a kernel of one's own (op, from --kernel) runs on pr on c's device: its winner tuned for
  * exactly pr's size in the database at dbpath, else the nearest tuned size's, else its seed

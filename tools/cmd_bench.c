@@ -233,14 +233,11 @@ int cmd_bench(int argc, char **argv) {
   pm__timer *tm = NULL;
   pm__kernel_file *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
-  if (kfile != NULL) {
-    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
-      status = cli_fail("bench", "%s", pm_errmsg(c));
-      pm_close(c);
-      return status;
-    }
-    only = pm__kernel_file_op(kf);
+  if ((status = cli_kernel_load("bench", c, kfile, &kf, NULL, NULL)) != CLI_OK) {
+    pm_close(c);
+    return status;
   }
+  if (kf != NULL) only = pm__kernel_file_op(kf);
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
     if ((status = cli_parse_size("bench", c, only, sizes[i], radius_given, &pr)) != CLI_OK) {

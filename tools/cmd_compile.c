@@ -89,11 +89,8 @@ int cmd_compile(int argc, char **argv) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kfile != NULL) {
-    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
-      status = cli_fail("compile", "%s", pm_errmsg(c));
-      goto done;
-    }
+  if ((status = cli_kernel_load("compile", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
+  if (kf != NULL) {
     the_op = pm__kernel_file_op(kf);
     t = pm__op_template(the_op);
     if (config == NULL) config = "seed";
@@ -167,14 +164,9 @@ int cmd_compile(int argc, char **argv) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kf != NULL) { /* the entry is a symbol of the cubin as written: extern "C", not mangled */
-    const char *entry = the_op->entries[0];
-    if (!pm__cubin_has_symbol(&cubin, entry)) {
-      status = cli_fail("compile", "%s: entry: '%s' is not a kernel of the compiled %s (declare "
-                                   "it extern \"C\" __global__)",
-                        kfile, entry, name);
-      goto done;
-    }
+  if (kf != NULL && pm__kernel_file_check_cubin(c, kf, &cubin) != PM_OK) {
+    status = cli_fail("compile", "%s", pm_errmsg(c));
+    goto done;
   }
   printf("compiled  %s%s%s%s for %s with NVRTC %s\n", name, t ? " (template " : "",
          t ? t->name : "", t ? ")" : "", arch, pm__nvrtc_version());

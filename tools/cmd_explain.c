@@ -86,11 +86,8 @@ int cmd_explain(int argc, char **argv) {
     status = cli_fail("explain", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kfile != NULL) {
-    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
-      status = cli_fail("explain", "%s", pm_errmsg(c));
-      goto done;
-    }
+  if ((status = cli_kernel_load("explain", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
+  if (kf != NULL) {
     op = pm__kernel_file_op(kf);
     pr.caller_align = 0;
   }

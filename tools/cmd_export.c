@@ -58,7 +58,7 @@ int cmd_export(int argc, char **argv) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;
   }
-  if ((status = cli_kernel_ops("export", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
+  if ((status = cli_kernel_load("export", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, PM__DB_READONLY, ops, &db) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;

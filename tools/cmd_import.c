@@ -84,7 +84,7 @@ int cmd_import(int argc, char **argv) {
     status = cli_fail("import", "%s", pm_errmsg(c));
     goto done;
   }
-  if ((status = cli_kernel_ops("import", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
+  if ((status = cli_kernel_load("import", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, 0, ops, &db) != PM_OK) {
     status = cli_fail("import", "%s", pm_errmsg(c));
     goto done;

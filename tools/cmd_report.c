@@ -218,7 +218,7 @@ int cmd_report(int argc, char **argv) {
     status = cli_fail("report", "%s", rows ? pm_errmsg(c) : "out of memory");
     goto done;
   }
-  if ((status = cli_kernel_ops("report", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
+  if ((status = cli_kernel_load("report", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, PM__DB_READONLY, dbops, &db) != PM_OK) {
     status = cli_fail("report", "%s", pm_errmsg(c));
     goto done;

@@ -63,13 +63,8 @@ int cmd_space(int argc, char **argv) {
     status = cli_fail("space", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kfile != NULL) {
-    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
-      status = cli_fail("space", "%s", pm_errmsg(c));
-      goto done;
-    }
-    op = pm__kernel_file_op(kf);
-  }
+  if ((status = cli_kernel_load("space", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
+  if (kf != NULL) op = pm__kernel_file_op(kf);
   if (size != NULL &&
       (status = cli_parse_size("space", c, op, size, radius_given, &pr)) != CLI_OK)
     goto done;

@@ -519,14 +519,8 @@ int cmd_tune(int argc, char **argv) {
     status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kfile != NULL) {
-    if (pm__kernel_file_load(c, kfile, &kf) != PM_OK) {
-      status = cli_fail("tune", "%s", pm_errmsg(c));
-      goto done;
-    }
-    only = pm__kernel_file_op(kf);
-    dbops = pm__ops_db_with(only, &plus);
-  }
+  if ((status = cli_kernel_load("tune", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
+  if (kf != NULL) only = pm__kernel_file_op(kf);
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
     if ((status = cli_parse_size("tune", c, only, sizes[i], radius_given, &pr)) != CLI_OK)

@@ -539,7 +539,7 @@ int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem 
 
 int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch) {
   char defs[PM__MAX_DEFINES][24];
-  const char *dp[PM__MAX_DEFINES], *names[2] = {k->entry, k->reference};
+  const char *dp[PM__MAX_DEFINES];
   int n = pm__config_defines(&k->op, k->op.seed, NULL, defs);
   for (int i = 0; i < n; i++) dp[i] = defs[i];
   pm__cubin bin = {0};
@@ -553,14 +553,19 @@ int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch
                       arch, log);
   }
   if (rc != PM_OK) return rc;
-  /* each entry a symbol of the cubin as written: extern "C", not mangled */
-  for (int e = 0; e < 2 && rc == PM_OK; e++)
-    if (names[e] != NULL && !pm__cubin_has_symbol(&bin, names[e]))
-      rc = pm__seterr(c, PM_EINVAL, "%s: %s: '%s' is not a kernel of the compiled %s (declare it "
-                                    "extern \"C\" __global__)",
-                      k->path, e == 0 ? "entry" : "reference", names[e], k->source_file);
+  rc = pm__kernel_file_check_cubin(c, k, &bin);
   pm__cubin_free(&bin);
   return rc;
+}
+
+int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__cubin *bin) {
+  const char *names[2] = {k->entry, k->reference};
+  for (int e = 0; e < 2; e++)
+    if (names[e] != NULL && !pm__cubin_has_symbol(bin, names[e]))
+      return pm__seterr(c, PM_EINVAL, "%s: %s: '%s' is not a kernel of the compiled %s (declare "
+                                      "it extern \"C\" __global__)",
+                        k->path, e == 0 ? "entry" : "reference", names[e], k->source_file);
+  return PM_OK;
 }
 
 static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,

@@ -31,6 +31,9 @@ const pm__op *pm__kernel_file_op(const pm__kernel_file *k);
  * PM_EINVAL naming the field). */
 int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem *pr);
 int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch);
+/* PM_EINVAL, naming the file and the field, where a cubin of k's source lacks its entry (or
+ * reference) as written: a kernel not declared extern "C" has a mangled name. */
+int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__cubin *bin);
 
 /* How many buffer arguments the kernel takes, and buffer i's name (its dtype in *dtype, where
  * given); NULL where there is no buffer i. */
