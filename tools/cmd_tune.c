@@ -559,12 +559,19 @@ int cmd_tune(int argc, char **argv) {
       status = cli_usage_error("tune", "--size %s: %s", sizes[i], pm_errmsg(c));
       goto done;
     }
+  char compiled_for[16] = ""; /* not again for the next GPU of the same architecture */
   for (int d = first; kf != NULL && d <= last; d++) {
     pm__device_info info;
-    if (pm__device_query(c, d, &info) != PM_OK || pm__kernel_file_compile_seed(c, kf, info.arch) != PM_OK) {
+    if (pm__device_query(c, d, &info) != PM_OK) {
       status = cli_fail("tune", "%s", pm_errmsg(c));
       goto done;
     }
+    if (strcmp(info.arch, compiled_for) == 0) continue;
+    if (pm__kernel_file_compile_seed(c, kf, info.arch) != PM_OK) {
+      status = cli_fail("tune", "%s", pm_errmsg(c));
+      goto done;
+    }
+    snprintf(compiled_for, sizeof compiled_for, "%s", info.arch);
   }
 
   char cmdline[2048] = "pmtune";
