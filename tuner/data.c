@@ -128,9 +128,12 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
     pm__buf *b = &d->bufs[i];
     b->stride = pm__pitch(b->bytes, COPY_ALIGN);
     PM__CUDA(c, cudaMalloc(&b->dev, b->stride * k));
-    for (size_t j = 0; j < k && b->host != NULL; j++)
-      PM__CUDA(c, cudaMemcpyAsync((char *)b->dev + j * b->stride, b->host, b->bytes,
-                                  cudaMemcpyHostToDevice, pm__tune_stream()));
+    if (b->host != NULL) /* from the host once, as the inputs above: the other copies from it */
+      PM__CUDA(c, cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice,
+                                  pm__tune_stream()));
+    for (size_t j = 1; j < k && b->host != NULL; j++)
+      PM__CUDA(c, cudaMemcpyAsync((char *)b->dev + j * b->stride, b->dev, b->bytes,
+                                  cudaMemcpyDeviceToDevice, pm__tune_stream()));
   }
   if (d->work_bytes > 0) { /* one scratch for all copies: a run leaves it as it found it */
     PM__CUDA(c, cudaMalloc(&d->work, d->work_bytes));
