@@ -6,6 +6,8 @@
  * a GPU. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -690,6 +692,46 @@ Test(gpu_serve, matadd_waits_for_the_kernel_before) { /* padded: matadd's kernel
 }
 Test(gpu_serve, reduce_waits_for_the_kernel_before) {
   check_waits(&pm__op_reduce, (pm__problem){.n = 1000003}, 0);
+  check_waits(&pm__op_reduce, (pm__problem){.n = 1000}, 0); /* one block: no combine */
+}
+
+/* A reduce of several blocks lets the kernel after it be placed before it ends, and every reduce
+ * asks L2 for its input before its wait (templates/reduce.cu). A chain of sums, each written
+ * into the first float of the next one's input (the rest zeros), with no synchronisation between
+ * the calls, must carry the first sum through unchanged: a call that read its input before the
+ * call before it had written it would see the zero that was there. */
+Test(gpu_serve, a_reduce_after_a_reduce_reads_its_sum) {
+  pm_ctx *c = open_ctx(path);
+  if (c->dev.cc_major < 9) {
+    int major = c->dev.cc_major, minor = c->dev.cc_minor;
+    pm_close(c);
+    cr_skip_test("compute capability %d.%d: programmatic dependent launch needs 9.0", major, minor);
+  }
+  const size_t big = (size_t)1 << 20, lens[] = {1000, 4096, (size_t)1 << 20, 65537};
+  enum { LINKS = 12 };
+  float *h = malloc(big * sizeof *h), *x, *y[LINKS], first, last;
+  cr_assert_not_null(h);
+  pm__random_fill(h, big, pm_test_seed());
+  CUDA_OK(cudaMalloc((void **)&x, big * sizeof *x));
+  CUDA_OK(cudaMemcpy(x, h, big * sizeof *x, cudaMemcpyHostToDevice));
+  for (int k = 0; k < LINKS; k++) CUDA_OK(cudaMalloc((void **)&y[k], big * sizeof **y));
+  for (int round = 0; round < 3; round++) {
+    for (int k = 0; k < LINKS; k++) CUDA_OK(cudaMemset(y[k], 0, big * sizeof **y));
+    CUDA_OK(cudaDeviceSynchronize());
+    cr_assert_eq(pm_reduce_sum(c, big, x, y[0], NULL), PM_OK, "%s", pm_errmsg(c));
+    for (int k = 1; k < LINKS; k++) /* y[k-1][0] summed with zeros into y[k][0] */
+      cr_assert_eq(pm_reduce_sum(c, lens[k % 4], y[k - 1], y[k], NULL), PM_OK, "%s", pm_errmsg(c));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(&first, y[0], sizeof first, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(&last, y[LINKS - 1], sizeof last, cudaMemcpyDeviceToHost));
+    cr_assert(first != 0, "the first sum is of random floats");
+    cr_assert_eq(memcmp(&first, &last, sizeof first), 0, "round %d: %.9g went through %d sums as %.9g",
+                 round, first, LINKS - 1, last);
+  }
+  for (int k = 0; k < LINKS; k++) cudaFree(y[k]);
+  cudaFree(x);
+  free(h);
+  pm_close(c);
 }
 Test(gpu_serve, filter_waits_for_the_kernel_before) {
   check_waits(&pm__op_filter, (pm__problem){.rows = 1000, .cols = 1003, .radius = 2}, 0);

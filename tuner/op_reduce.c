@@ -185,7 +185,7 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int 
   void *args[] = {&d->in[0], &n, &d->out, &partials, &counter, &as_float};
   dim3 g = {grid, 1, 1}, b = {(unsigned)v[BLOCK], 1, 1};
   int rc = pm__kernel_launch(c, k, 0, g, b, 0, s, args);
-  if (rc != PM_OK || v[COMBINE] != 2) return rc;
+  if (rc != PM_OK || v[COMBINE] != 2 || grid == 1) return rc; /* one block wrote the sum */
   void *args2[] = {&partials, &grid, &d->out, &as_float};
   dim3 one = {1, 1, 1};
   return pm__kernel_launch(c, k, 1, one, b, 0, s, args2);
