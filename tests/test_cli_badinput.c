@@ -257,6 +257,7 @@ static const cmd_spec commands[] = {
       {NULL}}},
     {"show", NULL,
      {{"--op", K_VALUE, "matadd", 0, {NULL}},
+      {"--dtype", K_VALUE, "bf16", 0, {"f8", "F32", "f32,", ",f32", "f32,f8", "half"}},
       {"--seen", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 1, {NULL}},
       {NULL}}},

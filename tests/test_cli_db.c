@@ -644,3 +644,34 @@ Test(cli_db, a_malformed_array_that_json_valid_passes_is_not_valid_json) {
            PM_SOURCE_DIR, dir);
   expect_failure("", args, "not valid JSON");
 }
+
+/* show --dtype keeps the winners (and recorded sizes) of the types asked: the shipped H100
+ * results hold f32 and bf16 winners, and no f64. */
+Test(cli_db, show_lists_the_types_asked) {
+  char args[512];
+  snprintf(args, sizeof args, "import %s/results/nvidia-h100-80gb-hbm3.json --db %s/t.db", PM_SOURCE_DIR, dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  snprintf(args, sizeof args, "show --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  int all = lines(out);
+  cr_assert(strstr(out, " f32 ") && strstr(out, " bf16 "), "%s", out);
+  snprintf(args, sizeof args, "show --dtype bf16 --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  int bf16 = lines(out);
+  cr_assert(bf16 > 1 && bf16 < all, "a header and some of the %d lines: %s", all, out);
+  cr_assert_null(strstr(out, " f32 "), "%s", out);
+  snprintf(args, sizeof args, "show --dtype f32,bf16 --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_eq(lines(out), all, "%s", out);
+  snprintf(args, sizeof args, "show --dtype f16,bf16 --op reduce --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert(lines(out) > 1 && !strstr(out, " f32 ") && !strstr(out, "matadd"), "%s", out);
+  snprintf(args, sizeof args, "show --dtype f64 --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "no winners of those types"), "%s", out);
+  snprintf(args, sizeof args, "show --seen --dtype bf16 --db %s/t.db", dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "no sizes recorded of those types"), "%s", out);
+  snprintf(args, sizeof args, "show --dtype f8 --db %s/t.db", dir);
+  expect_usage(args, "'f8' is not a type");
+}

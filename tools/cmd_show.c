@@ -23,14 +23,22 @@ typedef struct seen_list {
   pm__db *db;
   const char *gpu;
   const pm__db_known *known; /* what is tuned for this GPU */
+  unsigned dtypes;           /* the types to list, a bit per pm_dtype; 0: all */
   int rows;
 } seen_list;
+
+/* Whether a row of type `name` (text from the database) is listed under --dtype's mask. */
+static int dtype_listed(unsigned mask, const char *name) {
+  int t = name != NULL ? pm__dtype_find(name) : -1;
+  return mask == 0 || (t >= 0 && (mask >> t & 1u));
+}
 
 /* A pm__db_seen_list callback: prints one recorded size. */
 static int show_seen_row(void *arg, const pm__db_problem *p, int64_t calls) {
   seen_list *l = arg;
   char problem[PM__DB_PROBLEM_MAX];
   pm__db_winner w;
+  if (!dtype_listed(l->dtypes, p->dtype)) return 0;
   if (pm__db_problem_text(l->db, p, problem) != PM_OK) return 0;
   int tuned = pm__db_known_get_if(l->known, p, NULL, NULL, &w) == PM_OK;
   if (l->rows++ == 0)
@@ -41,10 +49,10 @@ static int show_seen_row(void *arg, const pm__db_problem *p, int64_t calls) {
 }
 
 /* --seen: every GPU's recorded sizes (of op, unless NULL). */
-static int show_seen(pm_ctx *c, pm__db *db, const pm__op *which) {
+static int show_seen(pm_ctx *c, pm__db *db, const pm__op *which, unsigned dtypes) {
   sqlite3 *h = pm__db_handle(db);
   sqlite3_stmt *st = NULL;
-  seen_list l = {c, db, NULL, NULL, 0};
+  seen_list l = {c, db, NULL, NULL, dtypes, 0};
   int status = CLI_OK, rc;
   if (sqlite3_prepare_v2(h,
                          "SELECT id, uuid, name, cc_major, cc_minor, sm_count, mem_bytes FROM gpu"
@@ -82,9 +90,10 @@ static int show_seen(pm_ctx *c, pm__db *db, const pm__op *which) {
     goto done;
   }
   if (l.rows == 0)
-    printf("no sizes recorded%s%s in %s: library calls record the sizes they serve without a "
+    printf("no sizes recorded%s%s%s in %s: library calls record the sizes they serve without a "
            "tuned winner when recording is on\n",
-           which ? " for " : "", which ? which->name : "", pm__db_filename(db));
+           which ? " for " : "", which ? which->name : "", dtypes ? " of those types" : "",
+           pm__db_filename(db));
 done:
   sqlite3_finalize(st);
   return status;
@@ -93,8 +102,10 @@ done:
 int cmd_show(int argc, char **argv) {
   const char *op = NULL, *dbpath = NULL;
   int seen = 0;
+  unsigned dtypes = 0;
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter, add)"),
+      CLI_DTYPE(&dtypes, "only these element types (a list: f32,bf16; default: every type)"),
       CLI_FLAG(0, "seen", &seen,
                "list the sizes that library calls recorded as served without an exact winner, "
                "with their call counts, instead of the winners"),
@@ -104,6 +115,7 @@ int cmd_show(int argc, char **argv) {
   if (parsed != CLI_OK) return parsed;
   const pm__op *which = NULL;
   if (op != NULL && cli_op_arg("show", op, 0, &which) != CLI_OK) return CLI_USAGE;
+  if (cli_dtype_check("show", which, dtypes) != CLI_OK) return CLI_USAGE;
 
   pm_ctx *c = NULL;
   pm__db *db = NULL;
@@ -115,7 +127,7 @@ int cmd_show(int argc, char **argv) {
     goto done;
   }
   if (seen) {
-    status = show_seen(c, db, which);
+    status = show_seen(c, db, which, dtypes);
     goto done;
   }
   static const char sql[] =
@@ -130,6 +142,7 @@ int cmd_show(int argc, char **argv) {
   }
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!dtype_listed(dtypes, (const char *)sqlite3_column_text(st, 8))) continue;
     if (rows++ == 0)
       printf("%-24s %-7s %-5s %-36s %-48s %10s %7s %8s\n", "gpu", "op", "type", "problem", "winner",
              "median ms", "GB/s", "vs seed");
@@ -145,7 +158,10 @@ int cmd_show(int argc, char **argv) {
     status = cli_fail("show", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
     goto done;
   }
-  if (rows == 0) printf("nothing tuned yet in %s: run 'pmtune tune'\n", pm__db_filename(db));
+  if (rows == 0 && dtypes != 0)
+    printf("no winners of those types in %s: run 'pmtune tune --dtype T'\n", pm__db_filename(db));
+  else if (rows == 0)
+    printf("nothing tuned yet in %s: run 'pmtune tune'\n", pm__db_filename(db));
 done:
   sqlite3_finalize(st);
   pm__db_close(db);
