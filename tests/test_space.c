@@ -263,8 +263,9 @@ Test(space, the_fallback_is_valid_for_any_problem_and_alignment) {
 }
 
 /* A point the tuner leaves out launches what its twin does, and the twin is measured: valid, and
- * not left out itself. Reduce's grid cap is the case: at n = 2^20 (256 tiles of 4096 floats on
- * 132 SMs) grid=4 runs one block a tile, as grid=0 does; at 2^24 (4096 tiles) it does not. */
+ * not left out itself. Reduce's grid cap is a case: at n = 2^20 (256 tiles of 4096 floats on
+ * 132 SMs) grid=4 runs one block a tile, as grid=0 does; at 2^24 (4096 tiles) it does not. Its
+ * combine is the other: a grid of one block combines nothing. */
 Test(space, points_that_launch_alike_are_measured_once) {
   pm__limits lim = pm__limits_default();
   lim.sm_count = 132;
@@ -297,6 +298,13 @@ Test(space, points_that_launch_alike_are_measured_once) {
   cr_assert_not(pm__same_launch(r, v, &large, &lim), "at 2^24 grid=4 caps 4096 tiles at 528");
   v[param_index(r, "grid")] = 0;
   cr_assert_not(pm__same_launch(r, v, &small, &lim), "grid=0 is the one measured");
+  pm__problem one = {.n = 4096}; /* one tile of 512 x 2 x 4: one block, whatever the combine */
+  cr_assert(pm__same_launch(r, v, &one, &lim), "one block: combine=3 launches as combine=0");
+  v[param_index(r, "combine")] = 2;
+  cr_assert(pm__same_launch(r, v, &one, &lim), "one block: combine=2 launches once, as combine=0");
+  cr_assert_not(pm__same_launch(r, v, &small, &lim), "256 blocks: combine=2 launches twice");
+  v[param_index(r, "combine")] = 0;
+  cr_assert_not(pm__same_launch(r, v, &one, &lim), "combine=0 is the one measured");
   cr_assert_not(pm__same_launch(r, v, NULL, &lim), "no problem, no launch to compare");
 }
 

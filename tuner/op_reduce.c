@@ -58,13 +58,18 @@ static const char *check(const pm__op *self, const int *v, const pm__problem *pr
   return NULL;
 }
 
-/* A grid cap that does not bind launches one block a tile, as grid=0 does. */
+/* A grid cap that does not bind launches one block a tile, as grid=0 does; and a grid of one
+ * block writes its sum whatever COMBINE says (templates/reduce.cu), one launch, the same
+ * additions in the same order, as COMBINE 0 does. */
 static int same_launch(const pm__op *self, const int *v, const pm__problem *pr,
                        const pm__limits *lim, int *twin) {
   (void)self;
-  if (v[GRID] == 0 || tiles_of(v, pr->n) > (unsigned long long)v[GRID] * lim->sm_count) return 0;
+  int cap_idle = v[GRID] != 0 && tiles_of(v, pr->n) <= (unsigned long long)v[GRID] * lim->sm_count;
+  int combine_idle = v[COMBINE] != 0 && grid_of(v, pr->n, lim->sm_count) == 1;
+  if (!cap_idle && !combine_idle) return 0;
   memcpy(twin, v, sizeof *twin * NPARAMS);
-  twin[GRID] = 0;
+  if (cap_idle) twin[GRID] = 0;
+  if (combine_idle) twin[COMBINE] = 0;
   return 1;
 }
 
