@@ -17,14 +17,28 @@
 /* ---- Export --------------------------------------------------------------------------------- */
 
 /* The measurements exported: of the ops the handle knows (:ops, a JSON array of their names:
- * a kernel of one's own only where its description was given), every one (:all = 1), or the
- * winners and their seeds. */
+ * a kernel of one's own only where its description was given), every one (:all = 1), or what is
+ * carried of each problem (pm__db_export in pmdb.h): CARRIED is a WITH clause naming their ids
+ * (carried), SELECTED the condition on m. */
+#define CARRIED                                                                                \
+  "WITH ranked AS MATERIALIZED (SELECT m.id, m.gpu_id, m.op, m.dtype, m.variant,"              \
+  " ifnull(m.radius, 0) AS r, m.radius, m.rows, m.cols, m.n, m.template_sha256 AS sha,"         \
+  " m.config, m.is_seed, ifnull(m.n, m.rows * m.cols) AS elems,"                               \
+  " row_number() OVER (PARTITION BY m.gpu_id, m.op, m.dtype, m.problem, m.template_sha256"    \
+  " ORDER BY m.median_ms, m.id) AS rank FROM current_measurement m"                            \
+  " WHERE m.status = 'ok' AND m.verified = 1 AND m.op IN (SELECT value FROM json_each(:ops)))," \
+  " best AS MATERIALIZED (SELECT gpu_id, op, dtype, variant, r, sha, config, elems FROM ranked" \
+  " WHERE rank <= :top),"                                                                      \
+  " carried AS (SELECT x.id FROM ranked x WHERE x.is_seed = 1"                                 \
+  " OR x.config IS pm_default_config(x.op, x.dtype, x.variant, x.radius, x.rows, x.cols, x.n)" \
+  " OR EXISTS (SELECT 1 FROM best b WHERE b.gpu_id = x.gpu_id AND b.op = x.op"                 \
+  " AND b.dtype = x.dtype AND b.variant = x.variant AND b.r = x.r AND b.sha = x.sha"           \
+  " AND b.config = x.config AND b.elems <= :within * x.elems AND x.elems <= :within * b.elems)) "
 #define SELECTED                                                                             \
-  "(m.op IN (SELECT value FROM json_each(:ops)) AND (:all OR m.id IN (SELECT measurement_id" \
-  " FROM winner UNION SELECT seed_measurement_id FROM winner"                                \
-  " WHERE seed_measurement_id IS NOT NULL)))"
+  "(m.op IN (SELECT value FROM json_each(:ops)) AND (:all OR m.id IN carried))"
 
 static const char gpus_sql[] =
+    CARRIED
     "SELECT json_object('uuid', g.uuid, 'name', g.name, 'cc_major', g.cc_major,"
     " 'cc_minor', g.cc_minor, 'arch', g.arch, 'sm_count', g.sm_count, 'mem_bytes', g.mem_bytes,"
     " 'driver_version', g.driver_version, 'runtime_version', g.runtime_version)"
@@ -33,6 +47,7 @@ static const char gpus_sql[] =
     " ORDER BY g.uuid";
 
 static const char measurements_sql[] =
+    CARRIED
     "SELECT json_object('gpu', g.uuid, 'op', m.op, 'dtype', m.dtype, 'rows', m.rows,"
     " 'cols', m.cols, 'n', m.n, 'radius', m.radius, 'variant', m.variant,"
     " 'template_sha256', m.template_sha256, 'config', m.config, 'params', json(m.params),"
@@ -44,6 +59,27 @@ static const char measurements_sql[] =
     " FROM measurement m JOIN gpu g ON g.id = m.gpu_id WHERE " SELECTED
     " ORDER BY g.uuid, m.op, m.dtype, m.problem, m.template_sha256, m.config";
 
+/* pm_default_config(op, dtype, variant, radius, rows, cols, n) in SQL: the op's default
+ * configuration for that problem (pm__db_op's default_config), or NULL. */
+static void default_config_sql(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  pm__db *db = sqlite3_user_data(cx);
+  const pm__db_op *op = pm__db_op_named(db, (const char *)sqlite3_value_text(argv[0]));
+  char out[PM__DB_CONFIG_MAX];
+  (void)argc;
+  if (op == NULL || op->default_config == NULL) {
+    sqlite3_result_null(cx);
+    return;
+  }
+  pm__db_problem p = {op->name, (const char *)sqlite3_value_text(argv[1]),
+                      sqlite3_value_int64(argv[4]), sqlite3_value_int64(argv[5]),
+                      sqlite3_value_int64(argv[6]), sqlite3_value_int(argv[3]),
+                      (const char *)sqlite3_value_text(argv[2])};
+  if (p.dtype == NULL || p.variant == NULL || !op->default_config(op, &p, out, sizeof out))
+    sqlite3_result_null(cx);
+  else
+    sqlite3_result_text(cx, out, -1, SQLITE_TRANSIENT);
+}
+
 /* Writes the rows of sql (one JSON object each) as the lines of a JSON array's body. */
 static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *count) {
   int rc = PM_OK, r, n = 0;
@@ -53,6 +89,9 @@ static int write_rows(pm__db *db, FILE *out, const char *sql, int all, int *coun
   pm__db_ops_json(db, ops, sizeof ops);
   PM__SQLITE(db, sqlite3_prepare_v2(h, sql, -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":all"), all));
+  PM__SQLITE(db, sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":top"), PM__DB_CARRY_TOP));
+  PM__SQLITE(db, sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":within"),
+                                  PM__DB_CARRY_WITHIN));
   PM__SQLITE(db, sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":ops"), ops, -1,
                                    SQLITE_TRANSIENT));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -74,6 +113,9 @@ int pm__db_export(pm__db *db, FILE *out, int all, int *count) {
   if (count) *count = 0;
   if (out == NULL) return pm__seterr(pm__db_ctx(db), PM_EINVAL, "export: no output given");
   all = all != 0;
+  PM__SQLITE(db, sqlite3_create_function_v2(h, "pm_default_config", 7,
+                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC, db,
+                                            default_config_sql, NULL, NULL, NULL));
   /* One read transaction: a snapshot, whatever other processes write meanwhile. */
   PM__SQLITE(db, sqlite3_exec(h, "BEGIN", NULL, NULL, NULL));
   PM__SQLITE(

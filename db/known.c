@@ -53,15 +53,26 @@ typedef struct bracket {
   size_t nhull;
 } bracket;
 
+/* The sizes of a group whose aspects (rows / cols) lie together: no gap wider than LINE_GAP in
+ * ln(aspect) between two of them (a vector's sizes are one line). Between two sizes is decided
+ * along a line, so that a long thin matrix is decided from long thin ones: by_size holds its
+ * sizes in order of elements, and brackets the neighbours in that order. */
+typedef struct line {
+  size_t *by_size;   /* n indices into the group's sizes, by log_size then log_aspect */
+  size_t n;
+  bracket *brackets; /* n - 1: brackets[j] is by_size[j], by_size[j + 1] */
+  double lo_aspect, hi_aspect; /* the least and greatest ln(aspect) of its sizes */
+} line;
+#define LINE_GAP 0.7 /* a factor of 2 (ln 2 = 0.69), a little more */
+
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
- * distinct sizes in the same order (lookups search those, not the rows); the sizes again in
- * order of elements (by_size), and the brackets between neighbours in that order. */
+ * distinct sizes in the same order (lookups search those, not the rows); its lines, by aspect. */
 typedef struct pm__db_known_group {
   size_t begin, end;
   size_ix *sizes;
   size_t nsizes;
-  size_t *by_size;   /* nsizes indices into sizes, by log_size then log_aspect */
-  bracket *brackets; /* nsizes - 1: brackets[j] is by_size[j], by_size[j + 1] */
+  line *lines;
+  size_t nlines;
 }  group;
 
 /* The GPU itself or one of its model: the same name, compute capability and SM count always
@@ -357,24 +368,47 @@ static int make_hull(bracket *b) {
   return PM_OK;
 }
 
-/* The group's sizes in order of elements and the brackets between them. */
-static int index_brackets(const pm__db_known *k, group *g) {
-  if (g->nsizes < 2) return PM_OK;
-  if ((g->by_size = pm__malloc(g->nsizes * sizeof *g->by_size)) == NULL ||
-      (g->brackets = pm__calloc(g->nsizes - 1, sizeof *g->brackets)) == NULL)
-    return PM_ENOMEM;
-  size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
-  if (keys == NULL) return PM_ENOMEM;
-  for (size_t i = 0; i < g->nsizes; i++)
-    keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};
-  qsort(keys, g->nsizes, sizeof *keys, by_elements);
-  for (size_t i = 0; i < g->nsizes; i++) g->by_size[i] = keys[i].i;
-  free(keys);
-  for (size_t j = 0; j + 1 < g->nsizes; j++)
-    if (make_bracket(k, g, g->by_size[j], g->by_size[j + 1], &g->brackets[j]) != PM_OK ||
-        make_hull(&g->brackets[j]) != PM_OK)
+static int by_aspect(const void *x, const void *y) {
+  const size_key *a = x, *b = y;
+  if (a->log_aspect != b->log_aspect) return a->log_aspect < b->log_aspect ? -1 : 1;
+  if (a->log_size != b->log_size) return a->log_size < b->log_size ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Line l of g made of the sizes keys[0, n) (in order of aspect): its sizes in order of elements
+ * and the brackets between them. */
+static int make_line(const pm__db_known *k, const group *g, size_key *keys, size_t n, line *l) {
+  l->lo_aspect = keys[0].log_aspect, l->hi_aspect = keys[n - 1].log_aspect;
+  if ((l->by_size = pm__malloc(n * sizeof *l->by_size)) == NULL) return PM_ENOMEM;
+  qsort(keys, n, sizeof *keys, by_elements);
+  for (size_t i = 0; i < n; i++) l->by_size[i] = keys[i].i;
+  l->n = n;
+  if (n < 2) return PM_OK;
+  if ((l->brackets = pm__calloc(n - 1, sizeof *l->brackets)) == NULL) return PM_ENOMEM;
+  for (size_t j = 0; j + 1 < n; j++)
+    if (make_bracket(k, g, l->by_size[j], l->by_size[j + 1], &l->brackets[j]) != PM_OK ||
+        make_hull(&l->brackets[j]) != PM_OK)
       return PM_ENOMEM;
   return PM_OK;
+}
+
+/* The group's lines (its sizes split where ln(aspect) jumps by more than LINE_GAP). */
+static int index_lines(const pm__db_known *k, group *g) {
+  if (g->nsizes == 0) return PM_OK;
+  size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
+  if (keys == NULL || (g->lines = pm__calloc(g->nsizes, sizeof *g->lines)) == NULL)
+    return free(keys), PM_ENOMEM;
+  for (size_t i = 0; i < g->nsizes; i++)
+    keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};
+  qsort(keys, g->nsizes, sizeof *keys, by_aspect);
+  int rc = PM_OK;
+  for (size_t from = 0, i = 1; i <= g->nsizes && rc == PM_OK; i++)
+    if (i == g->nsizes || keys[i].log_aspect - keys[i - 1].log_aspect > LINE_GAP) {
+      rc = make_line(k, g, keys + from, i - from, &g->lines[g->nlines++]);
+      from = i;
+    }
+  free(keys);
+  return rc;
 }
 
 /* Splits the rows (ordered by group, then size) into groups. */
@@ -390,7 +424,7 @@ static int index_groups(pm__db_known *k) {
   }
   for (size_t g = 0; g < k->ngroups; g++) {
     k->groups[g].end = g + 1 < k->ngroups ? k->groups[g + 1].begin : k->n;
-    if (index_sizes(k, &k->groups[g]) != PM_OK || index_brackets(k, &k->groups[g]) != PM_OK)
+    if (index_sizes(k, &k->groups[g]) != PM_OK || index_lines(k, &k->groups[g]) != PM_OK)
       return PM_ENOMEM;
   }
   return PM_OK;
@@ -416,9 +450,13 @@ void pm__db_known_free(pm__db_known *k) {
   free(k->rows);
   for (size_t g = 0; g < k->ngroups; g++) {
     group *gr = &k->groups[g];
-    for (size_t j = 0; gr->brackets != NULL && j + 1 < gr->nsizes; j++)
-      free(gr->brackets[j].both), free(gr->brackets[j].hull);
-    free(gr->brackets), free(gr->by_size), free(gr->sizes);
+    for (size_t l = 0; l < gr->nlines; l++) {
+      line *ln = &gr->lines[l];
+      for (size_t j = 0; ln->brackets != NULL && j + 1 < ln->n; j++)
+        free(ln->brackets[j].both), free(ln->brackets[j].hull);
+      free(ln->brackets), free(ln->by_size);
+    }
+    free(gr->lines), free(gr->sizes);
   }
   free(k->groups);
   memset(k, 0, sizeof *k);
@@ -551,23 +589,53 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
-/* The bracket of g whose two sizes the size s = ln(elements) lies strictly between, with *w the
- * place of s between them (0 at lo, 1 at hi, linear in ln(size)); NULL where s is not between
- * two tuned sizes. */
-static const bracket *bracket_of(const group *g, double s, double *w) {
-  if (g == NULL || g->nsizes < 2) return NULL;
-  const size_ix *first = &g->sizes[g->by_size[0]], *last = &g->sizes[g->by_size[g->nsizes - 1]];
+/* The line of g whose aspects lie nearest to ln(aspect) a (0 inside its range), the one with
+ * more sizes on a tie; NULL where g has none. */
+static const line *line_of(const group *g, double a) {
+  const line *best = NULL;
+  double best_d = 0;
+  for (size_t l = 0; g != NULL && l < g->nlines; l++) {
+    const line *x = &g->lines[l];
+    double d = a < x->lo_aspect ? x->lo_aspect - a : a > x->hi_aspect ? a - x->hi_aspect : 0;
+    if (best == NULL || d < best_d - 1e-12 || (d <= best_d + 1e-12 && x->n > best->n))
+      best = x, best_d = d;
+  }
+  return best;
+}
+
+/* The bracket of line l whose two sizes the size s = ln(elements) lies strictly between, with *w
+ * the place of s between them (0 at lo, 1 at hi, linear in ln(size)); NULL where s is not between
+ * two sizes of l. */
+static const bracket *bracket_of(const group *g, const line *l, double s, double *w) {
+  if (l == NULL || l->n < 2) return NULL;
+  const size_ix *first = &g->sizes[l->by_size[0]], *last = &g->sizes[l->by_size[l->n - 1]];
   if (!(s > first->log_size && s < last->log_size)) return NULL;
-  size_t lo = 0, hi = g->nsizes - 1; /* the last j with log_size(by_size[j]) <= s, by bisection */
+  size_t lo = 0, hi = l->n - 1; /* the last j with log_size(by_size[j]) <= s, by bisection */
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (g->sizes[g->by_size[mid]].log_size <= s) lo = mid;
+    if (g->sizes[l->by_size[mid]].log_size <= s) lo = mid;
     else hi = mid;
   }
-  const bracket *b = &g->brackets[lo];
+  const bracket *b = &l->brackets[lo];
   double a = g->sizes[b->lo].log_size, z = g->sizes[b->hi].log_size;
   *w = z - a > 1e-12 ? (s - a) / (z - a) : 0;
   return b;
+}
+
+/* The size of line l nearest to (size, aspect) in elements, then in aspect, then the smaller;
+ * *dist and *adist receive its distances. */
+static const size_ix *nearest_on(const group *g, const line *l, double size, double aspect,
+                                 double *dist, double *adist) {
+  const size_ix *best = NULL;
+  for (size_t i = 0; l != NULL && i < l->n; i++) {
+    const size_ix *z = &g->sizes[l->by_size[i]];
+    double d = fabs(size - z->log_size), a = fabs(aspect - z->log_aspect);
+    int better = best == NULL || d < *dist - 1e-12 ||
+                 (d <= *dist + 1e-12 &&
+                  (a < *adist - 1e-12 || (a <= *adist + 1e-12 && z->log_size < best->log_size)));
+    if (better) best = z, *dist = d, *adist = a;
+  }
+  return best;
 }
 
 /* A candidate's interpolated slowdown at w, and its row at the nearer of the two sizes. */
@@ -579,13 +647,17 @@ static const pm__db_known_row *row_at(const pm__db_known *k, const both *c, doub
   return &k->rows[w <= 0.5 ? c->lo_row : c->hi_row];
 }
 
+/* A configuration's time at the size w of the way between its two rows: interpolated linearly
+ * in ln(time) against ln(size), as a time that grows as a power of the size is. */
+static double time_between(const pm__db_known *k, const both *c, double w) {
+  return exp((1 - w) * log(k->rows[c->lo_row].median_ms) + w * log(k->rows[c->hi_row].median_ms));
+}
+
 /* Between two tuned sizes: of the configurations measured at both that accept takes, the one
  * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
- * least (the lower row first on a tie); its row at the nearer of the two sizes. NULL where none
- * is taken. */
-static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
-                                       double w, int (*accept)(void *arg, const char *config),
-                                       void *arg) {
+ * least (the lower row first on a tie); its index in b->both, or b->nboth where none is taken. */
+static size_t between(const pm__db_known *k, const bracket *b, double w,
+                      int (*accept)(void *arg, const char *config), void *arg) {
   size_t best = b->nboth; /* first the hull's vertices, where the least score always is */
   double best_score = 0;
   for (size_t j = 0; j < b->nhull; j++) {
@@ -595,7 +667,7 @@ static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
   }
   if (best < b->nboth) {
     const pm__db_known_row *r = row_at(k, &b->both[best], w);
-    if (accept == NULL || accept(arg, r->config)) return r;
+    if (accept == NULL || accept(arg, r->config)) return best;
   }
   /* refused (the caller's alignment): every candidate, in order of score */
   double floor = -1; /* the score of the last candidate refused: the next is above it */
@@ -607,39 +679,88 @@ static const pm__db_known_row *between(const pm__db_known *k, const bracket *b,
       if (score < floor || (score == floor && i <= floor_i)) continue;
       if (best == b->nboth || score < best_score) best = i, best_score = score;
     }
-    if (best == b->nboth) return NULL;
+    if (best == b->nboth) return b->nboth;
     const pm__db_known_row *r = row_at(k, &b->both[best], w);
-    if (accept == NULL || accept(arg, r->config)) return r;
+    if (accept == NULL || accept(arg, r->config)) return best;
     floor = best_score, floor_i = best;
   }
 }
 
+/* The candidate of b whose configuration is `config` (b->both is in order of configuration
+ * text), or b->nboth. */
+static size_t both_of(const pm__db_known *k, const bracket *b, const char *config) {
+  size_t lo = 0, hi = b->nboth;
+  while (config != NULL && lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(k->rows[b->both[mid].lo_row].config, config);
+    if (c == 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return b->nboth;
+}
+
+/* The row of size z whose configuration is `config` (the first in z's order), or NULL. */
+static const pm__db_known_row *row_of(const pm__db_known *k, const size_ix *z, const char *config) {
+  for (size_t i = z->begin; config != NULL && i < z->end; i++)
+    if (strcmp(k->rows[i].config, config) == 0) return &k->rows[i];
+  return NULL;
+}
+
+/* A time measured at size z, as predicted at ln(elements) s: scaled with the elements above z
+ * (the memory's time), kept below it (a smaller problem takes no longer). */
+static double scaled(double ms, const size_ix *z, double s) {
+  return s > z->log_size ? ms * exp(s - z->log_size) : ms;
+}
+
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
                          int (*accept)(void *arg, const char *config), void *arg,
-                         pm__db_winner *out, int *exact) {
+                         const char *dflt, pm__db_winner *out, int *exact) {
   const group *g = group_of(k, p);
-  const pm__db_known_row *w = find_exact(k, g, p, accept, arg);
+  const pm__db_known_row *w = NULL, *d = NULL;
   const bracket *b = NULL;
-  double dist = 0, adist = 0, weight = 0, size = 0, aspect = 0;
-  const size_ix *z;
-  *exact = w != NULL;
+  const size_ix *z = NULL;
+  double dist = 0, adist = 0, weight = 0, size = 0, aspect = 0, predicted = 0, dpredicted = 0;
+  *exact = 0;
   memset(out, 0, sizeof *out);
-  if (w == NULL) problem_logs(p, &size, &aspect);
-  if (w == NULL && (b = bracket_of(g, size, &weight)) != NULL &&
-      (w = between(k, b, weight, accept, arg)) == NULL)
-    b = NULL;
-  if (w == NULL && (z = nearest_size(g, p, &dist, &adist)) != NULL) {
-    pm__db_problem best = *p;
-    best.rows = z->rows, best.cols = z->cols, best.n = z->n;
-    w = find_exact(k, g, &best, accept, arg);
+  if (g == NULL) return PM_ENOTFOUND;
+  problem_logs(p, &size, &aspect);
+  if ((z = size_of(g, p->rows, p->cols, p->n)) != NULL &&
+      (w = find_exact(k, g, p, accept, arg)) != NULL) {
+    *exact = 1; /* the exact winner, and the default as measured there */
+    predicted = w->median_ms;
+    if ((d = row_of(k, z, dflt)) != NULL) dpredicted = d->median_ms;
+  } else {
+    const line *l = line_of(g, aspect);
+    size_t i;
+    if ((b = bracket_of(g, l, size, &weight)) != NULL &&
+        (i = between(k, b, weight, accept, arg)) < b->nboth) {
+      w = row_at(k, &b->both[i], weight);
+      predicted = time_between(k, &b->both[i], weight);
+      size_t j = both_of(k, b, dflt);
+      if (j < b->nboth) d = row_at(k, &b->both[j], weight), dpredicted = time_between(k, &b->both[j], weight);
+    } else if ((b = NULL, z = nearest_on(g, l, size, aspect, &dist, &adist)) != NULL) {
+      pm__db_problem near = *p;
+      near.rows = z->rows, near.cols = z->cols, near.n = z->n;
+      if ((w = find_exact(k, g, &near, accept, arg)) != NULL) {
+        predicted = scaled(w->median_ms, z, size);
+        if ((d = row_of(k, z, dflt)) != NULL) dpredicted = scaled(d->median_ms, z, size);
+      }
+    }
   }
   if (w == NULL) return PM_ENOTFOUND; /* quietly: the caller words it if it must */
-  winner_of(w, out);
+  /* never worse than knowing nothing: where the default is predicted faster, it serves */
+  int guarded = d != NULL && d != w && dpredicted < predicted &&
+                (accept == NULL || accept(arg, d->config));
+  winner_of(guarded ? d : w, out);
+  out->predicted_ms = guarded ? dpredicted : predicted;
+  out->default_ms = dpredicted;
+  out->guarded = guarded;
   if (b != NULL) { /* the distances to the nearer of the two sizes, whose row w is */
-    const size_ix *near = &g->sizes[weight <= 0.5 ? b->lo : b->hi];
+    const size_ix *nr = &g->sizes[weight <= 0.5 ? b->lo : b->hi];
     const size_ix *other = &g->sizes[weight <= 0.5 ? b->hi : b->lo];
-    dist = fabs(size - near->log_size);
-    adist = fabs(aspect - near->log_aspect); /* 0 - 0 for a vector */
+    dist = fabs(size - nr->log_size);
+    adist = fabs(aspect - nr->log_aspect); /* 0 - 0 for a vector */
     out->between = 1, out->weight = weight;
     out->other_rows = other->rows, out->other_cols = other->cols, out->other_n = other->n;
   }

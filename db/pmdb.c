@@ -1144,6 +1144,12 @@ void pm__db_ops_json(const pm__db *db, char *out, size_t cap) {
   if (len < cap) snprintf(out + len, cap - len, "]");
 }
 
+const pm__db_op *pm__db_op_named(const pm__db *db, const char *name) {
+  for (size_t i = 0; name != NULL && db->ops != NULL && db->ops[i] != NULL; i++)
+    if (strcmp(db->ops[i]->name, name) == 0) return db->ops[i];
+  return NULL;
+}
+
 int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
   pm_ctx *c = db->c;
   const pm__db_op *spec = NULL;
@@ -1499,6 +1505,87 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
   *found = r == SQLITE_ROW;
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+/* The rows of p's group (op, dtype, variant, radius) on gpu_id of template ?6: ?1..?6 bound by
+ * bind_group. */
+#define GROUP_ROWS                                                                             \
+  " FROM measurement m WHERE m.gpu_id = ?1 AND m.op = ?2 AND m.dtype = ?3 AND m.variant = ?4" \
+  " AND ifnull(m.radius, 0) = ?5 AND m.template_sha256 = ?6"
+
+static int bind_group(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, const pm__db_problem *p,
+                      const char *sha) {
+  int rc = PM_OK;
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 4, p->variant ? p->variant : "", -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 5, p->radius));
+  PM__SQLITE(db, sqlite3_bind_text(st, 6, sha, -1, SQLITE_STATIC));
+fail:
+  return rc;
+}
+
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                         const char *template_sha256,
+                         int (*each)(void *arg, const char *config), void *arg) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX];
+  if ((rc = pm__db_problem_text(db, p, problem)) != PM_OK) return rc;
+  if (!valid_sha(template_sha256))
+    return pm__seterr(db->c, PM_EINVAL, "carried configurations: needs a template hash");
+  double elems = p->n > 0 ? (double)p->n : (double)p->rows * (double)p->cols;
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT DISTINCT config FROM (SELECT m.config,"
+                                    " ifnull(m.n, m.rows * m.cols) AS elems, row_number() OVER"
+                                    " (PARTITION BY m.problem ORDER BY m.median_ms, m.id) AS rank"
+                                    GROUP_ROWS " AND m.status = 'ok' AND m.verified = 1)"
+                                    " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
+                                    " ORDER BY config",
+                                    -1, &st, NULL));
+  if ((rc = bind_group(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
+  PM__SQLITE(db, sqlite3_bind_int(st, 7, PM__DB_CARRY_TOP));
+  PM__SQLITE(db, sqlite3_bind_int(st, 8, PM__DB_CARRY_WITHIN));
+  PM__SQLITE(db, sqlite3_bind_double(st, 9, elems));
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *config;
+    PM__SQLITE_TEXT(db, st, 0, config);
+    if (config != NULL && each(arg, config)) break;
+  }
+  if (r != SQLITE_ROW) PM__SQLITE_ST(db, st, r);
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                       const char *template_sha256,
+                       int (*each)(void *arg, const pm__db_problem *size), void *arg) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *st = NULL;
+  char problem[PM__DB_PROBLEM_MAX];
+  if ((rc = pm__db_problem_text(db, p, problem)) != PM_OK) return rc;
+  if (!valid_sha(template_sha256))
+    return pm__seterr(db->c, PM_EINVAL, "tuned sizes: needs a template hash");
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0),"
+                                    " ifnull(m.n, 0)" GROUP_ROWS
+                                    " AND m.status = 'ok' AND m.verified = 1"
+                                    " ORDER BY ifnull(m.n, m.rows * m.cols), m.rows, m.cols",
+                                    -1, &st, NULL));
+  if ((rc = bind_group(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    pm__db_problem z = *p;
+    z.rows = sqlite3_column_int64(st, 0);
+    z.cols = sqlite3_column_int64(st, 1);
+    z.n = sqlite3_column_int64(st, 2);
+    if (each(arg, &z)) break;
+  }
+  if (r != SQLITE_ROW) PM__SQLITE_ST(db, st, r);
 fail:
   pm__db_finalize(&st);
   return rc;

@@ -45,6 +45,15 @@ int pm__db_path(pm_ctx *c, const char *path, char *out, size_t cap);
 
 typedef struct pm__db pm__db;
 
+/* A problem as the database keys it. */
+typedef struct pm__db_problem {
+  const char *op;
+  const char *dtype;
+  int64_t rows, cols, n;
+  int radius;
+  const char *variant;
+} pm__db_problem;
+
 /* What the database must know of an operation to check its problems: the layer above makes one
  * per op from its entry (tuner/op.h, pm__ops_db) and hands the list to pm__db_open. */
 typedef struct pm__db_op {
@@ -53,6 +62,12 @@ typedef struct pm__db_op {
   int radius_min, radius_max; /* 0, 0 where the op has no radius */
   const char *variants[3];    /* the variant texts a problem may have, ended by NULL; {""}: none */
   unsigned dtypes;            /* the element types it takes: bit t for pm_dtype t (0: f32 alone) */
+  /* The configuration text of the op's built-in default for problem p (what serving runs where
+   * nothing is known, and the tuner measures at every size it tunes), into out[cap]; 0 where it
+   * has none for p. NULL: the op has no default. owner is the op it was made from. */
+  int (*default_config)(const struct pm__db_op *self, const pm__db_problem *p, char *out,
+                        size_t cap);
+  const void *owner;
 } pm__db_op;
 
 enum {
@@ -105,6 +120,8 @@ int pm__db_json_check(sqlite3 *h, const char *text, int len);
  * (cap bytes, PM__DB_OPS_JSON enough for 16 built-in ops and a few more). */
 #define PM__DB_OPS_JSON 1024
 void pm__db_ops_json(const pm__db *db, char *out, size_t cap);
+/* The op of that name among those db was opened with, or NULL. */
+const pm__db_op *pm__db_op_named(const pm__db *db, const char *name);
 
 /* The SQLite connection, for tests and for reading what no function here gives. */
 sqlite3 *pm__db_handle(pm__db *db);
@@ -146,13 +163,6 @@ int pm__db_run_end(pm__db *db, int64_t id, pm__db_run_status status, const char 
  * matrices, else n; radius where the op has one; variant one of the op's (NULL or "" where it has
  * none). dtype: a pm_dtype's name ("f32", "bf16") that the op takes. Every function checks a
  * problem against the handle's ops (PM_EINVAL, saying what is wrong). */
-typedef struct pm__db_problem {
-  const char *op;
-  const char *dtype;
-  int64_t rows, cols, n;
-  int radius;
-  const char *variant;
-} pm__db_problem;
 
 #define PM__DB_PROBLEM_MAX 128 /* the canonical text fits in this, NUL included */
 #define PM__DB_CONFIG_MAX 256  /* the longest configuration text, NUL included */
@@ -197,6 +207,32 @@ int pm__db_measurement_put(pm__db *db, const pm__db_measurement *m);
 int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const char *config,
                     const char *template_sha256, int *found);
 
+/* What an export carries of each problem (db/README.md, "What an export carries"): of the
+ * current templates' verified measurements, the seed, the op's default (pm__db_op's
+ * default_config) and every configuration that is among the PM__DB_CARRY_TOP fastest at some
+ * size of the same op, type, variant and radius on that GPU within a factor PM__DB_CARRY_WITHIN
+ * in elements: what deciding between two tuned sizes reads (the configurations measured at
+ * both), which `pmtune tune` measures at every such size (pm__db_carry_configs). */
+#define PM__DB_CARRY_TOP 3
+#define PM__DB_CARRY_WITHIN 16
+
+/* Carrying what one size taught to the sizes around it: each
+ * configuration among the PM__DB_CARRY_TOP fastest verified ones of some size of p's group (op,
+ * dtype, variant, radius) on gpu_id and template, within a factor PM__DB_CARRY_WITHIN of p's size
+ * in elements, p's own size included, once each in order of text, handed to each(arg, config)
+ * (which returns nonzero to stop). What `pmtune tune` measures at p so that an export carries it.
+ */
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                         const char *template_sha256,
+                         int (*each)(void *arg, const char *config), void *arg);
+
+/* The sizes of p's group (op, dtype, variant, radius) that have a verified measurement on gpu_id
+ * and template, smallest first, each handed to each(arg, problem) as p with that size (which
+ * returns nonzero to stop). */
+int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                       const char *template_sha256,
+                       int (*each)(void *arg, const pm__db_problem *size), void *arg);
+
 /* ---- Winners -------------------------------------------------------------------------------- */
 
 /* The fastest verified configuration of a problem, for the template of that hash. */
@@ -214,6 +250,12 @@ typedef struct pm__db_winner {
   int between;            /* 1: decided between two tuned sizes (pm__db_known_find_if): */
   int64_t other_rows, other_cols, other_n; /* the other of the two (rows..n are the nearer) */
   double weight;          /* where the size asked lies: 0 at the smaller size, 1 at the larger */
+  /* pm__db_known_find_if: the time predicted at the size asked for this configuration (exact: as
+   * measured; between: interpolated in ln(time) against ln(size); nearest: scaled with the
+   * elements above the size measured), and for the default it was given (0: not measured
+   * there); guarded 1 where the default served, predicted faster than the best tuned. */
+  double predicted_ms, default_ms;
+  int guarded;
 } pm__db_winner;
 
 /* The winner of exactly problem p on GPU d, measured on d itself (same UUID) or else on a GPU of
@@ -273,17 +315,22 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
                             pm__db_winner *out);
 /* What serves p from the snapshot (*exact 1: tuned for exactly p's size): the exact winner, as
  * pm__db_known_get_if gives it; else, where p's size lies strictly between two tuned sizes next
- * to each other in elements (same op, dtype, variant, radius), the configuration measured at both
- * whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's size, is
- * least (out->between 1, its row at the nearer size, out->other_* the other size, out->weight
- * where p lies); else the nearest size's winner, as pm__db_known_nearest_if gives it. Each only
- * among configurations accept takes. Quick: the sizes are searched by bisection (or one pass),
- * the brackets' common configurations are matched when the snapshot is loaded, and a miss formats
- * no message: PM_ENOTFOUND, with nothing said on the context, where nothing fits
- * (pm__db_known_nearest_if says why). */
+ * to each other in elements (same op, dtype, variant, radius) on the line of sizes whose aspect
+ * (rows / cols) lies nearest p's (sizes whose aspects lie within about a factor 2 of each other
+ * form a line; a vector's sizes are one), the configuration measured at both whose slowdown
+ * against each size's fastest, interpolated linearly in ln(size) to p's size, is least
+ * (out->between 1, its row at the nearer size, out->other_* the other size, out->weight where p
+ * lies); else the winner at the size of that line nearest in elements (then in aspect). Each
+ * only among configurations accept takes. dflt (may be NULL) is the configuration a call runs
+ * where nothing is known: where it was measured there too and is predicted faster than the one
+ * found, it is the answer (out->guarded), so a decision is never predicted worse than knowing
+ * nothing; out->predicted_ms and out->default_ms say both predictions. Quick: the sizes are
+ * searched by bisection (or one pass), the brackets' common configurations are matched when the
+ * snapshot is loaded, and a miss formats no message: PM_ENOTFOUND, with nothing said on the
+ * context, where nothing fits (pm__db_known_nearest_if says why). */
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
                          int (*accept)(void *arg, const char *config), void *arg,
-                         pm__db_winner *out, int *exact);
+                         const char *dflt, pm__db_winner *out, int *exact);
 
 /* ---- Sizes served without a tuned winner (seen.c) ------------------------------------------- */
 
@@ -352,9 +399,9 @@ int pm__db_cubin_put(pm__db *db, const pm__db_cubin_key *k, const pm__cubin *b);
 
 /* ---- Export and import (exchange.c) --------------------------------------------------------- */
 
-/* Writes the winners of the current templates, with their seeds and GPUs, to out as a JSON
- * document (db/README.md describes it); all: every measurement instead, failed and stale ones
- * included. *count (may be NULL) receives the number of measurements written. */
+/* Writes what is carried of each problem (above), with the GPUs, to out as a JSON document
+ * (db/README.md describes it); all: every measurement instead, failed and stale ones included.
+ * *count (may be NULL) receives the number of measurements written. */
 int pm__db_export(pm__db *db, FILE *out, int all, int *count);
 
 typedef struct pm__db_import_stats {

@@ -1,8 +1,9 @@
 /* decide.c: the decision chain, the one place that says what a call of an op on a problem runs on
  * a device: the winner tuned for exactly that size, else (between two tuned sizes) the
  * configuration measured at both that interpolates best, else the winner at the nearest tuned size
- * (each only among configurations the caller's buffers allow), else the same in the results
- * shipped for the GPU's model, else the op's built-in default.
+ * (each only among configurations the caller's buffers allow, and never one predicted slower
+ * than the op's default where that was measured too), from the user's database or the results
+ * shipped for the GPU's model, whichever answers better; else the op's built-in default.
  * A call's slow path and `pmtune explain` both decide here; tuning on first use is a step the
  * slow path takes between two runs of the chain (serve.c). Needs no GPU. */
 #include <stdio.h>
@@ -44,19 +45,31 @@ static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__s
   out->between = w->between, out->weight = w->weight;
   out->other_rows = (unsigned)w->other_rows, out->other_cols = (unsigned)w->other_cols;
   out->other_n = (unsigned)w->other_n;
+  out->predicted_ms = w->predicted_ms, out->default_ms = w->default_ms;
+  out->guarded = w->guarded;
   return source;
 }
 
-/* The stored winner, exact else nearest; PM_ENOTFOUND where neither fits, with out->why saying
- * why where `why` is set (the nearest lookup run again for its message: only explain asks). */
+/* How good a decision from what is known is: exact 0, between two tuned sizes 1, nearest 2. */
+static int rank_of(const pm__decision *d) {
+  return d->source == PM__FROM_EXACT ? 0 : d->between ? 1 : 2;
+}
+
+/* What `known` says of pr (exact, between or nearest); PM_ENOTFOUND where nothing fits, with
+ * out->why saying why where `why` is set (the nearest lookup run again for its message: only
+ * explain asks). */
 static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
                       const pm__problem *pr, int why, pm__decision *out) {
   pm__db_problem dbp;
   pm__db_winner w;
   accept_arg a = {&known->dev, op, pr, {0}};
-  int exact;
+  int exact, v[PM__MAX_PARAMS] = {0};
+  char dflt[PM__CONFIG_TEXT];
+  op->fallback(op, pr, v); /* what serves where nothing is known: never predicted worse */
+  pm__config_text(op, v, dflt, sizeof dflt);
   pm__op_db_problem(op, pr, &dbp);
-  if (pm__db_known_find_if(known, &dbp, accept, &a, &w, &exact) == PM_OK) {
+  if (pm__db_known_find_if(known, &dbp, accept, &a, dflt, &w, &exact) == PM_OK) {
+    accept(&a, w.config); /* a->v: the configuration found (the default, where it served) */
     from_winner(&w, &a, exact ? PM__FROM_EXACT : PM__FROM_NEAREST, out);
     return PM_OK;
   }
@@ -81,24 +94,31 @@ static void why_no_db(pm_ctx *c, char *why, size_t cap) {
 }
 
 /* The chain; out->why is written only where `why` is set (it says why the user's database had
- * nothing: the shipped results are a fallback the default's reason does not mention). */
+ * nothing: the shipped results are a fallback the default's reason does not mention). The user's
+ * database and the shipped results are asked alike, and the better answer serves: exact before
+ * between two tuned sizes before nearest; on a tie the user's database, but for two nearest
+ * answers the one whose tuned size lies nearer. */
 static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
                          const pm__op *op, const pm__problem *pr, int why, pm__decision *out) {
+  pm__decision d;
+  int mine = PM_ENOTFOUND;
   memset(out, 0, sizeof *out);
   if (known == NULL) {
     if (why) why_no_db(c, out->why, sizeof out->why);
-  } else if (from_known(c, known, op, pr, why, out) == PM_OK) {
-    return out->source;
+  } else {
+    mine = from_known(c, known, op, pr, why, out);
   }
-  if (shipped != NULL) {
-    pm__decision d;
+  if (shipped != NULL && (mine != PM_OK || rank_of(out) > 0)) {
     memset(&d, 0, sizeof d);
-    if (from_known(c, shipped, op, pr, 0, &d) == PM_OK) {
+    if (from_known(c, shipped, op, pr, 0, &d) == PM_OK &&
+        (mine != PM_OK || rank_of(&d) < rank_of(out) ||
+         (rank_of(&d) == 2 && rank_of(out) == 2 && d.distance < out->distance - 1e-9))) {
       *out = d;
       out->shipped = 1;
       return out->source;
     }
   }
+  if (mine == PM_OK) return out->source;
   return from_default(op, pr, out);
 }
 

@@ -28,6 +28,9 @@ typedef struct pm__decision {
   double weight;        /* where the size lies between them: 0 at the smaller, 1 at the larger */
   int shipped;          /* exact or nearest from the results shipped for this GPU's model, not
                            from the user's database */
+  double predicted_ms;  /* exact, nearest: the time predicted at this size (pm__db_winner's) */
+  double default_ms;    /* the same for the built-in default, where it was measured (else 0) */
+  int guarded;          /* the default served: predicted faster than the best tuned */
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 

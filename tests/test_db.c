@@ -551,7 +551,7 @@ Test(db, bad_measurements_are_refused_saying_why) {
     expect_msg(cases[i].needle);
   }
   /* a type the op does not take: every built-in takes all four, so an op of this test's own */
-  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32};
+  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32, NULL, NULL};
   static const pm__db_op *const ops[] = {&sum, NULL};
   pm__db *mem = NULL;
   cr_assert_eq(pm__db_open(ctx, NULL, PM__DB_MEMORY, ops, &mem), PM_OK, "%s", pm_errmsg(ctx));
@@ -1054,19 +1054,77 @@ static const char winners_sql[] =
     "SELECT gpu_uuid, op, problem, config, median_ms, seed_config, speedup FROM winner ORDER BY 1, "
     "2, 3";
 
+/* What an export carries (issue 30): of each size, the seed, the op's default and every
+ * configuration among the best 3 of some size of its group within a factor 16 in elements, so
+ * that a size between two imported ones is decided from configurations measured at both; and
+ * what `pmtune tune` measures to that end (pm__db_carry_configs): the same without seed and
+ * default, which the tuner measures at every size anyway. */
+#define REDUCE_DEFAULT                                                                         \
+  "{\"block\":256,\"items\":4,\"vec\":4,\"step\":2,\"combine\":0,\"acc\":0,\"grid\":4}"
+static int collect(void *arg, const char *config) {
+  char *out = arg;
+  strcat(out, config);
+  strcat(out, ";");
+  return 0;
+}
+Test(db, export_carries_the_best_of_the_sizes_around_each_with_seed_and_default) {
+  pm__db *src = open_rw();
+  int64_t gpu = add_gpu(src, 0, 0);
+  cr_assert_eq(pm__db_template_current(src, "reduce", SHA_A), PM_OK);
+  static const struct { int64_t n; const char *params; double ms; int seed; } rows[] = {
+      {1000, "{\"a\":1}", 1.0, 0},   {1000, "{\"b\":1}", 1.1, 0},   {1000, "{\"c\":1}", 1.2, 0},
+      {1000, "{\"e\":1}", 1.3, 0},   {1000, "{\"g\":1}", 1.4, 0},   {1000, REDUCE_DEFAULT, 5.0, 0},
+      {1000, "{\"s\":1}", 4.0, 1},   {8000, "{\"e\":1}", 1.0, 0},   {8000, "{\"a\":1}", 2.0, 0},
+      {8000, "{\"b\":1}", 2.1, 0},   {8000, "{\"c\":1}", 2.2, 0},   {8000, "{\"f\":1}", 3.0, 0},
+      {8000, REDUCE_DEFAULT, 6.0, 0}, {8000, "{\"s\":1}", 4.0, 1},  {256000, "{\"f\":1}", 1.0, 0},
+      {256000, "{\"e\":1}", 1.5, 0}, {256000, "{\"a\":1}", 3.0, 0}, {256000, "{\"b\":1}", 3.1, 0},
+      {256000, "{\"c\":1}", 3.2, 0}, {256000, REDUCE_DEFAULT, 9.0, 0},
+      {256000, "{\"s\":1}", 8.0, 1}};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
+    pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, rows[i].params, rows[i].ms);
+    m.is_seed = rows[i].seed;
+    put(src, &m);
+  }
+  char got[512] = "";
+  pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 8000, .variant = ""};
+  cr_assert_eq(pm__db_carry_configs(src, gpu, &at, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "a=1;b=1;c=1;e=1;", "the best 3 of 1000 and 8000, not 256000's f");
+  int count = 0;
+  char *doc = export_text(src, 0, &count);
+  pm__db_close(src);
+  snprintf(path, sizeof path, "%s/carried.db", dir);
+  pm__db *dst = open_rw();
+  cr_assert_eq(pm__db_import(dst, doc, strlen(doc), NULL), PM_OK, "%s", pm_errmsg(ctx));
+  char *carried = dbtest_rows(pm__db_handle(dst),
+                              "SELECT n, group_concat(config, ';') FROM (SELECT n, config FROM"
+                              " measurement ORDER BY n, config) GROUP BY n ORDER BY n");
+  cr_assert_str_eq(carried,
+                   "1000|a=1;b=1;block=256 items=4 vec=4 step=2 combine=0 acc=0 grid=4;c=1;e=1;s=1\n"
+                   "8000|a=1;b=1;block=256 items=4 vec=4 step=2 combine=0 acc=0 grid=4;c=1;e=1;s=1\n"
+                   "256000|a=1;block=256 items=4 vec=4 step=2 combine=0 acc=0 grid=4;e=1;f=1;s=1\n",
+                   "%s", doc);
+  cr_assert_eq(count, 17, "%s", doc);
+  free(carried);
+  free(doc);
+  pm__db_close(dst);
+}
+
 Test(db, export_then_import_gives_the_same_winners_and_measurements) {
   pm__db *src = open_rw();
   populate(src);
   int count = 0;
   char *winners = export_text(src, 0, &count);
-  cr_assert_eq(count, 6, "the winners and their seeds: %s", winners);
+  cr_assert_eq(count, 8, "what is carried: each problem's best 3 (at 4096x8192 all three that "
+                        "ran), seeds among them: %s", winners);
   char *all = export_text(src, 1, &count);
   cr_assert_eq(count, 12, "%s", all);
   char *src_winners = dbtest_rows(pm__db_handle(src), winners_sql);
   char *src_measurements = dbtest_rows(pm__db_handle(src), measurements_sql);
   pm__db_close(src);
 
-  /* Winners only, into a fresh database: the same winners. */
+  /* What is carried, into a fresh database: the same winners. */
   snprintf(path, sizeof path, "%s/fleet.db", dir);
   pm__db *dst = open_rw();
   cr_assert_eq(pm__db_template_current(dst, "matadd", SHA_B), PM_OK);
@@ -1074,7 +1132,7 @@ Test(db, export_then_import_gives_the_same_winners_and_measurements) {
   pm__db_import_stats st;
   cr_assert_eq(pm__db_import(dst, winners, strlen(winners), &st), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(st.gpus_added, 2);
-  cr_assert_eq(st.added, 6);
+  cr_assert_eq(st.added, 8);
   char *dst_winners = dbtest_rows(pm__db_handle(dst), winners_sql);
   cr_assert_str_eq(dst_winners, src_winners);
   /* And they serve another GPU of the model, as a fleet machine's library call would. */
@@ -1087,7 +1145,7 @@ Test(db, export_then_import_gives_the_same_winners_and_measurements) {
   /* Importing the same again changes nothing. */
   cr_assert_eq(pm__db_import(dst, winners, strlen(winners), &st), PM_OK);
   cr_assert_eq(st.added + st.updated + st.gpus_added, 0);
-  cr_assert_eq(st.kept, 6);
+  cr_assert_eq(st.kept, 8);
   pm__db_close(dst);
 
   /* Everything, into another: the same measurements, and it exports the same document. */

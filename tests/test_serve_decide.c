@@ -225,6 +225,68 @@ Test(serve_decide, between_picks_the_least_interpolated_slowdown_of_all_candidat
   }
 }
 
+/* Never worse than knowing nothing (issue 30): between two tuned sizes, the default competes
+ * like any configuration measured at both, and serves where it interpolates best; the decision
+ * says both predictions. */
+static void default_text(const pm__op *op, pm__problem pr, char *out) {
+  int v[PM__MAX_PARAMS] = {0};
+  op->fallback(op, &pr, v);
+  pm__config_text(op, v, out, PM__CONFIG_TEXT);
+}
+Test(serve_decide, between_two_sizes_the_default_serves_where_it_interpolates_best) {
+  const pm__problem lo = {.n = 1u << 20, .caller_align = 16}, hi = {.n = 1u << 24, .caller_align = 16};
+  char dflt[PM__CONFIG_TEXT];
+  default_text(&pm__op_add, lo, dflt);
+  const char *x = "block=128 vec=4 items=1 grid=0", *y = "block=512 vec=4 items=4 grid=0";
+  put(&pm__op_add, lo, x, 1.0);
+  put(&pm__op_add, lo, y, 1.3);
+  put(&pm__op_add, lo, dflt, 1.1);
+  put(&pm__op_add, hi, x, 13.0);
+  put(&pm__op_add, hi, y, 10.0);
+  put(&pm__op_add, hi, dflt, 11.0);
+  pm__decision d;
+  pm__problem mid = {.n = 1u << 22, .caller_align = 16}; /* halfway: x, y 1.15, the default 1.1 */
+  cr_assert_eq(decide(&pm__op_add, mid, &d), PM__FROM_NEAREST);
+  cr_assert(d.between, "decided between the two sizes");
+  cr_assert_str_eq(d.config, dflt);
+  cr_assert_float_eq(d.predicted_ms, exp(0.5 * log(1.1) + 0.5 * log(11.0)), 1e-9);
+  cr_assert_float_eq(d.default_ms, d.predicted_ms, 1e-12);
+  pm__problem near_lo = {.n = 1u << 21, .caller_align = 16}; /* a quarter: x 1.075 */
+  cr_assert_eq(decide(&pm__op_add, near_lo, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, x);
+  cr_assert(d.predicted_ms < d.default_ms, "%g %g", d.predicted_ms, d.default_ms);
+  expect_point(&pm__op_add, &d);
+}
+
+/* Sizes whose aspects lie together form a line, and a size is decided along the line nearest
+ * its aspect: a long thin matrix from long thin ones, not from the square sizes of as many
+ * elements. */
+Test(serve_decide, a_long_thin_matrix_is_decided_from_long_thin_sizes) {
+  const char *sq = "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=256";
+  const char *thin = "bx=512 by=1 vec=4 ept=4 grid=0 map=0 align=256";
+  const pm__problem sizes[] = {{.rows = 1024, .cols = 1024}, {.rows = 4096, .cols = 4096},
+                               {.rows = 64, .cols = 16384}, {.rows = 256, .cols = 65536}};
+  for (int i = 0; i < 4; i++) {
+    double e = (double)sizes[i].rows * sizes[i].cols / (1 << 20);
+    put(&pm__op_matadd, sizes[i], sq, (i < 2 ? 1.0 : 2.0) * e);
+    put(&pm__op_matadd, sizes[i], thin, (i < 2 ? 2.0 : 1.0) * e);
+  }
+  pm__decision d;
+  pm__problem p = {.rows = 128, .cols = 32768, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_matadd, p, &d), PM__FROM_NEAREST);
+  cr_assert(d.between, "between 64x16384 and 256x65536");
+  cr_assert_str_eq(d.config, thin);
+  cr_assert(d.other_rows == 64 || d.other_rows == 256, "%u", d.other_rows);
+  pm__problem q = {.rows = 2048, .cols = 2048, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_matadd, q, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, sq, "a square one from the square sizes");
+  pm__problem far = {.rows = 32, .cols = 1u << 20, .caller_align = 16}; /* past the thin line */
+  cr_assert_eq(decide(&pm__op_matadd, far, &d), PM__FROM_NEAREST);
+  cr_assert(!d.between && d.tuned_rows == 256, "the thin line's nearest: %ux%u", d.tuned_rows,
+            d.tuned_cols);
+  cr_assert_str_eq(d.config, thin);
+}
+
 Test(serve_decide, the_default_serves_where_nothing_fits_is_tuned) {
   pm__problem col = M1000;
   col.variant = PM_COL_MAJOR;
@@ -525,10 +587,20 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   cr_assert_eq(decide_fresh("none", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
   cr_assert_eq(decide_fresh("", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
 
+  /* The better answer serves: the shipped exact winner before the user's nearest size; the
+   * user's exact winner before the shipped one; of two nearest sizes the nearer. */
   put(&pm__op_matadd, (pm__problem){.rows = 4000, .cols = 4000}, MATADD(1), 1.0);
-  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_NEAREST);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT);
+  cr_assert(d.shipped && strcmp(d.config, MATADD(2)) == 0,
+            "the shipped exact winner before the user's nearest size: %s", d.config);
+  pm__problem big = {.rows = 3000, .cols = 3000, .caller_align = 16};
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, big, &d), PM__FROM_NEAREST);
   cr_assert(!d.shipped && strcmp(d.config, MATADD(1)) == 0,
-            "the user's database first, even its nearest size: %s", d.config);
+            "the user's 4000x4000 lies nearer than the shipped 1000x1000: %s", d.config);
+  put(&pm__op_matadd, M1000, MATADD(1), 0.5);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT);
+  cr_assert(!d.shipped && strcmp(d.config, MATADD(1)) == 0,
+            "the user's exact winner first: %s", d.config);
   unsetenv("PMTUNE_RESULTS");
 }
 

@@ -335,6 +335,108 @@ static int pick_seen_jobs(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id) {
   return CLI_OK;
 }
 
+/* ---- Carrying --------------------------------------------------------------------------------
+ * After the run's problems, every tuned size of their groups (op, type, variant, radius) on this
+ * GPU has the best few configurations of the sizes around it measured too (pm__db_carry_configs),
+ * timing alone (their cubins are cached): deciding between two tuned sizes compares the
+ * configurations measured at both, here and wherever an export of this database is imported. */
+
+typedef struct carry_points {
+  const pm__op *op;
+  int (*v)[PM__MAX_PARAMS];
+  size_t n, cap;
+} carry_points;
+
+static int carry_point(void *arg, const char *config) {
+  carry_points *cp = arg;
+  if (cp->n == cp->cap) {
+    size_t cap = cp->cap ? 2 * cp->cap : 32;
+    int(*grown)[PM__MAX_PARAMS] = realloc(cp->v, cap * sizeof *grown);
+    if (grown == NULL) return 1; /* fewer carried: the run goes on */
+    cp->v = grown, cp->cap = cap;
+  }
+  memset(cp->v[cp->n], 0, sizeof cp->v[cp->n]);
+  if (pm__config_parse(NULL, cp->op, config, cp->v[cp->n]) == PM_OK) cp->n++;
+  return 0;
+}
+
+typedef struct carry_sizes {
+  pm__db_problem *z;
+  size_t n, cap;
+} carry_sizes;
+
+static int carry_size(void *arg, const pm__db_problem *p) {
+  carry_sizes *cs = arg;
+  if (cs->n == cs->cap) {
+    size_t cap = cs->cap ? 2 * cs->cap : 32;
+    pm__db_problem *grown = realloc(cs->z, cap * sizeof *grown);
+    if (grown == NULL) return 1;
+    cs->z = grown, cs->cap = cap;
+  }
+  cs->z[cs->n++] = *p;
+  return 0;
+}
+
+static int same_group(const job *a, const job *b) {
+  return a->op == b->op && a->pr.dtype == b->pr.dtype && a->pr.variant == b->pr.variant &&
+         (a->op->radius_max == 0 || a->pr.radius == b->pr.radius);
+}
+
+/* Carries within the groups of w's jobs on GPU gpu_id; CLI_OK, or CLI_FAIL where tuning failed. */
+static int carry(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id) {
+  pm__tune_opts o = w->opts;
+  o.strategy = PM__STRATEGY_LISTED;
+  o.top = 0; /* timed as screening times: the sizes' own winners keep their re-timed rows */
+  for (int i = 0; i < w->njobs && !interrupted; i++) {
+    int seen_before = 0;
+    for (int j = 0; j < i && !seen_before; j++) seen_before = same_group(&w->jobs[j], &w->jobs[i]);
+    if (seen_before) continue;
+    const pm__op *op = w->jobs[i].op;
+    const char *sha = pm__op_template(op)->sha256;
+    pm__db_problem dbp;
+    carry_sizes sizes = {0};
+    pm__tune_result total = {0};
+    double t0 = pm__now_ms();
+    pm__op_db_problem(op, &w->jobs[i].pr, &dbp);
+    if (pm__db_group_sizes(db, gpu_id, &dbp, sha, carry_size, &sizes) != PM_OK) {
+      free(sizes.z);
+      return cli_fail("tune", "gpu %d: carrying: %s", w->device, pm_errmsg(c));
+    }
+    for (size_t k = 0; sizes.n > 1 && k < sizes.n && !interrupted; k++) {
+      carry_points pts = {op, NULL, 0, 0};
+      pm__problem pr;
+      pm__tune_result r;
+      if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
+      pr.radius = w->jobs[i].pr.radius;
+      int rc = pm__db_carry_configs(db, gpu_id, &sizes.z[k], sha, carry_point, &pts);
+      o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
+      if (rc == PM_OK) rc = pm__tune_problem(c, db, gpu_id, run_id, op, &pr, &o, &r);
+      free(pts.v);
+      if (rc != PM_OK) {
+        free(sizes.z);
+        return cli_fail("tune", "gpu %d: carrying: %s", w->device, pm_errmsg(c));
+      }
+      total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
+      total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
+    }
+    if (sizes.n > 1) {
+      char ptext[96];
+      pm__problem_text(op, &w->jobs[i].pr, ptext, sizeof ptext);
+      printf("gpu %d  carry   %-7s %zu sizes like %s: %llu measured, %llu wrong, %llu failed; "
+             "%.1f s\n",
+             w->device, op->name, sizes.n, ptext, (unsigned long long)total.measured,
+             (unsigned long long)total.wrong, (unsigned long long)total.failed,
+             (pm__now_ms() - t0) / 1e3);
+      fflush(stdout);
+    }
+    w->total.measured += total.measured, w->total.wrong += total.wrong;
+    w->total.failed += total.failed, w->total.time_ms += total.time_ms;
+    w->total.verify_ms += total.verify_ms, w->total.total_ms += pm__now_ms() - t0;
+    free(sizes.z);
+  }
+  return CLI_OK;
+}
+
 static void *run_worker(void *arg) {
   worker *w = arg;
   pm_ctx *c = NULL;
@@ -415,6 +517,7 @@ static void *run_worker(void *arg) {
     }
     fflush(stdout);
   }
+  if (w->status == CLI_OK && !interrupted) w->status = carry(w, c, db, gpu_id, run_id);
 done:
   if (a != NULL) {
     a->stop = 1;

@@ -203,8 +203,10 @@ int pm__op_known_load(pm__db *db, const pm__device_info *d, const pm__op *op, pm
 /* op's place in pm__ops (0 .. PM__MAX_OPS - 1), or -1. */
 int pm__op_index(const pm__op *op);
 
-/* The database's view of a problem of op. */
+/* The database's view of a problem of op, and back (laid out by the tuner: caller_align 0; 0
+ * where p's type or sizes cannot be op's). */
 void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *out);
+int pm__problem_of_db(const pm__op *op, const pm__db_problem *p, pm__problem *out);
 pm__limits pm__limits_default(void);
 pm__limits pm__limits_of(const pm__device_info *d);
 
@@ -253,7 +255,8 @@ uint64_t pm__kernel_index(const pm__op *op, const int *v);
 uint64_t pm__kernel_slots(const pm__op *op);
 
 /* Whether the tuner leaves valid point v out for pr: it launches exactly what another point
- * does (op->same_launch), which is measured instead; the seed is never left out. */
+ * does (op->same_launch), which is measured instead; the seed and pr's default are never left
+ * out (their rows are what every other is compared with, at every tuned size). */
 int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim);
 
 /* The bytes of one element of pr (pm_dtype_size of its dtype); 4, a float, where pr is NULL
@@ -265,6 +268,10 @@ int pm__widest_vec(const pm__problem *pr);
 
 /* Whether v is the seed configuration. */
 int pm__is_seed(const pm__op *op, const int *v);
+/* Whether v is op's built-in default for pr (op->fallback): what a call is served where nothing
+ * is known, so the tuner measures it at every size it tunes, and what serving compares a
+ * decision with (never worse than knowing nothing). 0 where pr is NULL. */
+int pm__is_default(const pm__op *op, const int *v, const pm__problem *pr);
 
 /* Allocates d's device buffers with pitches aligned to align (0 = packed) and copies the inputs
  * there; frees those of an earlier layout first. The output is poisoned (NaN). */

@@ -1,6 +1,7 @@
 /* space.c: the generic side of the search spaces: numbering points, their text, JSON and -D
  * defines, and the op table. Knows no operation by name. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,33 @@ static pm__db_op db_ops[PM__MAX_OPS];
 static const pm__db_op *db_op_list[PM__MAX_OPS + 1];
 static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
 
+int pm__problem_of_db(const pm__op *op, const pm__db_problem *p, pm__problem *out) {
+  int dtype = pm__dtype_find(p->dtype);
+  memset(out, 0, sizeof *out);
+  if (dtype < 0 || p->rows < 0 || p->cols < 0 || p->n < 0 || p->rows > UINT32_MAX ||
+      p->cols > UINT32_MAX || p->n > UINT32_MAX)
+    return 0;
+  out->rows = (unsigned)p->rows, out->cols = (unsigned)p->cols, out->n = (unsigned)p->n;
+  out->radius = p->radius;
+  out->variant = pm__variant_index(op, p->variant ? p->variant : "");
+  out->dtype = dtype;
+  return 1;
+}
+
+static int default_config(const pm__db_op *self, const pm__db_problem *p, char *out, size_t cap) {
+  const pm__op *op = self->owner;
+  pm__problem pr;
+  int v[PM__MAX_PARAMS] = {0};
+  if (op == NULL || op->fallback == NULL || !pm__problem_of_db(op, p, &pr)) return 0;
+  op->fallback(op, &pr, v);
+  pm__config_text(op, v, out, cap);
+  return 1;
+}
+
 static pm__db_op db_op_of(const pm__op *op) {
-  return (pm__db_op){op->name, op->dims == 2, op->radius_min, op->radius_max,
-                     {op->variants[0], op->variants[1], op->variants[2]}, op->dtypes};
+  return (pm__db_op){op->name,        op->dims == 2, op->radius_min, op->radius_max,
+                     {op->variants[0], op->variants[1], op->variants[2]},
+                     op->dtypes,      default_config, op};
 }
 
 static void db_ops_make(void) {
@@ -302,7 +327,7 @@ uint64_t pm__kernel_slots(const pm__op *op) {
 
 int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const pm__limits *lim) {
   int twin[PM__MAX_PARAMS];
-  if (op->same_launch == NULL || pr == NULL || pm__is_seed(op, v) ||
+  if (op->same_launch == NULL || pr == NULL || pm__is_seed(op, v) || pm__is_default(op, v, pr) ||
       !op->same_launch(op, v, pr, lim, twin))
     return 0;
   return op->check(op, twin, pr, lim) == NULL; /* the twin is measured in v's place */
@@ -311,6 +336,15 @@ int pm__same_launch(const pm__op *op, const int *v, const pm__problem *pr, const
 int pm__is_seed(const pm__op *op, const int *v) {
   for (int i = 0; i < op->nparams; i++)
     if (v[i] != op->seed[i]) return 0;
+  return 1;
+}
+
+int pm__is_default(const pm__op *op, const int *v, const pm__problem *pr) {
+  int d[PM__MAX_PARAMS] = {0};
+  if (pr == NULL) return 0;
+  op->fallback(op, pr, d);
+  for (int i = 0; i < op->nparams; i++)
+    if (v[i] != d[i]) return 0;
   return 1;
 }
 

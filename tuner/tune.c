@@ -135,8 +135,9 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
   return PM_OK;
 }
 
-/* The first candidates: every valid point (exhaustive), or the seed and a seeded random sample
- * of the budget drawn from the other points (random, staged); of points that launch alike, one
+/* The first candidates: the seed, the problem's default and the points asked for (o->extra);
+ * then every valid point (exhaustive), or a seeded random sample of the budget drawn from the
+ * other points (random, staged), or none (listed); of points that launch alike, one
  * (pm__same_launch). */
 static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   const pm__op *op = t->op;
@@ -151,8 +152,9 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
     if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
     else pts[valid++] = i;
   }
-  uint64_t keep = valid;
-  if (strategy != PM__STRATEGY_EXHAUSTIVE && t->o->budget < valid) {
+  uint64_t keep = strategy == PM__STRATEGY_LISTED ? 0 : valid;
+  if (strategy != PM__STRATEGY_EXHAUSTIVE && strategy != PM__STRATEGY_LISTED &&
+      t->o->budget < valid) {
     uint64_t s = t->o->seed ? t->o->seed : 0x2545F4914F6CDD1DULL;
     for (uint64_t i = 0; i + 1 < valid; i++) { /* Fisher-Yates, seeded */
       s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -162,6 +164,10 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
     keep = t->o->budget;
   }
   if ((rc = add_candidate(t, op->seed, cs, n)) != PM_OK) goto done; /* the seed always runs */
+  op->fallback(op, t->pr, v); /* and the default, and the points asked for */
+  if ((rc = add_candidate(t, v, cs, n)) != PM_OK) goto done;
+  for (size_t i = 0; i < t->o->nextra; i++)
+    if ((rc = add_candidate(t, t->o->extra[i], cs, n)) != PM_OK) goto done;
   for (uint64_t i = 0; i < keep; i++) {
     pm__space_point(op, pts[i], v);
     if ((rc = add_candidate(t, v, cs, n)) != PM_OK) goto done;

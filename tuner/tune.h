@@ -12,8 +12,16 @@
 /* How the candidates are chosen. EXHAUSTIVE: every valid point. RANDOM: the seed and a seeded
  * random sample of `budget` points. STAGED: the same sample, then rounds of the one-axis
  * neighbours of the best 4 so far until a round finds nothing faster (at most 4 rounds). AUTO:
- * exhaustive where a space has at most PM__AUTO_EXHAUSTIVE valid points, else staged. */
-enum { PM__STRATEGY_AUTO, PM__STRATEGY_EXHAUSTIVE, PM__STRATEGY_RANDOM, PM__STRATEGY_STAGED };
+ * exhaustive where a space has at most PM__AUTO_EXHAUSTIVE valid points, else staged. LISTED:
+ * the points of `extra` alone (carrying: the best of the other sizes timed at this one). Every
+ * strategy measures the seed and the problem's default (pm__is_default) too, and `extra`. */
+enum {
+  PM__STRATEGY_AUTO,
+  PM__STRATEGY_EXHAUSTIVE,
+  PM__STRATEGY_RANDOM,
+  PM__STRATEGY_STAGED,
+  PM__STRATEGY_LISTED
+};
 #define PM__AUTO_EXHAUSTIVE 1500
 
 /* Where a tuning run is, for a progress display. */
@@ -37,6 +45,9 @@ typedef struct pm__tune_opts {
   int rounds;            /* interleaved rounds of that, 3 runs each per round (default 5) */
   int allow_nondeterministic;
   uint64_t seed;         /* for the random strategy and the input data (0: fixed default) */
+  const int (*extra)[PM__MAX_PARAMS]; /* points measured whatever the strategy (those invalid for
+                                         the problem are left out), nextra of them */
+  size_t nextra;
   volatile sig_atomic_t *stop; /* set (by a signal handler) to stop after the current candidate */
   void (*progress)(void *arg, const pm__tune_progress *p);
   void *progress_arg;
