@@ -16,6 +16,10 @@ const char *pm__source_name(pm__source s) {
   return (unsigned)s < 4 ? names[s] : "?";
 }
 
+const char *pm__decision_kind(const pm__decision *d) {
+  return d->source == PM__FROM_NEAREST && d->between ? "between" : pm__source_name(d->source);
+}
+
 /* What accept needs to judge a stored configuration; v receives the last one it parsed. */
 typedef struct accept_arg {
   const pm__device_info *dev;

@@ -34,6 +34,10 @@ typedef struct pm__decision {
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 
+/* What decided, as the commands print it: "exact", "between" (two tuned sizes), "nearest",
+ * "default" or "tuned". */
+const char *pm__decision_kind(const pm__decision *d);
+
 /* Serving's state on a context with a device: made by pm_open, freed by pm_close. Making it
  * touches no GPU (it allocates nothing there), so tests may hang it on a context without one. */
 int pm__serve_init(pm_ctx *c, const pm_options *o);

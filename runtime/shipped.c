@@ -15,6 +15,8 @@
 
 #define MAX_FILE (64u << 20) /* a shipped document larger than this is not read */
 
+static int results_dir(char *out, size_t cap);
+
 static int is_dir(const char *p) {
   struct stat s;
   return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
@@ -23,8 +25,13 @@ static int is_dir(const char *p) {
 /* The folder of the shipped results, into out; 0 where there is none. $PMTUNE_RESULTS names it
  * ("none" or empty: none); else share/pmtune/results beside the folder of the file this code is
  * in (libpmtune.so in PREFIX/lib, or a program linked with libpmtune.a in PREFIX/bin: wherever
- * `cmake --install --prefix` put them); else the one of the prefix the build was configured
- * with. */
+ * `cmake --install --prefix` put them), or in that folder (the build folder, where the build
+ * copies them beside build/libpmtune.so; build/tools/pmtune finds them one up); else the one of
+ * the prefix the build was configured with. */
+int pm__shipped_dir(char *out, size_t cap) {
+  return results_dir(out, cap);
+}
+
 static int results_dir(char *out, size_t cap) {
   const char *env = getenv("PMTUNE_RESULTS");
   if (env != NULL) return env[0] != '\0' && strcmp(env, "none") != 0 &&
@@ -37,6 +44,8 @@ static int results_dir(char *out, size_t cap) {
     if (slash != NULL) {
       *slash = '\0';
       if (snprintf(out, cap, "%s/../share/pmtune/results", self) < (int)cap && is_dir(out))
+        return 1;
+      if (snprintf(out, cap, "%s/share/pmtune/results", self) < (int)cap && is_dir(out))
         return 1;
     }
   }

@@ -263,7 +263,7 @@ int cmd_bench(int argc, char **argv) {
   }
   if (!json)
     printf("%s, %d samples each, medians; ceiling = device-to-device copy of as many bytes\n"
-           "%-7s %-24s %-8s %10s %6s %6s %10s %7s %10s %7s %10s %8s  %s\n",
+           "%-7s %-24s %-15s %10s %6s %6s %10s %7s %10s %7s %10s %8s  %s\n",
            c->dev.name, samples, "op", "problem", "served", "tuned us", "GB/s", "ceil", "seed us",
            "vs seed", "peer us", "vs peer", "tuned us*", "agree", "peer");
   for (int i = 0; i < nitems; i++) {
@@ -301,7 +301,7 @@ int cmd_bench(int argc, char **argv) {
              "\"seed_ms\":%.6g,\"speedup_vs_seed\":%.4f,\"peer\":\"%s\",\"peer_ms\":%.6g,"
              "\"speedup_vs_peer\":%.4f,\"recorded_ms\":%.6g,\"samples\":%d,\"peer_error\":",
              c->dev.name, op->name, pm_dtype_name((pm_dtype)pr.dtype), ptext,
-             pm__source_name(dec.source),
+             pm__decision_kind(&dec),
              dec.shipped ? "true" : "false", dec.config, tuned.ms,
              tuned.gbps, ceil.gbps, tuned.gbps / ceil.gbps, seed.ms, seed.ms / tuned.ms, pname,
              pt.ok ? pt.ms : 0, pt.ok ? pt.ms / tuned.ms : 0, rec, samples);
@@ -312,8 +312,11 @@ int cmd_bench(int argc, char **argv) {
       char peer_us[16] = "-", vs_peer[16] = "-", rec_us[16] = "-", agree[16] = "-";
       if (pt.ok) snprintf(peer_us, sizeof peer_us, "%.1f", pt.ms * 1e3), snprintf(vs_peer, sizeof vs_peer, "%.2fx", pt.ms / tuned.ms);
       if (rec > 0) snprintf(rec_us, sizeof rec_us, "%.1f", rec * 1e3), snprintf(agree, sizeof agree, "%+.1f%%", (tuned.ms / rec - 1) * 100);
-      printf("%-7s %-24s %-8s %10.1f %6.0f %5.1f%% %10.1f %6.2fx %10s %7s %10s %8s  %s\n", op->name,
-             ptext, dec.shipped ? "shipped" : pm__source_name(dec.source), tuned.ms * 1e3,
+      char served[24];
+      snprintf(served, sizeof served, "%s%s", dec.shipped ? "shipped " : "",
+               pm__decision_kind(&dec));
+      printf("%-7s %-24s %-15s %10.1f %6.0f %5.1f%% %10.1f %6.2fx %10s %7s %10s %8s  %s\n", op->name,
+             ptext, served, tuned.ms * 1e3,
              tuned.gbps,
              100 * tuned.gbps / ceil.gbps, seed.ms * 1e3, seed.ms / tuned.ms, peer_us, vs_peer,
              rec_us, agree, pname);

@@ -1,5 +1,6 @@
 /* cmd_explain.c: `pmtune explain`, which configuration a library call would get on this GPU for
- * a size, and why: tuned for exactly it, tuned for the nearest size, or the built-in default. */
+ * a size, and why: tuned for exactly it, between two tuned sizes, tuned for the nearest size, or
+ * the built-in default; and the time predicted for it and for the default. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,11 @@ static const char about[] =
     "tuned for exactly this size; else, between two tuned sizes (next to each other in\n"
     "elements), the configuration measured at both whose slowdown against each size's fastest,\n"
     "interpolated in ln(size), is least; else the winner at the nearest tuned size (nearest by\n"
-    "|ln(size / tuned size)|, size = rows x cols or n, then by aspect ratio); else the built-in\n"
-    "default where nothing is tuned; with its measured time where known.\n";
+    "|ln(size / tuned size)|, size = rows x cols or n, then by aspect ratio); each from the\n"
+    "tuning database or the results shipped for this GPU's model, whichever answers better,\n"
+    "and never one predicted slower than the built-in default where that was measured too;\n"
+    "else the built-in default. With the time predicted at this size for what it chose and for\n"
+    "the default, and the time measured where known.\n";
 
 static const cli_help help = {.cmd = "explain", .about = about};
 
@@ -109,7 +113,7 @@ int cmd_explain(int argc, char **argv) {
     printf("{\"gpu\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"problem\":\"%s\",\"source\":\"%s\","
            "\"config\":\"%s\"",
            c->dev.name, op->name, pm_dtype_name((pm_dtype)pr.dtype), ptext,
-           pm__source_name(d.source), d.config);
+           pm__decision_kind(&d), d.config);
     if (d.source != PM__FROM_DEFAULT) {
       size_text(op, d.tuned_rows, d.tuned_cols, d.tuned_n, "", tuned, sizeof tuned);
       printf(",\"tuned_size\":\"%s\",\"median_ms\":%.6g,\"gbps\":%.6g,\"speedup\":%.6g,"
@@ -119,6 +123,9 @@ int cmd_explain(int argc, char **argv) {
         size_text(op, d.other_rows, d.other_cols, d.other_n, "", other, sizeof other);
         printf(",\"between\":\"%s\",\"weight\":%.4f", other, d.weight);
       }
+      printf(",\"predicted_ms\":%.6g", d.predicted_ms);
+      if (d.default_ms > 0) printf(",\"default_predicted_ms\":%.6g", d.default_ms);
+      if (d.guarded) printf(",\"guarded\":true");
       if (d.shipped) printf(",\"from\":\"shipped results for %s\"", c->dev.name);
       else printf(",\"from\":\"the tuning database\"");
     } else {
@@ -148,6 +155,14 @@ int cmd_explain(int argc, char **argv) {
       printf("  measured %.4f ms, %.0f GB/s", d.median_ms, d.gbps);
       if (d.speedup > 0) printf(", %.2fx the seed", d.speedup);
       printf(" (at %s)\n", tuned);
+      printf("  predicts %.4f ms at this size", d.predicted_ms);
+      if (d.default_ms > 0)
+        printf("; the built-in default %.4f ms (%.2fx)%s", d.default_ms,
+               d.default_ms / d.predicted_ms,
+               d.guarded ? ": the default serves, predicted faster than the best tuned" : "");
+      else
+        printf("; the built-in default was not measured there");
+      printf("\n");
       if (d.shipped)
         printf("  from    the shipped results for %s (nothing in the tuning database serves it)\n",
                c->dev.name);

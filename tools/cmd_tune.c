@@ -116,17 +116,18 @@ static int time_option(const char *cmd, const cli_option *o, const char *arg) {
 }
 
 enum {
-  JOBS_MAX = 128,    /* problems one run tunes */
+  JOBS_MAX = 1024,   /* problems one run tunes */
+  SEEN_MAX = 128,    /* --seen=N at most */
   SEEN_DEFAULT = 10  /* --seen alone: how many recorded sizes */
 };
 
-/* The callback of --seen[=N]: how many recorded sizes to tune, 1 to JOBS_MAX (SEEN_DEFAULT
+/* The callback of --seen[=N]: how many recorded sizes to tune, 1 to SEEN_MAX (SEEN_DEFAULT
  * where N is left out), into the int at o->value. */
 static int seen_option(const char *cmd, const cli_option *o, const char *arg) {
   char *end = NULL;
   long n = arg == NULL ? SEEN_DEFAULT : strtol(arg, &end, 10);
-  if (arg != NULL && (*arg == '\0' || *end || n < 1 || n > JOBS_MAX))
-    return cli_usage_error(cmd, "--%s=%s: expected 1 to %d", o->name, arg, JOBS_MAX);
+  if (arg != NULL && (*arg == '\0' || *end || n < 1 || n > SEEN_MAX))
+    return cli_usage_error(cmd, "--%s=%s: expected 1 to %d", o->name, arg, SEEN_MAX);
   *(int *)o->value = (int)n;
   return CLI_OK;
 }
@@ -173,7 +174,7 @@ typedef struct worker {
   int njobs;
   int seen;             /* > 0: tune this many of this GPU's recorded sizes, not jobs */
   const pm__op *only;   /* --seen: of this op only (NULL: all) */
-  job picked[JOBS_MAX]; /* --seen: the recorded sizes picked */
+  job picked[SEEN_MAX]; /* --seen: the recorded sizes picked */
   pm__tune_opts opts;
   int status;      /* CLI_OK or CLI_FAIL */
   int ndevices;    /* how many workers print: prefix lines with the device where > 1 */
@@ -540,7 +541,7 @@ int cmd_tune(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__problem given = {.radius = 0}; /* what --radius (0: not given), --order and --border say */
   double seconds = 0;
-  int seen = 0;
+  int seen = 0, grid = 0;
   unsigned dtypes = 0; /* --dtype: 0 not given */
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
@@ -563,6 +564,11 @@ int cmd_tune(int argc, char **argv) {
                             "recorded most often as served without an exact winner and that "
                             "still have none (of --op's op where it is given); not with --size, "
                             "--radius, --order or --border"),
+      CLI_FLAG(0, "grid", &grid,
+               "tune the grid of sizes results/ ships instead of the default sizes: n = 4^k up "
+               "to 2^30; squares 2^k x 2^k from 16x16 to 16384x16384, every fourth k also 16 "
+               "times as wide and as tall; each variant and radius; in every type (--dtype: "
+               "those); no buffer over 2 GiB"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
                    "which GPU (default: all, one worker per GPU, in parallel)"),
       CLI_CHOICE(0, "strategy", &opts.strategy, strategies,
@@ -596,6 +602,8 @@ int cmd_tune(int argc, char **argv) {
                    cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
+  if (grid && (nsizes > 0 || seen > 0 || kfile != NULL))
+    return cli_usage_error("tune", "--grid is the sizes: not with --size, --seen or --kernel");
   if (nsizes > 0 && only == NULL && kfile == NULL)
     return cli_usage_error("tune", "--size needs one --op");
   int radius_given = given.radius != 0;
@@ -610,7 +618,7 @@ int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--radius, --order and --border apply to --size (the default "
                                    "sizes have their own)");
 
-  job jobs[JOBS_MAX];
+  static job jobs[JOBS_MAX];
   int njobs = 0;
   pm_ctx *c = NULL;
   pm_options none = {.device = PM_DEVICE_NONE};
@@ -638,7 +646,14 @@ int cmd_tune(int argc, char **argv) {
         jobs[njobs++] = (job){only, pr};
       }
   }
-  if (nsizes == 0 && seen == 0)
+  for (int i = 0; grid && pm__ops[i] != NULL; i++) {
+    pm__problem prs[JOBS_MAX];
+    int n = only == NULL || only == pm__ops[i]
+                ? pm__op_grid(pm__ops[i], dtypes ? dtypes : ~0u, prs, JOBS_MAX - njobs)
+                : 0;
+    for (int k = 0; k < n; k++) jobs[njobs++] = (job){pm__ops[i], prs[k]};
+  }
+  if (nsizes == 0 && seen == 0 && !grid)
     for (int i = 0; pm__ops[i] != NULL; i++)
       if (only == NULL || only == pm__ops[i])
         njobs = add_defaults(pm__ops[i], dtypes, jobs, njobs, JOBS_MAX);

@@ -339,6 +339,43 @@ int pm__is_seed(const pm__op *op, const int *v) {
   return 1;
 }
 
+/* Appends pr in each of op's variants (and radii) to out[*n..max). */
+static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n, int max) {
+  for (int var = 0; var < 3 && op->variants[var] != NULL; var++)
+    for (int r = op->radius_max > 0 ? op->radius_min : 0; r <= op->radius_max; r++) {
+      if (*n == max) return;
+      pr.variant = var, pr.radius = r;
+      out[(*n)++] = pr;
+    }
+}
+
+int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
+  int n = 0;
+  for (int t = 0; t < PM__NDTYPES; t++) {
+    if (!(dtypes & op->dtypes & 1u << t)) continue;
+    double esize = pm_dtype_size((pm_dtype)t);
+    if (op->dims == 1) {
+      for (int k = 0; k <= PM__GRID_LOG4_N; k++) {
+        double elems = (double)(1u << 2 * k);
+        if (elems * esize > PM__GRID_MAX_BYTES) break;
+        grid_add(op, (pm__problem){.n = 1u << 2 * k, .dtype = t}, out, &n, max);
+      }
+      continue;
+    }
+    for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
+      double elems = (double)(1u << k) * (double)(1u << k);
+      if (elems * esize > PM__GRID_MAX_BYTES) break;
+      grid_add(op, (pm__problem){.rows = 1u << k, .cols = 1u << k, .dtype = t}, out, &n, max);
+      if (k % PM__GRID_THIN_EVERY != 0 || k < 2 + PM__GRID_LOG2_SIDE_MIN) continue;
+      grid_add(op, (pm__problem){.rows = 1u << (k - 2), .cols = 1u << (k + 2), .dtype = t}, out,
+               &n, max);
+      grid_add(op, (pm__problem){.rows = 1u << (k + 2), .cols = 1u << (k - 2), .dtype = t}, out,
+               &n, max);
+    }
+  }
+  return n;
+}
+
 int pm__is_default(const pm__op *op, const int *v, const pm__problem *pr) {
   int d[PM__MAX_PARAMS] = {0};
   if (pr == NULL) return 0;
