@@ -142,11 +142,12 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
 static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   const pm__op *op = t->op;
   uint64_t total = pm__space_size(op), valid = 0, *pts = pm__malloc(sizeof *pts * (size_t)total);
-  uint64_t seed_idx = pm__space_index(op, op->seed);
-  int rc = PM_OK, v[PM__MAX_PARAMS];
+  int rc = PM_OK, v[PM__MAX_PARAMS], dflt[PM__MAX_PARAMS] = {0};
+  op->fallback(op, t->pr, dflt);
+  uint64_t seed_idx = pm__space_index(op, op->seed), dflt_idx = pm__space_index(op, dflt);
   if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
   for (uint64_t i = 0; i < total; i++) {
-    if (i == seed_idx) continue; /* added first, below */
+    if (i == seed_idx || i == dflt_idx) continue; /* added first, below */
     pm__space_point(op, i, v);
     if (op->check(op, v, t->pr, &t->lim) != NULL) continue;
     if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
@@ -164,8 +165,7 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
     keep = t->o->budget;
   }
   if ((rc = add_candidate(t, op->seed, cs, n)) != PM_OK) goto done; /* the seed always runs */
-  op->fallback(op, t->pr, v); /* and the default, and the points asked for */
-  if ((rc = add_candidate(t, v, cs, n)) != PM_OK) goto done;
+  if ((rc = add_candidate(t, dflt, cs, n)) != PM_OK) goto done; /* the default, the asked */
   for (size_t i = 0; i < t->o->nextra; i++)
     if ((rc = add_candidate(t, t->o->extra[i], cs, n)) != PM_OK) goto done;
   for (uint64_t i = 0; i < keep; i++) {

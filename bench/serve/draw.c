@@ -1,4 +1,5 @@
-/* draw.c: the random problems of the "between tuned sizes" study (see draw.h). */
+/* draw.c: the random problems of the serving studies, "between tuned sizes" and "random sizes"
+ * (see draw.h). */
 #include <math.h>
 
 #include "draw.h"
@@ -57,6 +58,43 @@ int pm__draw_between(const pm__op *op, uint64_t *s, pm__problem *out) {
     }
     double size = pm__draw_size(op, &pr);
     if (size < lo || size > hi || pm__draw_is_tuned(op, &pr)) continue;
+    int v[PM__MAX_PARAMS];
+    op->fallback(op, &pr, v);
+    if (op->check(op, v, &pr, &lim) != NULL) continue;
+    *out = pr;
+    return 0;
+  }
+  return -1;
+}
+
+int pm__draw_random(const pm__op *op, int dtype, uint64_t *s, pm__problem *out) {
+  int nvariants = 0;
+  while (nvariants < 3 && op->variants[nvariants] != NULL) nvariants++;
+  if (dtype < 0 || dtype >= PM__NDTYPES || !(op->dtypes & 1u << dtype) || nvariants == 0)
+    return -1;
+  double esize = (double)pm_dtype_size((pm_dtype)dtype);
+  int matrix = op->dims != 1;
+  double lo = ldexp(1, matrix ? PM__DRAW_LOG2_ELEMS_MIN : PM__DRAW_LOG2_N_MIN),
+         hi = ldexp(1, matrix ? PM__DRAW_LOG2_ELEMS_MAX : PM__DRAW_LOG2_N_MAX);
+  pm__limits lim = pm__limits_default();
+  for (int tries = 0; tries < 10000; tries++) {
+    pm__problem pr = {.dtype = dtype};
+    double z = log_uniform(s, lo, hi);
+    if (!matrix) {
+      pr.n = (unsigned)llround(z);
+    } else {
+      double aspect = log_uniform(s, 1.0 / PM__DRAW_WIDE, PM__DRAW_WIDE);
+      double rows = (double)llround(sqrt(z * aspect)), least = ceil(z / PM__DRAW_SIDE_MAX);
+      rows = rows < least ? least : rows > PM__DRAW_SIDE_MAX ? PM__DRAW_SIDE_MAX : rows;
+      double cols = (double)llround(z / rows);
+      if (rows < 1 || cols < 1 || cols > PM__DRAW_SIDE_MAX) continue;
+      pr.rows = (unsigned)rows, pr.cols = (unsigned)cols;
+    }
+    pr.variant = (int)(uniform(s) * nvariants);
+    if (op->radius_max > 0)
+      pr.radius = op->radius_min + (int)(uniform(s) * (op->radius_max - op->radius_min + 1));
+    double size = pm__draw_size(op, &pr);
+    if (size < lo || size > hi || size * esize >= PM__DRAW_MAX_BYTES) continue;
     int v[PM__MAX_PARAMS];
     op->fallback(op, &pr, v);
     if (op->check(op, v, &pr, &lim) != NULL) continue;
