@@ -18,6 +18,7 @@ OPS=$1 timeout ${LIMIT:-540} bench/serve/random.sh $OUT/study-$name > $OUT/study
 echo "study exit $?"
 tail -40 $OUT/study-$name.log
 [ -f build/random/node.json ] && gzip -9 -c build/random/node.json > $OUT/node.json.gz
-[ -f build/random/tuned.db ] && [ ! -f $OUT/tune-default.txt ] && cp $OUT/study-$name/tune-default.txt $OUT/ 2>/dev/null
+
+rm -f $OUT/study-$name/*.log
 mv $OUT/study-$name/* $OUT/ 2>/dev/null; rmdir $OUT/study-$name 2>/dev/null
 ls -la $OUT
