@@ -713,9 +713,61 @@ static double scaled(double ms, const size_ix *z, double s) {
   return s > z->log_size ? ms * exp(s - z->log_size) : ms;
 }
 
+/* Whether the row's configuration takes the same path at p's size as at the row's (alike NULL:
+ * always). */
+static int alike_at(const pm__db_known_row *r,
+                    int (*alike)(void *arg, const char *config, const pm__db_problem *at),
+                    void *arg, const pm__db_problem *p) {
+  if (alike == NULL) return 1;
+  pm__db_problem at = *p;
+  at.rows = r->rows, at.cols = r->cols, at.n = r->n;
+  return alike(arg, r->config, &at);
+}
+
+/* Candidate c of a bracket whose path at p's size differs from its path at one of the two sizes:
+ * its time there (at ln(elements) s, weight w) from the size whose path is p's alone (lo, hi:
+ * which are), and its score the slowdown there; 0 where neither is. */
+static int one_sided(const pm__db_known *k, const group *g, const bracket *b, const both *c,
+                     int lo, int hi, double w, double s, double *score, double *ms) {
+  if (lo && hi) {
+    *score = score_at(c, w), *ms = time_between(k, c, w);
+  } else if (lo) {
+    *score = c->lo_ratio, *ms = scaled(k->rows[c->lo_row].median_ms, &g->sizes[b->lo], s);
+  } else if (hi) {
+    *score = c->hi_ratio, *ms = scaled(k->rows[c->hi_row].median_ms, &g->sizes[b->hi], s);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* between() where paths may differ by size (alike set): every candidate scored by the sizes at
+ * which it takes p's path (one_sided), the least that accept takes; b->nboth where none.
+ * *ms receives its predicted time. */
+static size_t between_alike(const pm__db_known *k, const group *g, const bracket *b, double w,
+                            double s, const pm__db_problem *p,
+                            int (*accept)(void *arg, const char *config),
+                            int (*alike)(void *arg, const char *config, const pm__db_problem *at),
+                            void *arg, double *ms) {
+  size_t best = b->nboth;
+  double best_score = 0;
+  for (size_t i = 0; i < b->nboth; i++) {
+    const both *c = &b->both[i];
+    double score, t;
+    int lo = alike_at(&k->rows[c->lo_row], alike, arg, p);
+    int hi = alike_at(&k->rows[c->hi_row], alike, arg, p);
+    if (!one_sided(k, g, b, c, lo, hi, w, s, &score, &t)) continue;
+    if (best < b->nboth && score >= best_score) continue;
+    if (accept != NULL && !accept(arg, k->rows[c->lo_row].config)) continue;
+    best = i, best_score = score, *ms = t;
+  }
+  return best;
+}
+
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
-                         int (*accept)(void *arg, const char *config), void *arg,
-                         const char *dflt, pm__db_winner *out, int *exact) {
+                         int (*accept)(void *arg, const char *config),
+                         int (*alike)(void *arg, const char *config, const pm__db_problem *at),
+                         void *arg, const char *dflt, pm__db_winner *out, int *exact) {
   const group *g = group_of(k, p);
   const pm__db_known_row *w = NULL, *d = NULL;
   const bracket *b = NULL;
@@ -734,17 +786,33 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     const line *l = line_of(g, aspect);
     size_t i;
     if ((b = bracket_of(g, l, size, &weight)) != NULL &&
-        (i = between(k, b, weight, accept, arg)) < b->nboth) {
+        (i = alike == NULL ? between(k, b, weight, accept, arg)
+                           : between_alike(k, g, b, weight, size, p, accept, alike, arg,
+                                           &predicted)) < b->nboth) {
       w = row_at(k, &b->both[i], weight);
-      predicted = time_between(k, &b->both[i], weight);
+      if (alike == NULL) predicted = time_between(k, &b->both[i], weight);
       size_t j = both_of(k, b, dflt);
-      if (j < b->nboth) d = row_at(k, &b->both[j], weight), dpredicted = time_between(k, &b->both[j], weight);
+      double unused;
+      if (j < b->nboth &&
+          one_sided(k, g, b, &b->both[j], alike_at(&k->rows[b->both[j].lo_row], alike, arg, p),
+                    alike_at(&k->rows[b->both[j].hi_row], alike, arg, p), weight, size, &unused,
+                    &dpredicted))
+        d = row_at(k, &b->both[j], weight);
     } else if ((b = NULL, z = nearest_on(g, l, size, aspect, &dist, &adist)) != NULL) {
+      /* the fastest that takes p's path there, else the fastest */
+      for (size_t r = z->begin; r < z->end && w == NULL; r++)
+        if ((accept == NULL || accept(arg, k->rows[r].config)) &&
+            alike_at(&k->rows[r], alike, arg, p))
+          w = &k->rows[r];
       pm__db_problem near = *p;
       near.rows = z->rows, near.cols = z->cols, near.n = z->n;
-      if ((w = find_exact(k, g, &near, accept, arg)) != NULL) {
+      if (w == NULL) w = find_exact(k, g, &near, accept, arg);
+      if (w != NULL) {
         predicted = scaled(w->median_ms, z, size);
-        if ((d = row_of(k, z, dflt)) != NULL) dpredicted = scaled(d->median_ms, z, size);
+        if ((d = row_of(k, z, dflt)) != NULL && alike_at(d, alike, arg, p))
+          dpredicted = scaled(d->median_ms, z, size);
+        else
+          d = NULL;
       }
     }
   }

@@ -324,13 +324,17 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
  * only among configurations accept takes. dflt (may be NULL) is the configuration a call runs
  * where nothing is known: where it was measured there too and is predicted faster than the one
  * found, it is the answer (out->guarded), so a decision is never predicted worse than knowing
- * nothing; out->predicted_ms and out->default_ms say both predictions. Quick: the sizes are
+ * nothing; out->predicted_ms and out->default_ms say both predictions. alike (NULL: always) says
+ * whether a configuration runs p the way it ran a tuned size `at` (the same code path): its
+ * measurement there predicts p only where it does, and one that runs p as it ran neither size
+ * of a bracket is passed over (at the nearest size, the fastest that runs p alike serves). Quick: the sizes are
  * searched by bisection (or one pass), the brackets' common configurations are matched when the
  * snapshot is loaded, and a miss formats no message: PM_ENOTFOUND, with nothing said on the
  * context, where nothing fits (pm__db_known_nearest_if says why). */
 int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
-                         int (*accept)(void *arg, const char *config), void *arg,
-                         const char *dflt, pm__db_winner *out, int *exact);
+                         int (*accept)(void *arg, const char *config),
+                         int (*alike)(void *arg, const char *config, const pm__db_problem *at),
+                         void *arg, const char *dflt, pm__db_winner *out, int *exact);
 
 /* ---- Sizes served without a tuned winner (seen.c) ------------------------------------------- */
 

@@ -37,6 +37,18 @@ static int accept(void *arg, const char *config) {
          a->op->check(a->op, a->v, a->pr, &lim) == NULL;
 }
 
+/* Whether a stored configuration takes the same code path on the problem asked as on the tuned
+ * size `at` (op->regime; an op without one has one path). */
+static int alike(void *arg, const char *config, const pm__db_problem *at) {
+  accept_arg *a = arg;
+  pm__limits lim = pm__limits_of(a->dev);
+  pm__problem there = *a->pr;
+  int v[PM__MAX_PARAMS] = {0};
+  if (pm__config_parse(NULL, a->op, config, v) != PM_OK) return 0;
+  there.rows = (unsigned)at->rows, there.cols = (unsigned)at->cols, there.n = (unsigned)at->n;
+  return a->op->regime(a->op, v, a->pr, &lim) == a->op->regime(a->op, v, &there, &lim);
+}
+
 static pm__source from_winner(const pm__db_winner *w, const accept_arg *a, pm__source source,
                               pm__decision *out) {
   out->source = source;
@@ -72,7 +84,8 @@ static int from_known(pm_ctx *c, const pm__db_known *known, const pm__op *op,
   op->fallback(op, pr, v); /* what serves where nothing is known: never predicted worse */
   pm__config_text(op, v, dflt, sizeof dflt);
   pm__op_db_problem(op, pr, &dbp);
-  if (pm__db_known_find_if(known, &dbp, accept, &a, dflt, &w, &exact) == PM_OK) {
+  if (pm__db_known_find_if(known, &dbp, accept, op->regime != NULL ? alike : NULL, &a, dflt, &w,
+                           &exact) == PM_OK) {
     accept(&a, w.config); /* a->v: the configuration found (the default, where it served) */
     from_winner(&w, &a, exact ? PM__FROM_EXACT : PM__FROM_NEAREST, out);
     return PM_OK;

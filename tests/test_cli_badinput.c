@@ -209,7 +209,7 @@ typedef struct opt_spec {
 typedef struct cmd_spec {
   const char *name;
   const char *operand; /* the operand of a right command line ("check"), or NULL */
-  opt_spec opts[16];
+  opt_spec opts[20];
 } cmd_spec;
 
 #define RADIUS_BAD {"0", "4", "1000", "-1", " 2", "+2"}
@@ -254,6 +254,7 @@ static const cmd_spec commands[] = {
       {"--nondeterministic", K_FLAG, NULL, 0, {NULL}},
       {"--db", K_PATH, "@DB", 0, {NULL}},
       {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
+      {"--grid", K_FLAG, NULL, 0, {NULL}},   /* not with --size: in the does-not-apply cases */
       {NULL}}},
     {"show", NULL,
      {{"--op", K_VALUE, "matadd", 0, {NULL}},
@@ -556,6 +557,9 @@ Test(badinput, options_that_do_not_apply) {
        "64x64", "--db", "@DB");
   CASE(2, "--kernel FILE is the op", "tune", "--kernel", "@DOC", "--seen", "--db", "@DB");
   CASE(2, "--kernel needs --size", "tune", "--kernel", "@DOC", "--db", "@DB");
+  CASE(2, "--grid is the sizes", "tune", "--grid", "--op", "filter", "--size", "64x64", "--db",
+       "@DB");
+  CASE(2, "--grid is the sizes", "tune", "--grid", "--seen", "--db", "@DB");
   CASE(2, "--kernel FILE is the op", "bench", "--kernel", "@DOC", "--dtype", "bf16", "--size",
        "64x64", "--db", "@DB");
   CASE(2, "--kernel needs --size", "bench", "--kernel", "@DOC", "--db", "@DB");

@@ -258,6 +258,30 @@ Test(serve_decide, between_two_sizes_the_default_serves_where_it_interpolates_be
   expect_point(&pm__op_add, &d);
 }
 
+/* A measurement predicts another size only where the configuration takes the same code path
+ * there (op->regime): a reduce whose tile held the whole of 4096 elements in one block is not
+ * judged at 4620, where it needs two and must combine them, by its one-block time. */
+Test(serve_decide, a_measurement_predicts_only_sizes_run_the_same_way) {
+  const pm__problem lo = {.n = 4096, .caller_align = 16}, hi = {.n = 16384, .caller_align = 16};
+  const char *x = "block=512 items=2 vec=4 step=2 combine=0 acc=0 grid=0"; /* a tile of 4096 */
+  const char *y = "block=1024 items=4 vec=4 step=2 combine=0 acc=0 grid=0"; /* of 16384 */
+  put(&pm__op_reduce, lo, x, 1.0);
+  put(&pm__op_reduce, lo, y, 1.2);
+  put(&pm__op_reduce, hi, x, 1.3);
+  put(&pm__op_reduce, hi, y, 1.0);
+  pm__decision d;
+  pm__problem p = {.n = 4620, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_reduce, p, &d), PM__FROM_NEAREST);
+  cr_assert(d.between);
+  cr_assert_str_eq(d.config, y, "x's one-block time at 4096 says nothing of two blocks at 4620");
+  pm__problem q = {.n = 16000, .caller_align = 16}; /* both as at 16384 or... */
+  cr_assert_eq(decide(&pm__op_reduce, q, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, y);
+  pm__problem r = {.n = 4000, .caller_align = 16}; /* below both: x is one block, as at 4096 */
+  cr_assert_eq(decide(&pm__op_reduce, r, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, x);
+}
+
 /* Sizes whose aspects lie together form a line, and a size is decided along the line nearest
  * its aspect: a long thin matrix from long thin ones, not from the square sizes of as many
  * elements. */

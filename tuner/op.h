@@ -136,6 +136,12 @@ typedef struct pm__op {
    * space can launch alike. Serving is unaffected: v still runs pr. */
   int (*same_launch)(const struct pm__op *self, const int *v, const pm__problem *pr,
                      const pm__limits *lim, int *twin);
+  /* Which of the op's code paths point v takes on pr (reduce: a grid of one block writes its sum
+   * at once, a grid of more combines partial sums); a measurement of v at one size predicts its
+   * time at another only where v takes the same path at both (serving's decisions between and
+   * near tuned sizes ask). NULL: the same path at every size. */
+  int (*regime)(const struct pm__op *self, const int *v, const pm__problem *pr,
+                const pm__limits *lim);
   /* Defines that come from the problem rather than the point (filter: R). Returns how many. */
   int (*problem_defines)(const struct pm__op *self, const pm__problem *pr, char out[][24]);
   /* Bytes a run must move through device memory: each input read once, each output written. */

@@ -73,6 +73,13 @@ static int same_launch(const pm__op *self, const int *v, const pm__problem *pr,
   return 1;
 }
 
+/* A grid of one block writes its sum without combining (templates/reduce.cu): another path than
+ * a grid of more, at a time that does not follow from theirs (1 and 2 are the two paths). */
+static int regime(const pm__op *self, const int *v, const pm__problem *pr, const pm__limits *lim) {
+  (void)self;
+  return grid_of(v, pr->n, lim->sm_count) == 1 ? 1 : 2;
+}
+
 /* What `pmtune tune` and `pmtune bench` run where no size is given. Not 2^30 (4 GB of floats):
  * the longest problem of the default tuning (10 s of its 180 on an H100, d01a18b), served as
  * well by 2^28's winner, both at the memory's speed; `pmtune tune --op reduce --size 1073741824`
@@ -257,6 +264,7 @@ const pm__op pm__op_reduce = {
              [GRID] = 0},
     .check = check,
     .same_launch = same_launch,
+    .regime = regime,
     .bytes = bytes,
     .layout = layout,
     .fallback = fallback,

@@ -2,8 +2,8 @@
 # random.sh: the "random sizes" study on a GPU (bench/serve/random.c, issue 30): makes the three
 # set-ups a call may be served from, (c) "tuned" by the default `pmtune tune`, (b) "merged", a
 # fresh database holding only the import of that tuning's `pmtune export` (what
-# examples/slurm/merge.sbatch does with one node's export), (a) "shipped", an empty database with
-# the shipped results, then runs pmtune_bench_random (which tunes its random problems exactly into
+# examples/slurm/merge.sbatch does with one node's export), (a) "shipped", an empty database; each
+# with the shipped results beside it, as an installed pmtune has them; then runs pmtune_bench_random (which tunes its random problems exactly into
 # exact.db and times what each set-up serves against that and against the default), and keeps
 # everything in the folder OUT.
 # Usage, from the repository root with the build in build/:
@@ -71,7 +71,7 @@ rm -f "$empty" "$empty-wal" "$empty-shm"
 t=$(now)
 status=0
 cmd=("$bin/pmtune_bench_random" "$exact" --setup "shipped=$empty:shipped"
-     --setup "merged=$merged" --setup "tuned=$tuned" "${args[@]}")
+     --setup "merged=$merged:shipped" --setup "tuned=$tuned:shipped" "${args[@]}")
 PMTUNE_RESULTS=$results "${cmd[@]}" > "$out/random.json" 2> >(tee "$out/random.log" >&2) ||
   status=$?
 echo "phase random: $(took "$t") s ($out/random.json, exit $status)"
