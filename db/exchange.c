@@ -252,7 +252,7 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
   pm_ctx *c = pm__db_ctx(db);
   sqlite3_stmt *st = NULL;
   memset(v, 0, nfields * sizeof *v);
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_type(?1)", -1, &st, NULL));
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_TYPE, "SELECT json_type(?1)", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *what;
@@ -261,10 +261,9 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
     rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
     goto fail;
   }
-  pm__db_finalize(&st);
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT key, type, atom, value FROM json_each(?1)",
-                             -1, &st, NULL));
+  pm__db_let_go(&st);
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_EACH,
+                             "SELECT key, type, atom, value FROM json_each(?1)", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *key, *type;
@@ -334,7 +333,7 @@ static int read_object(pm__db *db, const char *json, const field *fields, size_t
       goto fail;
     }
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 

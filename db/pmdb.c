@@ -41,6 +41,7 @@ struct pm__db {
   char *path;
   int readonly;
   int version_was; /* user_version when opened */
+  sqlite3_stmt *kept[PM__DB_KEPT_N]; /* pm__db_keep's statements, finalized at close */
 };
 
 /* ---- Errors --------------------------------------------------------------------------------- */
@@ -603,9 +604,27 @@ fail:
   return rc;
 }
 
+int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st) {
+  *st = NULL;
+  if (db->kept[slot] == NULL) {
+    int r = sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &db->kept[slot], NULL);
+    if (r != SQLITE_OK) return r;
+  }
+  *st = db->kept[slot];
+  return SQLITE_OK;
+}
+
+void pm__db_let_go(sqlite3_stmt **st) {
+  if (*st == NULL) return;
+  sqlite3_reset(*st);
+  sqlite3_clear_bindings(*st);
+  *st = NULL;
+}
+
 void pm__db_close(pm__db *db) {
   if (db == NULL) return;
   pm__db_rollback(db);
+  for (int i = 0; i < PM__DB_KEPT_N; i++) sqlite3_finalize(db->kept[i]);
   sqlite3_close_v2(db->sql);
   free(db->path);
   free(db);
@@ -936,6 +955,46 @@ int pm__db_gpu_adopt_memory(pm__db *db, const pm__device_info *d) {
   PM__SQLITE(db, sqlite3_bind_int(st, 4, d->cc_minor));
   PM__SQLITE(db, sqlite3_bind_int(st, 5, d->sm_count));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+int pm__db_gpu_adopt_sibling(pm__db *db, const pm__device_info *d, const char *model,
+                             char *groups, size_t cap) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *st = NULL;
+  size_t len = 0;
+  if (cap > 0) groups[0] = '\0';
+  /* what the sibling brings: its (op, dtype) that no document of d's own model has */
+  static const char *const steps[] = {
+      "SELECT DISTINCT m.op || '/' || m.dtype FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+      " WHERE g.name = ?1 AND NOT EXISTS (SELECT 1 FROM measurement o JOIN gpu h"
+      " ON h.id = o.gpu_id WHERE h.name = ?2 AND o.op = m.op AND o.dtype = m.dtype)"
+      " ORDER BY 1",
+      "DELETE FROM measurement WHERE gpu_id IN (SELECT id FROM gpu WHERE name = ?1) AND EXISTS"
+      " (SELECT 1 FROM measurement o JOIN gpu h ON h.id = o.gpu_id WHERE h.name = ?2"
+      " AND o.op = measurement.op AND o.dtype = measurement.dtype)",
+      "UPDATE gpu SET name = ?2, sm_count = ?3, mem_bytes = ?4 WHERE name = ?1"
+      " AND cc_major = ?5 AND cc_minor = ?6"};
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    PM__SQLITE(db, sqlite3_prepare_v2(db->sql, steps[i], -1, &st, NULL));
+    PM__SQLITE(db, sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC));
+    PM__SQLITE(db, sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC));
+    if (sqlite3_bind_parameter_count(st) >= 6) {
+      PM__SQLITE(db, sqlite3_bind_int(st, 3, d->sm_count));
+      PM__SQLITE(db, sqlite3_bind_int64(st, 4, (sqlite3_int64)d->mem_bytes));
+      PM__SQLITE(db, sqlite3_bind_int(st, 5, d->cc_major));
+      PM__SQLITE(db, sqlite3_bind_int(st, 6, d->cc_minor));
+    }
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *g;
+      PM__SQLITE_TEXT(db, st, 0, g);
+      if (g != NULL && len < cap) len += (size_t)snprintf(groups + len, cap - len, "%s%s", len ? " " : "", g);
+    }
+    PM__SQLITE_ST(db, st, r);
+    pm__db_finalize(&st);
+  }
 fail:
   pm__db_finalize(&st);
   return rc;
@@ -1386,10 +1445,10 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   if ((rc = template_known(db, m->problem.op, m->template_sha256)) != PM_OK) return rc;
 
   /* The GPU and the run must exist: say so, rather than "FOREIGN KEY constraint failed". */
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT (SELECT count(*) FROM gpu WHERE id = ?1),"
-                                    " (SELECT count(*) FROM run WHERE id = ?2)",
-                                    -1, &st, NULL));
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_GPU_RUN,
+                             "SELECT (SELECT count(*) FROM gpu WHERE id = ?1),"
+                             " (SELECT count(*) FROM run WHERE id = ?2)",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
   PM__SQLITE(db, sqlite3_bind_int64(st, 2, m->run_id));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
@@ -1399,13 +1458,13 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
                     db->path);
     goto fail;
   }
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
 
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
-                                    " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
-                                    " template_sha256 = ?6",
-                                    -1, &st, NULL));
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_EXISTS,
+                             "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
+                             " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
+                             " template_sha256 = ?6",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, m->problem.op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 3, m->problem.dtype, -1, SQLITE_STATIC));
@@ -1415,12 +1474,12 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
   exists = r == SQLITE_ROW;
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
 
   PM__SQLITE(
       db,
-      sqlite3_prepare_v2(
-          db->sql,
+      pm__db_keep(
+          db, PM__DB_KEPT_INSERT,
           "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, n, radius, variant, problem,"
           " config, params, is_seed, template_sha256, status, error, median_ms, min_ms, max_ms,"
           " samples, gbps, verified, max_error, run_id, measured_at)"
@@ -1434,7 +1493,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
           " verified = excluded.verified, max_error = excluded.max_error, run_id = excluded.run_id,"
           " measured_at = excluded.measured_at"
           " WHERE ?25 = 0 OR excluded.measured_at > measurement.measured_at",
-          -1, &st, NULL));
+          &st));
   int measured = m->outcome == PM__DB_MEASURED;
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
   PM__SQLITE(db, pm__db_bind_problem(st, 2, &m->problem, problem));
@@ -1468,7 +1527,7 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   PM__SQLITE_ST(db, st, r);
   if (what) *what = !exists ? 0 : sqlite3_changes(db->sql) > 0 ? 1 : 2;
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 

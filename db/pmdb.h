@@ -123,6 +123,22 @@ void pm__db_ops_json(const pm__db *db, char *out, size_t cap);
 /* The op of that name among those db was opened with, or NULL. */
 const pm__db_op *pm__db_op_named(const pm__db *db, const char *name);
 
+/* Statements prepared once for the handle's life (its slot, PM__DB_KEPT_*): those run for every
+ * row an import stores (preparing them again each time was two thirds of an import's time).
+ * pm__db_keep gives slot's statement, preparing sql on first use (an SQLite result code, for
+ * PM__SQLITE); its user lets it go with pm__db_let_go (reset, bindings cleared), never finalizes
+ * it: pm__db_close does. */
+enum {
+  PM__DB_KEPT_GPU_RUN,
+  PM__DB_KEPT_EXISTS,
+  PM__DB_KEPT_INSERT,
+  PM__DB_KEPT_JSON_TYPE,
+  PM__DB_KEPT_JSON_EACH,
+  PM__DB_KEPT_N
+};
+int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);
+void pm__db_let_go(sqlite3_stmt **st);
+
 /* The SQLite connection, for tests and for reading what no function here gives. */
 sqlite3 *pm__db_handle(pm__db *db);
 
@@ -145,6 +161,14 @@ int pm__db_gpu_put(pm__db *db, const pm__device_info *d, int driver_version, int
  * memory size, so that the lookups take their rows as d's model's whatever d's memory reads (ECC
  * on or off): for a database in memory holding another machine's results (the shipped ones). */
 int pm__db_gpu_adopt_memory(pm__db *db, const pm__device_info *d);
+
+/* In a database of shipped results (in memory), makes the rows of GPU model `model` (another
+ * model of d's architecture: the nearest one that ships) serve d's model where no row of d's own
+ * model has their op and type: those of an (op, dtype) that d's model has are deleted, and the
+ * GPUs of `model` made to read as d's model (name, SM count, memory). groups (cap bytes)
+ * receives what it brings, "op/dtype op/dtype ...", in order. */
+int pm__db_gpu_adopt_sibling(pm__db *db, const pm__device_info *d, const char *model,
+                             char *groups, size_t cap);
 
 typedef enum pm__db_run_status {
   PM__DB_RUN_OK,    /* it did what it was asked */

@@ -179,6 +179,9 @@ typedef struct pm__serve {
   pm__db *shipped;        /* the shipped results of this GPU's model, in memory (shipped.c) */
   int shipped_tried;
   pm__known_set shipped_known; /* what they know */
+  char sibling[128];      /* the model of this GPU's architecture whose shipped results serve
+                             what none of this model's do, or "" */
+  char sibling_groups[512]; /* what they serve: "op/dtype op/dtype ..." */
   pm__db *rw;             /* read-write, for storing the cubins compiled here */
   int rw_tried;
   int64_t rw_gpu;         /* this GPU's id in rw (0 until recorded: rw's first write) */
@@ -196,6 +199,7 @@ typedef struct pm__serve {
  * the serve lock; NULL where none are installed for it (PMTUNE_RESULTS names another folder, or
  * "none"). pm__shipped_free drops them (pm_close). */
 const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op);
+
 void pm__shipped_free(pm__serve *s);
 
 /* Runs op on pr with the buffers of d on stream: the cached choice, else one decided now (the

@@ -34,6 +34,16 @@ typedef struct pm__decision {
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 
+/* The folder of the shipped results this library reads (runtime/shipped.c: $PMTUNE_RESULTS,
+ * else share/pmtune/results beside the library or the program, as installed or as built), into
+ * out; 0 where there is none. */
+int pm__shipped_dir(char *out, size_t cap);
+
+/* The other GPU model whose shipped results serve op in type dtype on c's GPU (none of its own
+ * model's do: the nearest model of its architecture that ships them), or NULL: its own model's
+ * serve it, or none. After a decision read them. */
+const char *pm__shipped_sibling(pm_ctx *c, const pm__op *op, int dtype);
+
 /* What decided, as the commands print it: "exact", "between" (two tuned sizes), "nearest",
  * "default" or "tuned". */
 const char *pm__decision_kind(const pm__decision *d);

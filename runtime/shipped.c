@@ -1,7 +1,8 @@
 /* shipped.c: the results pmtune ships (issue 17: tuned out of the box): `pmtune export` documents
- * of the GPU models it was tuned on, installed with the library; those of this GPU's model are
- * read into a database in memory on first need, and the decision chain consults them after the
- * user's own database and before the built-in default. */
+ * of the GPU models it was tuned on, installed with the library; those of this GPU's model, and
+ * of the nearest other model of its architecture for what this model's lack (issue 30: an H200
+ * served from an H100's), are read into a database in memory on first need, and the decision
+ * chain consults them beside the user's own database, before the built-in default. */
 #define _GNU_SOURCE /* dladdr */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime.h"
 
@@ -38,8 +40,14 @@ static int results_dir(char *out, size_t cap) {
                           snprintf(out, cap, "%s", env) < (int)cap && is_dir(out);
   Dl_info info;
   char self[PATH_MAX];
-  if (dladdr((void *)results_dir, &info) != 0 && info.dli_fname != NULL &&
-      realpath(info.dli_fname, self) != NULL) {
+  ssize_t n;
+  /* the library's file; in a program linked with libpmtune.a, dladdr names the program as it was
+   * started (argv[0]: a bare name where PATH found it), so the kernel's link to it serves */
+  int found = dladdr((void *)results_dir, &info) != 0 && info.dli_fname != NULL &&
+              strchr(info.dli_fname, '/') != NULL && realpath(info.dli_fname, self) != NULL;
+  if (!found && (n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0)
+    self[n] = '\0', found = 1;
+  if (found) {
     char *slash = strrchr(self, '/');
     if (slash != NULL) {
       *slash = '\0';
@@ -79,36 +87,108 @@ static int json_file(const struct dirent *e) {
   return n > 5 && strcmp(e->d_name + n - 5, ".json") == 0 && e->d_name[0] != '.';
 }
 
-/* Imports, in order of name, the documents of dir that name this GPU's model into a new database
- * in memory; NULL where none does (or none could be read: said with pm__notice). A GPU of the
- * model whose memory size reads otherwise (ECC on or off) is still of the model: the rows are
- * made to say this one's, in the copy in memory. */
-static pm__db *load(pm_ctx *c, const char *dir) {
-  struct dirent **names = NULL;
-  int n = scandir(dir, &names, json_file, by_name);
-  pm__db *db = NULL;
-  char needle[sizeof c->dev.name + 16], path[PATH_MAX];
-  snprintf(needle, sizeof needle, "\"name\":\"%s\"", c->dev.name);
+/* The first GPU model a document names ("name":"...", its first GPU's) into out, and its SM count
+ * and architecture ("sm_90"); 0 where it names none. A document is one model's results. */
+static int doc_model(const char *doc, char *out, size_t cap, int *sm_count, char *arch,
+                     size_t arch_cap) {
+  const char *gpus = strstr(doc, "\"gpus\""), *p, *q;
+  if (gpus == NULL || (p = strstr(gpus, "\"name\":\"")) == NULL) return 0;
+  p += 8;
+  if ((q = strchr(p, '"')) == NULL || (size_t)(q - p) >= cap) return 0;
+  snprintf(out, cap, "%.*s", (int)(q - p), p);
+  const char *sm = strstr(q, "\"sm_count\":"), *a = strstr(q, "\"arch\":\"");
+  *sm_count = sm != NULL ? atoi(sm + 11) : 0;
+  arch[0] = '\0';
+  if (a != NULL && (q = strchr(a + 8, '"')) != NULL && (size_t)(q - a - 8) < arch_cap)
+    snprintf(arch, arch_cap, "%.*s", (int)(q - a - 8), a + 8);
+  return 1;
+}
+
+/* Imports the documents of dir (names[0, n)) whose model is `model` into *db (made in memory on
+ * first need); returns how many were. Failures are said with pm__notice. */
+static int import_model(pm_ctx *c, const char *dir, struct dirent **names, int n,
+                        const char *model, pm__db **db) {
+  char path[PATH_MAX], name[128], arch[16];
+  int count = 0, sm;
   for (int i = 0; i < n; i++) {
     size_t len = 0;
     char *doc = NULL;
     if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path &&
-        (doc = slurp(path, &len)) != NULL && strstr(doc, needle) != NULL) {
+        (doc = slurp(path, &len)) != NULL &&
+        doc_model(doc, name, sizeof name, &sm, arch, sizeof arch) && strcmp(name, model) == 0) {
       pm__db_import_stats st;
-      if (db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), &db) != PM_OK) {
+      if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), db) != PM_OK) {
         pm__notice(c, "shipped results: %s", pm_errmsg(c));
-        db = NULL;
-      } else if (pm__db_import(db, doc, len, &st) != PM_OK) {
+        *db = NULL;
+      } else if (pm__db_import(*db, doc, len, &st) != PM_OK) {
         pm__notice(c, "shipped results %s: %s", path, pm_errmsg(c));
+      } else {
+        count++;
       }
     }
     free(doc);
-    free(names[i]);
   }
+  return count;
+}
+
+/* The model of dir's documents nearest this GPU's among those of its architecture but another
+ * model (the nearest SM count, then the first in order of name) into out; 0 where there is none. */
+static int sibling_model(pm_ctx *c, const char *dir, struct dirent **names, int n, char *out,
+                         size_t cap) {
+  char path[PATH_MAX], name[128], arch[16];
+  int found = 0, best = 0, sm;
+  for (int i = 0; i < n; i++) {
+    size_t len = 0;
+    char *doc = NULL;
+    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path &&
+        (doc = slurp(path, &len)) != NULL &&
+        doc_model(doc, name, sizeof name, &sm, arch, sizeof arch) &&
+        strcmp(name, c->dev.name) != 0 && strcmp(arch, c->dev.arch) == 0) {
+      int d = abs(sm - c->dev.sm_count);
+      if (!found || d < best) snprintf(out, cap, "%s", name), best = d, found = 1;
+    }
+    free(doc);
+  }
+  return found;
+}
+
+/* Imports, in order of name, the documents of dir that name this GPU's model into a new database
+ * in memory; and those of the nearest other model of its architecture (sibling_model) for each
+ * op and type that none of this model's has, adopted as this model's (s->sibling says which
+ * model, s->sibling_groups for what); NULL where nothing is read (said with pm__notice where a
+ * document could not be). A GPU of the model whose memory size reads otherwise (ECC on or off)
+ * is still of the model: the rows are made to say this one's, in the copy in memory. */
+static pm__db *load(pm_ctx *c, const char *dir) {
+  pm__serve *s = c->serve;
+  struct dirent **names = NULL;
+  int n = scandir(dir, &names, json_file, by_name);
+  pm__db *db = NULL;
+  char sibling[128];
+  import_model(c, dir, names, n, c->dev.name, &db);
+  if (sibling_model(c, dir, names, n, sibling, sizeof sibling) &&
+      import_model(c, dir, names, n, sibling, &db) > 0) {
+    if (pm__db_gpu_adopt_sibling(db, &c->dev, sibling, s->sibling_groups,
+                                 sizeof s->sibling_groups) != PM_OK)
+      pm__notice(c, "shipped results: %s", pm_errmsg(c));
+    else if (s->sibling_groups[0] != '\0')
+      snprintf(s->sibling, sizeof s->sibling, "%s", sibling);
+  }
+  for (int i = 0; i < n; i++) free(names[i]);
   free(names);
   if (db != NULL && pm__db_gpu_adopt_memory(db, &c->dev) != PM_OK)
     pm__notice(c, "shipped results: %s", pm_errmsg(c));
   return db;
+}
+
+const char *pm__shipped_sibling(pm_ctx *c, const pm__op *op, int dtype) {
+  pm__serve *s = c->serve;
+  char group[48];
+  if (s->sibling[0] == '\0') return NULL;
+  snprintf(group, sizeof group, "%s/%s", op->name, pm_dtype_name((pm_dtype)dtype));
+  for (const char *p = s->sibling_groups; (p = strstr(p, group)) != NULL; p += strlen(group))
+    if ((p == s->sibling_groups || p[-1] == ' ') && (p[strlen(group)] == ' ' || p[strlen(group)] == '\0'))
+      return s->sibling;
+  return NULL;
 }
 
 const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op) {
@@ -126,4 +206,5 @@ void pm__shipped_free(pm__serve *s) {
   pm__db_close(s->shipped);
   s->shipped = NULL;
   s->shipped_tried = 0;
+  s->sibling[0] = s->sibling_groups[0] = '\0';
 }

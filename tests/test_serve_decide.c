@@ -628,6 +628,71 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   unsetenv("PMTUNE_RESULTS");
 }
 
+/* A GPU model without results of its own for an op and type is served those of the nearest
+ * other model of its architecture that ships them (issue 30: an H200 from an H100's), and says
+ * so; where its own model's has the op and type, its own serve and the other's are dropped. */
+Test(serve_decide, another_model_of_the_architecture_serves_what_this_ones_lack) {
+  char results[128], own[128], sib[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(own, sizeof own, "%s/own.db", dir);
+  snprintf(sib, sizeof sib, "%s/sibling.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  pm__device_info h200 = fake_gpu(0, 9); /* another model of sm_90 */
+  snprintf(h200.name, sizeof h200.name, "Fake H200");
+  h200.mem_bytes = (size_t)141 << 30;
+  const char *reduce_cfg = "block=128 items=2 vec=1 step=1 combine=3 acc=0 grid=0";
+  dbtest_put_config(c, own, &c->dev, real_sha(&pm__op_matadd), &pm__op_matadd, M1000, MATADD(2),
+                    1.0);
+  dbtest_put_config(c, sib, &h200, real_sha(&pm__op_matadd), &pm__op_matadd, M1000, MATADD(1),
+                    0.5);
+  dbtest_put_config(c, sib, &h200, real_sha(&pm__op_reduce), &pm__op_reduce,
+                    (pm__problem){.n = 5000}, reduce_cfg, 1.0);
+  snprintf(file, sizeof file, "%s/fake-h100.json", results);
+  export_to(own, file);
+  snprintf(file, sizeof file, "%s/fake-h200.json", results);
+  export_to(sib, file);
+
+  pm__decision d;
+  cr_assert_eq(decide_fresh(results, &pm__op_reduce, (pm__problem){.n = 5000}, &d),
+               PM__FROM_EXACT, "%s", d.why);
+  cr_assert(d.shipped);
+  cr_assert_str_eq(d.config, reduce_cfg);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT);
+  cr_assert_str_eq(d.config, MATADD(2), "this model's own, not the other's faster one");
+
+  pm_ctx *f = NULL; /* and the context says whose results serve what */
+  pm_options o = {0};
+  cr_assert_eq(setenv("PMTUNE_RESULTS", results, 1), 0);
+  cr_assert_eq(pm__ctx_create(&f, PM_DEVICE_NONE, path), PM_OK);
+  f->dev = c->dev;
+  cr_assert_eq(pm__serve_init(f, &o), PM_OK);
+  cr_assert_eq(pm__serve_decide(f, &pm__op_reduce, &(pm__problem){.n = 5000}, &d), PM_OK);
+  const char *s = pm__shipped_sibling(f, &pm__op_reduce, PM_F32);
+  cr_assert(s != NULL && strcmp(s, "Fake H200") == 0, "%s", s ? s : "(none)");
+  cr_assert_null(pm__shipped_sibling(f, &pm__op_matadd, PM_F32));
+  cr_assert_null(pm__shipped_sibling(f, &pm__op_reduce, PM_BF16));
+  pm__serve_free(f);
+  pm__ctx_free(f);
+
+  /* A model of another architecture never serves here (the A100 case above); nor where there
+   * are none of this architecture */
+  cr_assert_eq(decide_fresh("none", &pm__op_reduce, (pm__problem){.n = 5000}, &d), PM__FROM_DEFAULT);
+  unsetenv("PMTUNE_RESULTS");
+}
+
+/* One behaviour, built or installed (issue 30): a program of the build folder finds the
+ * shipped results the build copied beside it, as an installed one finds them in
+ * PREFIX/share/pmtune/results. */
+Test(serve_decide, the_build_folder_serves_the_shipped_results) {
+  char found[4096], file[4200];
+  cr_assert_eq(unsetenv("PMTUNE_RESULTS"), 0);
+  cr_assert(pm__shipped_dir(found, sizeof found), "no shipped results found from the build");
+  snprintf(file, sizeof file, "%s/nvidia-h100-80gb-hbm3.json", found);
+  cr_assert_eq(access(file, R_OK), 0, "%s", file);
+  cr_assert_eq(setenv("PMTUNE_RESULTS", "none", 1), 0);
+  cr_assert_not(pm__shipped_dir(found, sizeof found), "PMTUNE_RESULTS=none reads none");
+}
+
 /* The results in the repository's results/ are what this library serves: documents that import
  * whole, each measurement of the template built in (a template changed since would leave them
  * unserved: tune the default sizes again on each GPU and export, as results/README.md says). */

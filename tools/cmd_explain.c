@@ -126,7 +126,11 @@ int cmd_explain(int argc, char **argv) {
       printf(",\"predicted_ms\":%.6g", d.predicted_ms);
       if (d.default_ms > 0) printf(",\"default_predicted_ms\":%.6g", d.default_ms);
       if (d.guarded) printf(",\"guarded\":true");
-      if (d.shipped) printf(",\"from\":\"shipped results for %s\"", c->dev.name);
+      const char *sibling = d.shipped ? pm__shipped_sibling(c, op, pr.dtype) : NULL;
+      if (sibling != NULL)
+        printf(",\"from\":\"shipped results for %s, the nearest model of this GPU's "
+               "architecture (%s)\"", sibling, c->dev.arch);
+      else if (d.shipped) printf(",\"from\":\"shipped results for %s\"", c->dev.name);
       else printf(",\"from\":\"the tuning database\"");
     } else {
       printf(",\"why\":\"%s\"", "nothing tuned fits this size on this GPU");
@@ -163,8 +167,13 @@ int cmd_explain(int argc, char **argv) {
       else
         printf("; the built-in default was not measured there");
       printf("\n");
-      if (d.shipped)
-        printf("  from    the shipped results for %s (nothing in the tuning database serves it)\n",
+      const char *sibling = d.shipped ? pm__shipped_sibling(c, op, pr.dtype) : NULL;
+      if (sibling != NULL)
+        printf("  from    the shipped results for %s, the nearest model of this GPU's architecture\n"
+               "          (%s): none of %s's serve %s %s\n",
+               sibling, c->dev.arch, c->dev.name, op->name, pm_dtype_name((pm_dtype)pr.dtype));
+      else if (d.shipped)
+        printf("  from    the shipped results for %s (they answer better than the tuning database)\n",
                c->dev.name);
     }
   }
