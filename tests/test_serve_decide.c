@@ -561,17 +561,26 @@ static void export_to(const char *from, const char *to) {
 
 /* What explain's path decides on a fresh context on the fake GPU (shipped results are read once
  * a context), with PMTUNE_RESULTS as given. */
-static pm__source decide_fresh(const char *results, const pm__op *op, pm__problem pr,
-                               pm__decision *d) {
+static pm_ctx *fresh_ctx(const char *results) {
   pm_ctx *f = NULL;
   pm_options o = {0};
   cr_assert_eq(setenv("PMTUNE_RESULTS", results, 1), 0);
   cr_assert_eq(pm__ctx_create(&f, PM_DEVICE_NONE, path), PM_OK);
   f->dev = c->dev;
   cr_assert_eq(pm__serve_init(f, &o), PM_OK);
-  cr_assert_eq(pm__serve_decide(f, op, &pr, d), PM_OK);
+  return f;
+}
+
+static void fresh_free(pm_ctx *f) {
   pm__serve_free(f);
   pm__ctx_free(f);
+}
+
+static pm__source decide_fresh(const char *results, const pm__op *op, pm__problem pr,
+                               pm__decision *d) {
+  pm_ctx *f = fresh_ctx(results);
+  cr_assert_eq(pm__serve_decide(f, op, &pr, d), PM_OK);
+  fresh_free(f);
   return d->source;
 }
 
@@ -660,19 +669,13 @@ Test(serve_decide, another_model_of_the_architecture_serves_what_this_ones_lack)
   cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT);
   cr_assert_str_eq(d.config, MATADD(2), "this model's own, not the other's faster one");
 
-  pm_ctx *f = NULL; /* and the context says whose results serve what */
-  pm_options o = {0};
-  cr_assert_eq(setenv("PMTUNE_RESULTS", results, 1), 0);
-  cr_assert_eq(pm__ctx_create(&f, PM_DEVICE_NONE, path), PM_OK);
-  f->dev = c->dev;
-  cr_assert_eq(pm__serve_init(f, &o), PM_OK);
+  pm_ctx *f = fresh_ctx(results); /* and the context says whose results serve what */
   cr_assert_eq(pm__serve_decide(f, &pm__op_reduce, &(pm__problem){.n = 5000}, &d), PM_OK);
   const char *s = pm__shipped_sibling(f, &pm__op_reduce, PM_F32);
   cr_assert(s != NULL && strcmp(s, "Fake H200") == 0, "%s", s ? s : "(none)");
   cr_assert_null(pm__shipped_sibling(f, &pm__op_matadd, PM_F32));
   cr_assert_null(pm__shipped_sibling(f, &pm__op_reduce, PM_BF16));
-  pm__serve_free(f);
-  pm__ctx_free(f);
+  fresh_free(f);
 
   /* A model of another architecture never serves here (the A100 case above); nor where there
    * are none of this architecture */

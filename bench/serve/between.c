@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "draw.h"
+#include "study.h"
 #include "runtime.h"
 #include "serve.h"
 #include "tune.h"
@@ -26,8 +27,6 @@
 
 #define MAX_SIZES 200 /* --sizes at most */
 #define ROUNDS 5      /* alternating rounds of timing a pair, by default (--rounds) */
-#define MAX_ROUNDS 64
-#define BATCH 3       /* samples of each per round, back to back, as the tuner's re-timing */
 /* The ratio within which a configuration counts as good: served between tuned sizes, served at a
  * tune size (--tune-sizes), the default at the largest tune size. */
 #define WITHIN_BETWEEN 1.05
@@ -66,89 +65,18 @@ static int usage(const char *why) {
   return 2;
 }
 
-static void json_str(FILE *f, const char *key, const char *value) {
-  fprintf(f, "\"%s\":\"", key);
-  for (const char *p = value; *p; p++) {
-    if (*p == '"' || *p == '\\') fputc('\\', f);
-    if ((unsigned char)*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
-/* The loaded kernel of point v on pr: its cubin from SCRATCH_DB's or MAIN_DB's cache (the
- * tuning compiled and stored it), else compiled now. */
-static int load_kernel(study *st, const pm__op *op, const int *v, const pm__problem *pr,
-                       pm__kernel *k) {
-  pm_ctx *c = st->c;
-  char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
-  const char *dp[PM__MAX_DEFINES];
-  const pm__template *t = pm__template_find(op->name);
-  int nd = pm__config_defines(op, v, pr, defs), rc;
-  pm__db_cubin_key key;
-  pm__cubin bin = {0};
-  if ((rc = pm__cubin_key(c, t->sha256, (const char(*)[24])defs, nd, st->driver, dtext,
-                          sizeof dtext, &key)) != PM_OK)
-    return rc;
-  rc = pm__db_cubin_get(st->scratch, &key, &bin);
-  if (rc == PM_ENOTFOUND) rc = pm__db_cubin_get(st->main, &key, &bin);
-  if (rc == PM_ENOTFOUND) {
-    for (int i = 0; i < nd; i++) dp[i] = defs[i];
-    rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin);
-  }
-  if (rc != PM_OK) return rc;
-  rc = pm__kernel_load(c, &bin, op->entries, op->nentries, k);
-  pm__cubin_free(&bin);
-  return rc;
-}
-
-/* Runs point v once on d and checks the result against the reference. */
-static int check_run(pm_ctx *c, const pm__op *op, const pm__kernel *k, const int *v, pm__data *d) {
-  double err;
-  int rc = pm__data_poison(c, d, 0);
-  if (rc == PM_OK) rc = op->launch(op, c, k, v, d, 0);
-  if (rc == PM_OK) {
-    cudaError_t e = cudaDeviceSynchronize();
-    rc = e == cudaSuccess ? op->verify(op, c, v, d, &err)
-                          : pm__cuda_error(c, PM_ELAUNCH, e, "cudaDeviceSynchronize", __FILE__, __LINE__);
-  }
-  return rc;
-}
-
-/* Times a (served or default) against b (the exact winner) on pr: each verified first, then
- * after 200 ms of GPU work and a batch of each not counted, st->rounds rounds of BATCH samples of
- * each, the order alternating round by round; the medians. */
+/* Times a (served or default) against b (the exact winner) on pr (pm__study_time on data
+ * prepared here; the cubins from SCRATCH_DB's or MAIN_DB's cache, else compiled now). */
 static int compare(study *st, const pm__op *op, const pm__problem *pr, const int *a, const int *b,
                    double *ms_a, double *ms_b) {
-  pm_ctx *c = st->c;
-  pm__data da = {0}, db = {0};
-  pm__kernel ka = {0}, kb = {0};
-  double sa[MAX_ROUNDS * BATCH], sb[MAX_ROUNDS * BATCH], warm[BATCH];
-  int rc;
-  if ((rc = op->prepare(op, c, pr, PM__DEFAULT_SEED, &da)) != PM_OK) goto done;
-  da.copies = pm__copies_for(c, op->bytes(op, pr));
-  if ((rc = load_kernel(st, op, a, pr, &ka)) != PM_OK || (rc = load_kernel(st, op, b, pr, &kb)) != PM_OK ||
-      (rc = pm__data_place(c, &da, op->layout(op, a))) != PM_OK ||
-      (rc = pm__data_place_copy(c, &da, op->layout(op, b), &db)) != PM_OK ||
-      (rc = check_run(c, op, &ka, a, &da)) != PM_OK || (rc = check_run(c, op, &kb, b, &db)) != PM_OK ||
-      (rc = pm__timer_warm(c, st->tm, 200)) != PM_OK ||
-      (rc = pm__time_runs(c, st->tm, op, &ka, a, &da, BATCH, warm)) != PM_OK ||
-      (rc = pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, warm)) != PM_OK)
-    goto done;
-  for (int r = 0; r < st->rounds; r++)
-    for (int i = 0; i < 2; i++) {
-      int first = (r + i) % 2 == 0; /* a first in even rounds, b first in odd ones */
-      rc = first ? pm__time_runs(c, st->tm, op, &ka, a, &da, BATCH, &sa[r * BATCH])
-                 : pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, &sb[r * BATCH]);
-      if (rc != PM_OK) goto done;
-    }
-  *ms_a = pm__median(sa, st->rounds * BATCH, NULL, NULL);
-  *ms_b = pm__median(sb, st->rounds * BATCH, NULL, NULL);
-done:
-  if (db.out != NULL) pm__data_unplace(&db);
+  pm__data da = {0};
+  pm__db *dbs[] = {st->scratch, st->main};
+  int rc = op->prepare(op, st->c, pr, PM__DEFAULT_SEED, &da);
+  da.copies = pm__copies_for(st->c, op->bytes(op, pr));
+  if (rc == PM_OK)
+    rc = pm__study_time(st->c, st->tm, st->rounds, st->driver, dbs, 2, op, pr, &da, a, b, ms_a,
+                       ms_b);
   pm__data_free(&da);
-  pm__kernel_unload(&ka);
-  pm__kernel_unload(&kb);
   return rc;
 }
 
@@ -192,16 +120,16 @@ static int bench_item(study *st, item *it, double *ratio) {
   tuned_size(op, &served, from, sizeof from);
   printf("{\"kind\":\"%s\",\"op\":\"%s\",",
          it->is_default ? "default" : it->at_tune_size ? "tune_size" : "between", op->name);
-  json_str(stdout, "problem", ptext);
+  pm__study_json_str(stdout, "problem", ptext);
   printf(",\"size\":%.0f,", pm__draw_size(op, &it->pr));
-  json_str(stdout, it->is_default ? "default_config" : "served_config", served.config);
+  pm__study_json_str(stdout, it->is_default ? "default_config" : "served_config", served.config);
   if (!it->is_default)
     printf(",\"served_source\":\"%s\",\"served_shipped\":%s,\"served_tuned_size\":\"%s\","
            "\"distance\":%.4f",
            pm__source_name(served.source), served.shipped ? "true" : "false", from,
            served.distance);
   printf(",");
-  json_str(stdout, "exact_config", exact.source == PM__FROM_EXACT ? exact.config : "");
+  pm__study_json_str(stdout, "exact_config", exact.source == PM__FROM_EXACT ? exact.config : "");
   printf(",\"exact_from\":\"%s\",\"same_config\":%s", it->in_scratch ? "scratch" : "main",
          strcmp(served.config, exact.config) == 0 ? "true" : "false");
   if (rc == PM_OK)
@@ -210,7 +138,7 @@ static int bench_item(study *st, item *it, double *ratio) {
            *ratio <= limit_of(it) ? "true" : "false");
   else {
     printf(",");
-    json_str(stdout, "error", pm_errmsg(c));
+    pm__study_json_str(stdout, "error", pm_errmsg(c));
     printf("}\n");
   }
   fflush(stdout);
@@ -245,20 +173,7 @@ static void phase(const char *name, double t0) {
 
 /* Parses "a,b" into st->ops (every op where NULL). */
 static int parse_ops(study *st, const char *list) {
-  st->nops = 0;
-  if (list == NULL) {
-    for (int i = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++) st->ops[st->nops++] = pm__ops[i];
-    return 0;
-  }
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", list);
-  for (char *save = NULL, *name = strtok_r(buf, ",", &save); name != NULL;
-       name = strtok_r(NULL, ",", &save)) {
-    const pm__op *op = pm__op_find(name);
-    if (op == NULL || st->nops == PM__MAX_OPS) return -1;
-    st->ops[st->nops++] = op;
-  }
-  return st->nops > 0 ? 0 : -1;
+  return pm__study_parse_ops(list, st->ops, &st->nops);
 }
 
 int main(int argc, char **argv) {
@@ -276,7 +191,7 @@ int main(int argc, char **argv) {
       if (*end || seed == 0) return usage("--seed: a number other than 0");
     } else if (strcmp(a, "--rounds") == 0 && val) {
       rounds = (int)strtol(val, &end, 10), i++;
-      if (*end || rounds < 1 || rounds > MAX_ROUNDS) return usage("--rounds: 1 to 64");
+      if (*end || rounds < 1 || rounds > PM__STUDY_MAX_ROUNDS) return usage("--rounds: 1 to 64");
     } else if (strcmp(a, "--tune-sizes") == 0) {
       tune_sizes = 1;
     } else if (strcmp(a, "--device") == 0 && val) {
@@ -332,7 +247,7 @@ int main(int argc, char **argv) {
          c->dev.name, c->dev.arch, commit, paths[0], paths[1],
          tune_sizes ? "tune_sizes" : "between", tune_sizes ? 0 : nsizes, seed);
   for (int i = 0; i < st.nops; i++) printf("%s%s", i ? "," : "", st.ops[i]->name);
-  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, BATCH);
+  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, PM__STUDY_BATCH);
   fflush(stdout);
 
   /* the problems: N drawn per op (or each op's tune sizes), then the default study's */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "draw.h"
+#include "study.h"
 #include "runtime.h"
 #include "serve.h"
 #include "tune.h"
@@ -32,8 +33,6 @@
 #define MAX_DRAWS 200 /* --f32 and --other at most */
 #define MAX_SETUPS 8  /* --setup at most */
 #define ROUNDS 5      /* alternating rounds of timing a pair, by default (--rounds) */
-#define MAX_ROUNDS 64
-#define BATCH 3       /* samples of each per round, back to back, as the tuner's re-timing */
 /* The study's targets, for each set-up: at least TARGET_FRACTION of the problems served within
  * TARGET_WITHIN of the exact winner's speed (exact_ms / served_ms), every one within TARGET_FLOOR,
  * and none slower than the default by more than TARGET_DEFAULT (served_ms / default_ms). */
@@ -98,96 +97,23 @@ static int usage(const char *why) {
   return 2;
 }
 
-static void json_str(FILE *f, const char *key, const char *value) {
-  fprintf(f, "\"%s\":\"", key);
-  for (const char *p = value; *p; p++) {
-    if (*p == '"' || *p == '\\') fputc('\\', f);
-    if ((unsigned char)*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 /* ,"key":ms, or null where it was not timed (ms < 0). */
 static void json_ms(FILE *f, const char *key, double ms) {
   if (ms < 0) fprintf(f, ",\"%s\":null", key);
   else fprintf(f, ",\"%s\":%.6g", key, ms);
 }
 
-/* The loaded kernel of point v on pr: its cubin from EXACT_DB's cache (the tuning compiled and
- * stored it), else from a set-up's database, else compiled now. */
-static int load_kernel(study *st, const pm__op *op, const int *v, const pm__problem *pr,
-                       pm__kernel *k) {
-  pm_ctx *c = st->c;
-  char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
-  const char *dp[PM__MAX_DEFINES];
-  const pm__template *t = pm__op_template(op);
-  int nd = pm__config_defines(op, v, pr, defs), rc;
-  pm__db_cubin_key key;
-  pm__cubin bin = {0};
-  if ((rc = pm__cubin_key(c, t->sha256, (const char(*)[24])defs, nd, st->driver, dtext,
-                          sizeof dtext, &key)) != PM_OK)
-    return rc;
-  rc = pm__db_cubin_get(st->exact, &key, &bin);
-  for (int i = 0; rc == PM_ENOTFOUND && i < st->nsetups; i++)
-    if (st->setups[i].db != NULL) rc = pm__db_cubin_get(st->setups[i].db, &key, &bin);
-  if (rc == PM_ENOTFOUND) {
-    for (int i = 0; i < nd; i++) dp[i] = defs[i];
-    rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin);
-  }
-  if (rc != PM_OK) return rc;
-  rc = pm__kernel_load(c, &bin, op->entries, op->nentries, k);
-  pm__cubin_free(&bin);
-  return rc;
-}
-
-/* Runs point v once on d and checks the result against the reference. */
-static int check_run(pm_ctx *c, const pm__op *op, const pm__kernel *k, const int *v, pm__data *d) {
-  double err;
-  int rc = pm__data_poison(c, d, 0);
-  if (rc == PM_OK) rc = op->launch(op, c, k, v, d, 0);
-  if (rc == PM_OK) {
-    cudaError_t e = cudaDeviceSynchronize();
-    rc = e == cudaSuccess ? op->verify(op, c, v, d, &err)
-                          : pm__cuda_error(c, PM_ELAUNCH, e, "cudaDeviceSynchronize", __FILE__, __LINE__);
-  }
-  return rc;
-}
-
 /* Times a (the served configuration) against b (the exact winner or the default) on pr, whose
- * inputs and reference da holds (prepared once per problem; placed again here in a's layout):
- * each verified first, then after 200 ms of GPU work and a batch of each not counted,
- * st->rounds rounds of BATCH samples of each, the order alternating round by round; the
- * medians. */
+ * inputs and reference da holds (prepared once per problem): pm__study_time, the cubins from
+ * EXACT_DB's cache, else a set-up's database, else compiled now. */
 static int compare(study *st, const pm__op *op, const pm__problem *pr, pm__data *da, const int *a,
                    const int *b, double *ms_a, double *ms_b) {
-  pm_ctx *c = st->c;
-  pm__data db = {0};
-  pm__kernel ka = {0}, kb = {0};
-  double sa[MAX_ROUNDS * BATCH], sb[MAX_ROUNDS * BATCH], warm[BATCH];
-  int rc;
-  if ((rc = load_kernel(st, op, a, pr, &ka)) != PM_OK || (rc = load_kernel(st, op, b, pr, &kb)) != PM_OK ||
-      (rc = pm__data_place(c, da, op->layout(op, a))) != PM_OK ||
-      (rc = pm__data_place_copy(c, da, op->layout(op, b), &db)) != PM_OK ||
-      (rc = check_run(c, op, &ka, a, da)) != PM_OK || (rc = check_run(c, op, &kb, b, &db)) != PM_OK ||
-      (rc = pm__timer_warm(c, st->tm, 200)) != PM_OK ||
-      (rc = pm__time_runs(c, st->tm, op, &ka, a, da, BATCH, warm)) != PM_OK ||
-      (rc = pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, warm)) != PM_OK)
-    goto done;
-  for (int r = 0; r < st->rounds; r++)
-    for (int i = 0; i < 2; i++) {
-      int first = (r + i) % 2 == 0; /* a first in even rounds, b first in odd ones */
-      rc = first ? pm__time_runs(c, st->tm, op, &ka, a, da, BATCH, &sa[r * BATCH])
-                 : pm__time_runs(c, st->tm, op, &kb, b, &db, BATCH, &sb[r * BATCH]);
-      if (rc != PM_OK) goto done;
-    }
-  *ms_a = pm__median(sa, st->rounds * BATCH, NULL, NULL);
-  *ms_b = pm__median(sb, st->rounds * BATCH, NULL, NULL);
-done:
-  if (db.out != NULL) pm__data_unplace(&db);
-  pm__kernel_unload(&ka);
-  pm__kernel_unload(&kb);
-  return rc;
+  pm__db *dbs[1 + MAX_SETUPS];
+  int n = 0;
+  dbs[n++] = st->exact;
+  for (int i = 0; i < st->nsetups; i++) dbs[n++] = st->setups[i].db;
+  return pm__study_time(st->c, st->tm, st->rounds, st->driver, dbs, n, op, pr, da, a, b, ms_a,
+                       ms_b);
 }
 
 /* Times what set-up j is served for it (o->served) against the exact winner and against the
@@ -239,16 +165,16 @@ static void print_outcome(const study *st, const item *it, int j, const pm__deci
   pm__problem_text(op, &it->pr, ptext, sizeof ptext);
   printf("{\"kind\":\"random\",\"op\":\"%s\",\"dtype\":\"%s\",", op->name,
          pm_dtype_name((pm_dtype)it->pr.dtype));
-  json_str(stdout, "problem", ptext);
+  pm__study_json_str(stdout, "problem", ptext);
   printf(",\"size\":%.0f,\"seed\":%llu,", pm__draw_size(op, &it->pr), st->seed);
-  json_str(stdout, "setup", st->setups[j].name);
+  pm__study_json_str(stdout, "setup", st->setups[j].name);
   printf(",\"served_kind\":\"%s\",\"served_shipped\":%s,", pm__decision_kind(&o->served),
          o->served.shipped ? "true" : "false");
-  json_str(stdout, "served_config", o->served.config);
+  pm__study_json_str(stdout, "served_config", o->served.config);
   printf(",");
-  json_str(stdout, "exact_config", exact->source == PM__FROM_EXACT ? exact->config : "");
+  pm__study_json_str(stdout, "exact_config", exact->source == PM__FROM_EXACT ? exact->config : "");
   printf(",");
-  json_str(stdout, "default_config", dflt->config);
+  pm__study_json_str(stdout, "default_config", dflt->config);
   printf(",\"same_as_exact\":%s,\"same_as_default\":%s",
          strcmp(o->served.config, exact->config) == 0 ? "true" : "false",
          strcmp(o->served.config, dflt->config) == 0 ? "true" : "false");
@@ -260,16 +186,16 @@ static void print_outcome(const study *st, const item *it, int j, const pm__deci
            o->served_over_default);
     if (o->timed_with >= 0) {
       printf(",");
-      json_str(stdout, "timed_with", st->setups[o->timed_with].name);
+      pm__study_json_str(stdout, "timed_with", st->setups[o->timed_with].name);
     }
   }
   printf(",\"predicted_ms\":%.6g,", o->served.predicted_ms);
-  json_str(stdout, "commit", st->commit);
+  pm__study_json_str(stdout, "commit", st->commit);
   printf(",");
-  json_str(stdout, "gpu", st->c->dev.name);
+  pm__study_json_str(stdout, "gpu", st->c->dev.name);
   if (!o->ok) {
     printf(",");
-    json_str(stdout, "error", o->error);
+    pm__study_json_str(stdout, "error", o->error);
   }
   printf("}\n");
   fflush(stdout);
@@ -348,13 +274,13 @@ static void summary(const study *st, const item *items, int nitems, int j, const
     snprintf(worst, sizeof worst, "%s %s", t.worst->op->name, ptext);
   }
   printf("{\"kind\":\"summary\",");
-  json_str(stdout, "setup", st->setups[j].name);
+  pm__study_json_str(stdout, "setup", st->setups[j].name);
   printf(",\"op\":\"%s\",\"dtype\":\"%s\",\"seed\":%llu,\"count\":%d,\"failed\":%d,"
          "\"within_95\":%d,\"fraction_within_95\":%.4f,\"min_exact_over_served\":%.4f,",
          op != NULL ? op->name : "all", dtype >= 0 ? pm_dtype_name((pm_dtype)dtype) : "all",
          st->seed, t.count, t.failed, t.within_95, t.count ? (double)t.within_95 / t.count : 0,
          t.min_eos);
-  json_str(stdout, "worst_problem", worst);
+  pm__study_json_str(stdout, "worst_problem", worst);
   printf(",\"within_90\":%d,\"worse_than_default_3pct\":%d,\"max_served_over_default\":%.4f}\n",
          t.within_90, t.worse_3pct, t.max_sod);
   fflush(stdout);
@@ -369,7 +295,7 @@ static void target(const study *st, const item *items, int nitems, int j) {
   int met_90 = t.count > 0 && t.within_90 == t.count;
   int met_default = t.worse_3pct == 0, met = met_95 && met_90 && met_default && t.failed == 0;
   printf("{\"kind\":\"target\",");
-  json_str(stdout, "setup", st->setups[j].name);
+  pm__study_json_str(stdout, "setup", st->setups[j].name);
   printf(",\"seed\":%llu,\"count\":%d,\"failed\":%d,\"fraction_within_95\":%.4f,"
          "\"target_fraction_within_95\":%.2f,\"met_within_95\":%s,\"min_exact_over_served\":%.4f,"
          "\"target_min_exact_over_served\":%.2f,\"met_min\":%s,\"worse_than_default_3pct\":%d,"
@@ -395,20 +321,7 @@ static void phase(const study *st, const char *name, double t0) {
 
 /* Parses "a,b" into st->ops (every op where NULL). */
 static int parse_ops(study *st, const char *list) {
-  st->nops = 0;
-  if (list == NULL) {
-    for (int i = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++) st->ops[st->nops++] = pm__ops[i];
-    return 0;
-  }
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", list);
-  for (char *save = NULL, *name = strtok_r(buf, ",", &save); name != NULL;
-       name = strtok_r(NULL, ",", &save)) {
-    const pm__op *op = pm__op_find(name);
-    if (op == NULL || st->nops == PM__MAX_OPS) return -1;
-    st->ops[st->nops++] = op;
-  }
-  return st->nops > 0 ? 0 : -1;
+  return pm__study_parse_ops(list, st->ops, &st->nops);
 }
 
 /* Parses "f32,bf16" into a mask of types (bit t for pm_dtype t); 0 where a name is unknown. */
@@ -471,7 +384,7 @@ int main(int argc, char **argv) {
       else nother = (int)n;
     } else if (strcmp(a, "--rounds") == 0 && val) {
       rounds = (int)strtol(val, &end, 10), i++;
-      if (*end || rounds < 1 || rounds > MAX_ROUNDS) return usage("--rounds: 1 to 64");
+      if (*end || rounds < 1 || rounds > PM__STUDY_MAX_ROUNDS) return usage("--rounds: 1 to 64");
     } else if (strcmp(a, "--device") == 0 && val) {
       device = (int)strtol(val, &end, 10), i++;
       if (*end || device < 0) return usage("--device: an index");
@@ -544,20 +457,20 @@ int main(int argc, char **argv) {
          c->dev.name, c->dev.arch, st.commit, exact_path, st.seed, nf32, nother);
   for (int j = 0; j < st.nsetups; j++) {
     printf("%s{", j ? "," : "");
-    json_str(stdout, "name", st.setups[j].name);
+    pm__study_json_str(stdout, "name", st.setups[j].name);
     printf(",");
-    json_str(stdout, "db", st.setups[j].path);
+    pm__study_json_str(stdout, "db", st.setups[j].path);
     printf(",\"exists\":%s,\"shipped\":%s}", st.setups[j].db != NULL ? "true" : "false",
            st.setups[j].shipped ? "true" : "false");
   }
   printf("],");
-  json_str(stdout, "results", results != NULL ? results : "(the default)");
+  pm__study_json_str(stdout, "results", results != NULL ? results : "(the default)");
   printf(",\"ops\":\"");
   for (int i = 0; i < st.nops; i++) printf("%s%s", i ? "," : "", st.ops[i]->name);
   printf("\",\"dtypes\":\"");
   for (int t = 0, n = 0; t < PM__NDTYPES; t++)
     if (dtypes & 1u << t) printf("%s%s", n++ ? "," : "", pm_dtype_name((pm_dtype)t));
-  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, BATCH);
+  printf("\",\"rounds\":%d,\"batch\":%d,\"caller_align\":0}\n", st.rounds, PM__STUDY_BATCH);
   fflush(stdout);
 
   /* the problems: N drawn per op and type it takes, each (op, type) from a state of its own */
