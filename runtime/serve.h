@@ -55,15 +55,18 @@ void pm__serve_free(pm_ctx *c);
 
 /* The decision chain: what a call of op on pr runs on the device of `known` (what the database
  * knows for it, read into memory once; NULL where there is no database): the fastest verified
- * winner stored for exactly pr's size on that device or its model,
- * else the one at the nearest tuned size (same op, variant and radius), either only among the
- * configurations that pass op->check for pr on dev (a vector width pr->caller_align allows) and
- * of the template built into this library; else the same lookups in `shipped` (the results
- * shipped for the device's model, NULL for none: out->shipped says they decided); else op's
- * built-in default, with out->why saying why
- * (the lookup's error, or why there is no database). Always decides, in memory (no SQL); returns
- * out->source (never PM__FROM_TUNED: the slow path says that, after tuning). c is the context
- * the database was opened with, whose error the lookups leave. Needs no GPU. */
+ * winner stored for exactly pr's size on that device or its model, else, between two tuned sizes
+ * of like aspect, the configuration measured at both that interpolates best, else the one at the
+ * nearest tuned size (same op, variant and radius), each only among the configurations that pass
+ * op->check for pr on dev (a vector width pr->caller_align allows) and of the template built into
+ * this library, and never one predicted slower than op's default where that was measured there
+ * too (pm__db_known_find_if); the same asked of `shipped` (the results shipped for the device's
+ * model, NULL for none: out->shipped says they decided), the better answer serving (exact, then
+ * between, then nearest; the database's on a tie, but of two nearest the nearer); else op's
+ * built-in default, with out->why saying why (the lookup's error, or why there is no database).
+ * Always decides, in memory (no SQL); returns out->source (never PM__FROM_TUNED: the slow path
+ * says that, after tuning). c is the context the database was opened with, whose error the
+ * lookups leave. Needs no GPU. */
 pm__source pm__decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
                       const pm__op *op, const pm__problem *pr, pm__decision *out);
 
