@@ -76,12 +76,13 @@ for i in $(seq 60); do
 done
 [ "$state" = idle ] || skip "the node did not come up in 60 s (state '$state'): $(tail -2 "$tmp/slurmd.log" 2> /dev/null)"
 
-# each task fabricates the database of its own model: the H100's shipped winners, renamed
+# each task fabricates the database of its own model: the H100's shipped results, renamed (each
+# of their GPUs keeping a UUID of its own: the file holds those of two H100s)
 cat > "$tmp/fabricate.sh" << 'FAB'
 #!/bin/sh
 set -e
 k=${SLURM_ARRAY_TASK_ID:?}
-sed -e "s/NVIDIA H100 80GB HBM3/Fake GPU model $k/g" -e "s/GPU-[0-9a-f-]*\"/GPU-fake-0000-0000-0000-00000000000$k\"/g" \
+sed -e "s/NVIDIA H100 80GB HBM3/Fake GPU model $k/g" -e "s/GPU-\([0-9a-f]\{8\}\)-[0-9a-f-]*\"/GPU-fake-000$k-\1\"/g" \
   "$PMTUNE_FLEET_SRC/results/nvidia-h100-80gb-hbm3.json" > "$1.json"
 "$PMTUNE" import "$1.json" --db "$1"
 rm -f "$1.json"
