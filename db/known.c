@@ -509,14 +509,36 @@ static const size_ix *size_of(const group *g, int64_t rows, int64_t cols, int64_
 
 /* The first row (the GPU's own before its model's, fastest first) of p's exact size that accept
  * takes; NULL where there is none. Says nothing: the callers word the miss. */
+/* Whether the row's configuration takes the same path at p's size as at the row's (alike NULL:
+ * always). */
+static int alike_at(const pm__db_known_row *r,
+                    int (*alike)(void *arg, const char *config, const pm__db_problem *at),
+                    void *arg, const pm__db_problem *p) {
+  if (alike == NULL) return 1;
+  pm__db_problem at = *p;
+  at.rows = r->rows, at.cols = r->cols, at.n = r->n;
+  return alike(arg, r->config, &at);
+}
+
+/* The first row of size z (the GPU's own before its model's, fastest first) that accept takes
+ * and that runs p as it ran z (alike NULL: any); NULL where there is none. */
+static const pm__db_known_row *first_of(const pm__db_known *k, const size_ix *z,
+                                        int (*accept)(void *arg, const char *config),
+                                        int (*alike)(void *arg, const char *config,
+                                                     const pm__db_problem *at),
+                                        void *arg, const pm__db_problem *p) {
+  for (size_t i = z->begin; i < z->end; i++)
+    if ((accept == NULL || accept(arg, k->rows[i].config)) && alike_at(&k->rows[i], alike, arg, p))
+      return &k->rows[i];
+  return NULL;
+}
+
 static const pm__db_known_row *find_exact(const pm__db_known *k, const group *g,
                                           const pm__db_problem *p,
                                           int (*accept)(void *arg, const char *config),
                                           void *arg) {
   const size_ix *z = g != NULL ? size_of(g, p->rows, p->cols, p->n) : NULL;
-  for (size_t i = z ? z->begin : 0; z != NULL && i < z->end; i++)
-    if (accept == NULL || accept(arg, k->rows[i].config)) return &k->rows[i];
-  return NULL;
+  return z != NULL ? first_of(k, z, accept, NULL, arg, p) : NULL;
 }
 
 static int not_tuned(const pm__db_known *k, const pm__db_problem *p, int fits) {
@@ -546,6 +568,15 @@ static void problem_logs(const pm__db_problem *p, double *size, double *aspect) 
   *aspect = matrix ? log((double)p->rows / (double)p->cols) : 0;
 }
 
+/* Whether size z, at distances d in ln(elements) and a in ln(aspect) from the size asked, lies
+ * nearer than best (NULL: none yet) at dist and adist: the least d, then a, then the smaller. */
+static int nearer(const size_ix *z, double d, double a, const size_ix *best, double dist,
+                  double adist) {
+  return best == NULL || d < dist - 1e-12 ||
+         (d <= dist + 1e-12 &&
+          (a < adist - 1e-12 || (a <= adist + 1e-12 && z->log_size < best->log_size)));
+}
+
 /* The size of g nearest to p: the least |ln(size / tuned size)| in elements, then (matrices) the
  * least |ln(aspect / tuned aspect)|, then the smaller size; NULL where g has none. *dist and
  * *adist receive its distances. */
@@ -559,10 +590,7 @@ static const size_ix *nearest_size(const group *g, const pm__db_problem *p, doub
     const size_ix *z = &g->sizes[i];
     if (matrix ? z->rows < 1 || z->cols < 1 : z->n < 1) continue;
     double d = fabs(size - z->log_size), a = matrix ? fabs(aspect - z->log_aspect) : 0;
-    int better = best == NULL || d < *dist - 1e-12 ||
-                 (d <= *dist + 1e-12 &&
-                  (a < *adist - 1e-12 || (a <= *adist + 1e-12 && z->log_size < best->log_size)));
-    if (better) best = z, *dist = d, *adist = a;
+    if (nearer(z, d, a, best, *dist, *adist)) best = z, *dist = d, *adist = a;
   }
   return best;
 }
@@ -630,10 +658,7 @@ static const size_ix *nearest_on(const group *g, const line *l, double size, dou
   for (size_t i = 0; l != NULL && i < l->n; i++) {
     const size_ix *z = &g->sizes[l->by_size[i]];
     double d = fabs(size - z->log_size), a = fabs(aspect - z->log_aspect);
-    int better = best == NULL || d < *dist - 1e-12 ||
-                 (d <= *dist + 1e-12 &&
-                  (a < *adist - 1e-12 || (a <= *adist + 1e-12 && z->log_size < best->log_size)));
-    if (better) best = z, *dist = d, *adist = a;
+    if (nearer(z, d, a, best, *dist, *adist)) best = z, *dist = d, *adist = a;
   }
   return best;
 }
@@ -713,17 +738,6 @@ static double scaled(double ms, const size_ix *z, double s) {
   return s > z->log_size ? ms * exp(s - z->log_size) : ms;
 }
 
-/* Whether the row's configuration takes the same path at p's size as at the row's (alike NULL:
- * always). */
-static int alike_at(const pm__db_known_row *r,
-                    int (*alike)(void *arg, const char *config, const pm__db_problem *at),
-                    void *arg, const pm__db_problem *p) {
-  if (alike == NULL) return 1;
-  pm__db_problem at = *p;
-  at.rows = r->rows, at.cols = r->cols, at.n = r->n;
-  return alike(arg, r->config, &at);
-}
-
 /* Candidate c of a bracket whose path at p's size differs from its path at one of the two sizes:
  * its time there (at ln(elements) s, weight w) from the size whose path is p's alone (lo, hi:
  * which are), and its score the slowdown there; 0 where neither is. */
@@ -778,7 +792,7 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
   if (g == NULL) return PM_ENOTFOUND;
   problem_logs(p, &size, &aspect);
   if ((z = size_of(g, p->rows, p->cols, p->n)) != NULL &&
-      (w = find_exact(k, g, p, accept, arg)) != NULL) {
+      (w = first_of(k, z, accept, NULL, arg, p)) != NULL) {
     *exact = 1; /* the exact winner, and the default as measured there */
     predicted = w->median_ms;
     if ((d = row_of(k, z, dflt)) != NULL) dpredicted = d->median_ms;
@@ -800,13 +814,8 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
         d = row_at(k, &b->both[j], weight);
     } else if ((b = NULL, z = nearest_on(g, l, size, aspect, &dist, &adist)) != NULL) {
       /* the fastest that takes p's path there, else the fastest */
-      for (size_t r = z->begin; r < z->end && w == NULL; r++)
-        if ((accept == NULL || accept(arg, k->rows[r].config)) &&
-            alike_at(&k->rows[r], alike, arg, p))
-          w = &k->rows[r];
-      pm__db_problem near = *p;
-      near.rows = z->rows, near.cols = z->cols, near.n = z->n;
-      if (w == NULL) w = find_exact(k, g, &near, accept, arg);
+      if ((w = first_of(k, z, accept, alike, arg, p)) == NULL && alike != NULL)
+        w = first_of(k, z, accept, NULL, arg, p);
       if (w != NULL) {
         predicted = scaled(w->median_ms, z, size);
         if ((d = row_of(k, z, dflt)) != NULL && alike_at(d, alike, arg, p))
