@@ -104,50 +104,65 @@ static int doc_model(const char *doc, char *out, size_t cap, int *sm_count, char
   return 1;
 }
 
-/* Imports the documents of dir (names[0, n)) whose model is `model` into *db (made in memory on
- * first need); returns how many were. Failures are said with pm__notice. */
-static int import_model(pm_ctx *c, const char *dir, struct dirent **names, int n,
-                        const char *model, pm__db **db) {
-  char path[PATH_MAX], name[128], arch[16];
-  int count = 0, sm;
+/* A shipped document, read once, and the GPU model it names. */
+typedef struct doc {
+  char path[PATH_MAX];
+  char *text;
+  size_t len;
+  char model[128], arch[16];
+  int sm_count;
+} doc;
+
+/* The documents of dir that name a model, in order of name (heap, *n of them; NULL where none). */
+static doc *read_docs(const char *dir, int *n) {
+  struct dirent **names = NULL;
+  int count = scandir(dir, &names, json_file, by_name);
+  doc *docs = count > 0 ? pm__calloc((size_t)count, sizeof *docs) : NULL;
+  *n = 0;
+  for (int i = 0; i < count; i++) {
+    doc *d = docs != NULL ? &docs[*n] : NULL;
+    if (d != NULL &&
+        snprintf(d->path, sizeof d->path, "%s/%s", dir, names[i]->d_name) < (int)sizeof d->path &&
+        (d->text = slurp(d->path, &d->len)) != NULL &&
+        doc_model(d->text, d->model, sizeof d->model, &d->sm_count, d->arch, sizeof d->arch))
+      (*n)++;
+    else if (d != NULL)
+      free(d->text), d->text = NULL;
+    free(names[i]);
+  }
+  free(names);
+  return docs;
+}
+
+/* Imports the documents of `model` into *db (made in memory on first need); returns how many
+ * were. Failures are said with pm__notice. */
+static int import_model(pm_ctx *c, const doc *docs, int n, const char *model, pm__db **db) {
+  int count = 0;
   for (int i = 0; i < n; i++) {
-    size_t len = 0;
-    char *doc = NULL;
-    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path &&
-        (doc = slurp(path, &len)) != NULL &&
-        doc_model(doc, name, sizeof name, &sm, arch, sizeof arch) && strcmp(name, model) == 0) {
-      pm__db_import_stats st;
-      if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), db) != PM_OK) {
-        pm__notice(c, "shipped results: %s", pm_errmsg(c));
-        *db = NULL;
-      } else if (pm__db_import(*db, doc, len, &st) != PM_OK) {
-        pm__notice(c, "shipped results %s: %s", path, pm_errmsg(c));
-      } else {
-        count++;
-      }
+    pm__db_import_stats st;
+    if (strcmp(docs[i].model, model) != 0) continue;
+    if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), db) != PM_OK) {
+      pm__notice(c, "shipped results: %s", pm_errmsg(c));
+      *db = NULL;
+    } else if (pm__db_import(*db, docs[i].text, docs[i].len, &st) != PM_OK) {
+      pm__notice(c, "shipped results %s: %s", docs[i].path, pm_errmsg(c));
+    } else {
+      count++;
     }
-    free(doc);
   }
   return count;
 }
 
-/* The model of dir's documents nearest this GPU's among those of its architecture but another
- * model (the nearest SM count, then the first in order of name) into out; 0 where there is none. */
-static int sibling_model(pm_ctx *c, const char *dir, struct dirent **names, int n, char *out,
-                         size_t cap) {
-  char path[PATH_MAX], name[128], arch[16];
-  int found = 0, best = 0, sm;
+/* The model of the documents nearest this GPU's among those of its architecture but another model
+ * (the nearest SM count, then the first in order of name), or NULL. */
+static const char *sibling_model(pm_ctx *c, const doc *docs, int n) {
+  const char *found = NULL;
+  int best = 0;
   for (int i = 0; i < n; i++) {
-    size_t len = 0;
-    char *doc = NULL;
-    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path &&
-        (doc = slurp(path, &len)) != NULL &&
-        doc_model(doc, name, sizeof name, &sm, arch, sizeof arch) &&
-        strcmp(name, c->dev.name) != 0 && strcmp(arch, c->dev.arch) == 0) {
-      int d = abs(sm - c->dev.sm_count);
-      if (!found || d < best) snprintf(out, cap, "%s", name), best = d, found = 1;
-    }
-    free(doc);
+    int d = abs(docs[i].sm_count - c->dev.sm_count);
+    if (strcmp(docs[i].model, c->dev.name) != 0 && strcmp(docs[i].arch, c->dev.arch) == 0 &&
+        (found == NULL || d < best))
+      found = docs[i].model, best = d;
   }
   return found;
 }
@@ -157,24 +172,24 @@ static int sibling_model(pm_ctx *c, const char *dir, struct dirent **names, int 
  * op and type that none of this model's has, adopted as this model's (s->sibling says which
  * model, s->sibling_groups for what); NULL where nothing is read (said with pm__notice where a
  * document could not be). A GPU of the model whose memory size reads otherwise (ECC on or off)
- * is still of the model: the rows are made to say this one's, in the copy in memory. */
+ * is still of the model: the rows are made to say this one's, in the copy in memory. Each
+ * document is read once. */
 static pm__db *load(pm_ctx *c, const char *dir) {
   pm__serve *s = c->serve;
-  struct dirent **names = NULL;
-  int n = scandir(dir, &names, json_file, by_name);
+  int n = 0;
+  doc *docs = read_docs(dir, &n);
   pm__db *db = NULL;
-  char sibling[128];
-  import_model(c, dir, names, n, c->dev.name, &db);
-  if (sibling_model(c, dir, names, n, sibling, sizeof sibling) &&
-      import_model(c, dir, names, n, sibling, &db) > 0) {
+  const char *sibling = NULL;
+  import_model(c, docs, n, c->dev.name, &db);
+  if ((sibling = sibling_model(c, docs, n)) != NULL && import_model(c, docs, n, sibling, &db) > 0) {
     if (pm__db_gpu_adopt_sibling(db, &c->dev, sibling, s->sibling_groups,
                                  sizeof s->sibling_groups) != PM_OK)
       pm__notice(c, "shipped results: %s", pm_errmsg(c));
     else if (s->sibling_groups[0] != '\0')
       snprintf(s->sibling, sizeof s->sibling, "%s", sibling);
   }
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
+  for (int i = 0; i < n; i++) free(docs[i].text);
+  free(docs);
   if (db != NULL && pm__db_gpu_adopt_memory(db, &c->dev) != PM_OK)
     pm__notice(c, "shipped results: %s", pm_errmsg(c));
   return db;
