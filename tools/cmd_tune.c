@@ -408,7 +408,6 @@ static int carry(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_i
       pm__problem pr;
       pm__tune_result r;
       if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-      pr.radius = w->jobs[i].pr.radius;
       int rc = pm__db_carry_configs(db, gpu_id, &sizes.z[k], sha, carry_point, &pts);
       o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
       if (rc == PM_OK) rc = pm__tune_problem(c, db, gpu_id, run_id, op, &pr, &o, &r);

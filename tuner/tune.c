@@ -146,16 +146,16 @@ static int choose(tuning *t, int strategy, cand *cs, size_t *n) {
   op->fallback(op, t->pr, dflt);
   uint64_t seed_idx = pm__space_index(op, op->seed), dflt_idx = pm__space_index(op, dflt);
   if (pts == NULL) return pm__seterr(t->c, PM_ENOMEM, "tune: out of memory");
-  for (uint64_t i = 0; i < total; i++) {
+  /* listed: the points asked for alone, so the space is not walked */
+  for (uint64_t i = 0; strategy != PM__STRATEGY_LISTED && i < total; i++) {
     if (i == seed_idx || i == dflt_idx) continue; /* added first, below */
     pm__space_point(op, i, v);
     if (op->check(op, v, t->pr, &t->lim) != NULL) continue;
     if (pm__same_launch(op, v, t->pr, &t->lim)) t->res->same_launch++;
     else pts[valid++] = i;
   }
-  uint64_t keep = strategy == PM__STRATEGY_LISTED ? 0 : valid;
-  if (strategy != PM__STRATEGY_EXHAUSTIVE && strategy != PM__STRATEGY_LISTED &&
-      t->o->budget < valid) {
+  uint64_t keep = valid;
+  if (strategy != PM__STRATEGY_EXHAUSTIVE && t->o->budget < valid) {
     uint64_t s = t->o->seed ? t->o->seed : 0x2545F4914F6CDD1DULL;
     for (uint64_t i = 0; i + 1 < valid; i++) { /* Fisher-Yates, seeded */
       s ^= s << 13, s ^= s >> 7, s ^= s << 17;
