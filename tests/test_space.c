@@ -1,6 +1,7 @@
 /* test_space.c: the search spaces as data: numbering, configuration text and JSON, parsing,
  * constraints and problem sizes. No GPU. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -363,4 +364,46 @@ Test(space, public_enums_are_the_variants_indexes) {
   cr_assert_eq(pm__variant_find(&pm__op_filter, "order", "col"), -1, "filter has no order");
   cr_assert_eq(pm__variant_find(&pm__op_matadd, "order", "diagonal"), -2);
   cr_assert_eq(pm__variant_index(&pm__op_matadd, "order=col"), PM_COL_MAJOR);
+}
+
+/* The grid results/ ships: every size within a factor 2 in elements of a grid size, a matrix
+ * also within a factor 2 in aspect (from 512 elements, where a side of 8 allows aspect 16, to
+ * 2^27, below the largest matrices, square alone); every size in every variant, radius and
+ * type; no buffer over the limit. */
+Test(space, the_grid_lies_within_a_factor_2_of_every_size) {
+  static pm__problem g[4096];
+  const double slack = log(2.0) + 1e-9;
+  for (int i = 0; pm__ops[i] != NULL; i++) {
+    const pm__op *op = pm__ops[i];
+    {
+      int n = pm__op_grid(op, ~0u, g, 4096);
+      cr_assert(n > 0 && n < 4096, "%s: %d sizes", op->name, n);
+      int nvariants = 0, nradii = op->radius_max > 0 ? op->radius_max - op->radius_min + 1 : 1;
+      while (nvariants < 3 && op->variants[nvariants] != NULL) nvariants++;
+      cr_assert_eq(n % (nvariants * nradii), 0, "%s: each size in every variant and radius", op->name);
+      for (int k = 0; k < n; k++) {
+        double elems = op->dims == 1 ? g[k].n : (double)g[k].rows * g[k].cols;
+        cr_assert(elems * pm_dtype_size((pm_dtype)g[k].dtype) <= PM__GRID_MAX_BYTES, "%s", op->name);
+        cr_assert(op->dtypes & 1u << g[k].dtype);
+      }
+      for (int t = 0; t < PM__NDTYPES; t++) {
+        if (!(op->dtypes & 1u << t)) continue;
+        double top = log(PM__GRID_MAX_BYTES / pm_dtype_size((pm_dtype)t));
+        for (double le = log(op->dims == 1 ? 1 : 512); le <= log(1 << 27) && le <= top; le += 0.05) {
+          for (double la = op->dims == 1 ? 0 : -log(16); la <= (op->dims == 1 ? 0 : log(16)) + 1e-9;
+               la += 0.1) {
+            int near = 0;
+            for (int k = 0; k < n && !near; k++) {
+              if (g[k].dtype != t) continue;
+              double ge = op->dims == 1 ? log(g[k].n) : log((double)g[k].rows * g[k].cols);
+              double ga = op->dims == 1 ? 0 : log((double)g[k].rows / g[k].cols);
+              near = fabs(ge - le) <= slack && fabs(ga - la) <= slack;
+            }
+            cr_assert(near, "%s %s: no grid size within a factor 2 of e^%.2f elements, aspect e^%.2f",
+                      op->name, pm_dtype_name((pm_dtype)t), le, la);
+          }
+        }
+      }
+    }
+  }
 }

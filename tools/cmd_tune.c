@@ -116,7 +116,7 @@ static int time_option(const char *cmd, const cli_option *o, const char *arg) {
 }
 
 enum {
-  JOBS_MAX = 1024,   /* problems one run tunes */
+  JOBS_MAX = 2048,   /* problems one run tunes (the grid in every type: 1,800) */
   SEEN_MAX = 128,    /* --seen=N at most */
   SEEN_DEFAULT = 10  /* --seen alone: how many recorded sizes */
 };
@@ -564,10 +564,10 @@ int cmd_tune(int argc, char **argv) {
                             "still have none (of --op's op where it is given); not with --size, "
                             "--radius, --order or --border"),
       CLI_FLAG(0, "grid", &grid,
-               "tune the grid of sizes results/ ships instead of the default sizes: n = 4^k up "
-               "to 2^30; squares 2^k x 2^k from 16x16 to 16384x16384, every fourth k also 16 "
-               "times as wide and as tall; each variant and radius; in every type (--dtype: "
-               "those); no buffer over 2 GiB"),
+               "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
+               "to 2^30; squares 2^k x 2^k from 16x16 to 16384x16384 and, below the largest, "
+               "4 and 16 times as wide as tall and as tall as wide (no side under 8); each "
+               "variant and radius; in every type (--dtype: those); no buffer over 2 GiB"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
                    "which GPU (default: all, one worker per GPU, in parallel)"),
       CLI_CHOICE(0, "strategy", &opts.strategy, strategies,
@@ -646,7 +646,7 @@ int cmd_tune(int argc, char **argv) {
       }
   }
   for (int i = 0; grid && pm__ops[i] != NULL; i++) {
-    pm__problem prs[JOBS_MAX];
+    static pm__problem prs[JOBS_MAX];
     int n = only == NULL || only == pm__ops[i]
                 ? pm__op_grid(pm__ops[i], dtypes ? dtypes : ~0u, prs, JOBS_MAX - njobs)
                 : 0;

@@ -185,16 +185,19 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 /* ---- Generic space code (space.c) ----------------------------------------------------------- */
 
 /* The grid of sizes results/ ships (`pmtune tune --grid`), so that no size is more than about a
- * factor 2 in elements from a shipped one: a vector's n = 4^k for k = 0 .. PM__GRID_LOG4_N; a
- * matrix square, 2^k x 2^k for k = PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and every
- * PM__GRID_THIN_EVERY-th k also 16 times as wide and 16 times as tall (2^(k-2) x 2^(k+2) and its
- * transpose); no size whose buffer passes PM__GRID_MAX_BYTES. Each in every variant and radius of
- * the op, in each type of dtypes it takes (bit t for pm_dtype t), into out[0, max); returns how
- * many. */
-#define PM__GRID_LOG4_N 15
+ * factor 2 in elements from a shipped one, and no matrix more than a factor 2 in aspect from a
+ * line of them: a vector's n = 2^k for k = 0 .. PM__GRID_LOG2_N (every power of two: a reduce
+ * changes code path at sizes a factor 4 could step over); a matrix square, 2^k x 2^k for k =
+ * PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and for k below PM__GRID_LOG2_SIDE_MAX also 4
+ * and 16 times as wide as tall and as tall as wide (2^(k-1) x 2^(k+1), 2^(k-2) x 2^(k+2) and
+ * their transposes, no side under 8): lines of aspect 1/16, 1/4, 1, 4 and 16, each sampled every
+ * factor 4 in elements (the largest, 2^28 elements, square alone); no size whose buffer passes
+ * PM__GRID_MAX_BYTES. Each in every variant and radius of the op, in each type of dtypes it
+ * takes (bit t for pm_dtype t), into out[0, max); returns how many. */
+#define PM__GRID_LOG2_N 30
 #define PM__GRID_LOG2_SIDE_MIN 4
 #define PM__GRID_LOG2_SIDE_MAX 14
-#define PM__GRID_THIN_EVERY 4
+#define PM__GRID_SIDE_LEAST 8
 #define PM__GRID_MAX_BYTES (2048.0 * 1024 * 1024)
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max);
 

@@ -1,6 +1,7 @@
 /* space.c: the generic side of the search spaces: numbering points, their text, JSON and -D
  * defines, and the op table. Knows no operation by name. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,27 +351,27 @@ static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n,
 }
 
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
+  static const int thin[] = {1, 2}; /* a side 2^a times the square's, the other 2^a times less */
   int n = 0;
   for (int t = 0; t < PM__NDTYPES; t++) {
     if (!(dtypes & op->dtypes & 1u << t)) continue;
     double esize = pm_dtype_size((pm_dtype)t);
     if (op->dims == 1) {
-      for (int k = 0; k <= PM__GRID_LOG4_N; k++) {
-        double elems = (double)(1u << 2 * k);
-        if (elems * esize > PM__GRID_MAX_BYTES) break;
-        grid_add(op, (pm__problem){.n = 1u << 2 * k, .dtype = t}, out, &n, max);
+      for (int k = 0; k <= PM__GRID_LOG2_N; k++) {
+        if (ldexp(esize, k) > PM__GRID_MAX_BYTES) break;
+        grid_add(op, (pm__problem){.n = 1u << k, .dtype = t}, out, &n, max);
       }
       continue;
     }
     for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
-      double elems = (double)(1u << k) * (double)(1u << k);
-      if (elems * esize > PM__GRID_MAX_BYTES) break;
+      if (ldexp(esize, 2 * k) > PM__GRID_MAX_BYTES) break;
       grid_add(op, (pm__problem){.rows = 1u << k, .cols = 1u << k, .dtype = t}, out, &n, max);
-      if (k % PM__GRID_THIN_EVERY != 0 || k < 2 + PM__GRID_LOG2_SIDE_MIN) continue;
-      grid_add(op, (pm__problem){.rows = 1u << (k - 2), .cols = 1u << (k + 2), .dtype = t}, out,
-               &n, max);
-      grid_add(op, (pm__problem){.rows = 1u << (k + 2), .cols = 1u << (k - 2), .dtype = t}, out,
-               &n, max);
+      for (int i = 0; k < PM__GRID_LOG2_SIDE_MAX && i < (int)(sizeof thin / sizeof *thin); i++) {
+        unsigned small = 1u << (k - thin[i]), large = 1u << (k + thin[i]);
+        if (small < PM__GRID_SIDE_LEAST) continue;
+        grid_add(op, (pm__problem){.rows = small, .cols = large, .dtype = t}, out, &n, max);
+        grid_add(op, (pm__problem){.rows = large, .cols = small, .dtype = t}, out, &n, max);
+      }
     }
   }
   return n;
