@@ -144,6 +144,10 @@ int cli_dtype_one(const char *cmd, const pm__op *op, unsigned mask, int *out) {
 
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg) {
   if (arg[0] == '\0') return cli_usage_error(cmd, "--%s: empty path", o->name);
+  int kind = pm__file_not_regular(arg); /* before SQLite opens it (and leaves files beside it) */
+  if (kind != 0)
+    return cli_fail(cmd, "--%s '%s': %s (a tuning database is an SQLite file)", o->name, arg,
+                    pm__file_strerror(kind));
   *(const char **)o->value = arg;
   return CLI_OK;
 }
@@ -224,7 +228,8 @@ int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **arg
     if (i < 0) return bad_option(help->cmd, argv, ch);
     if (++seen[i] > 1 && !(opts[i].flags & CLI_REPEAT)) /* one value, never the last silently */
       return cli_usage_error(help->cmd, "--%s given twice", opts[i].name);
-    if (store(help->cmd, &opts[i], optarg) != CLI_OK) return CLI_USAGE;
+    int stored = store(help->cmd, &opts[i], optarg); /* CLI_FAIL: --db names a FIFO, say */
+    if (stored != CLI_OK) return stored == CLI_FAIL ? CLI_FAIL : CLI_USAGE;
   }
   if (help->operands == NULL && optind < argc)
     return cli_usage_error(help->cmd, "unexpected argument '%s'", argv[optind]);
