@@ -201,8 +201,14 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
  * ('...') of over 64 characters in a one-line message is cut short, its length said. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. */
+/* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. Both take the internal tags out
+ * of the message first (cli_user_text). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Takes out of msg, in place, the internal tags that name pmtune's source (" [pmdb.c:156: SQL]",
+ * "nvrtc.c:18: "), as cli_fail and cli_usage_error do before they print: a user reads what
+ * failed, not where in pmtune. Where $PMTUNE_DEBUG is set (and not "0") msg is left whole. */
+void cli_user_text(char *msg);
 
 /* The command of that name, or NULL. */
 const cli_cmd *cli_find(const char *name);
