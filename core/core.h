@@ -171,13 +171,14 @@ void pm__copy_text(char *dst, size_t cap, const char *src);
 /* Reading takes only a regular file (a symbolic link to one is followed): a directory, FIFO,
  * device or socket is refused at once, with errno EISDIR, PM__EFIFO, PM__EDEVICE or PM__ESOCKET.
  * The open is non-blocking (O_RDONLY | O_NONBLOCK | O_CLOEXEC, then fstat, then O_NONBLOCK
- * cleared), so that a FIFO no one writes to is refused, never waited on. Writing (pm__file_create)
- * takes only a regular file, which is replaced whole, or a new one: a symbolic
- * link (PM__ESYMLINK, never followed: its target is left as it is), directory, FIFO, device or
- * socket is refused, and so is a file that exists read-only (EACCES). What is written goes to a
- * new temporary beside the file (O_CREAT | O_EXCL | O_NOFOLLOW, named PATH.tmp.PID.N) and is
- * renamed over PATH when complete: PATH is never seen half written, and a failure leaves it as it
- * was. A replaced file keeps its permissions. Standard input or output ("-") is the callers'. */
+ * cleared), so that a FIFO no one writes to is refused, never waited on.
+ * Writing (pm__file_create) takes only a regular file, which is replaced whole, or a new one: a
+ * symbolic link (PM__ESYMLINK; never followed: its target is left as it is), directory, FIFO,
+ * device or socket is refused (lstat), and so is a file that exists read-only (EACCES). What is
+ * written goes to a new temporary beside the file (PATH.tmp.PID.N, opened O_CREAT | O_EXCL |
+ * O_NOFOLLOW), renamed over PATH when complete: PATH is never seen half written, a failure
+ * leaves it as it was, and a link put there meanwhile is replaced, not written through. A
+ * replaced file keeps its permission bits. Standard input or output ("-") is the callers'. */
 enum { PM__EFIFO = 0x10001, PM__EDEVICE, PM__ESOCKET, PM__ESYMLINK }; /* beyond the system's */
 
 /* What err says, for a message after the path ("'x': is a FIFO, not a regular file"): the

@@ -120,7 +120,7 @@ int pm__file_create(pm__file_out *o, const char *path) {
     fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0 || (exists && fchmod(fd, st.st_mode & 07777) != 0) ||
+  if (fd < 0 || (exists && fchmod(fd, st.st_mode & 0777) != 0) ||
       (o->f = fdopen(fd, "wb")) == NULL) {
     int err = errno;
     if (fd >= 0) close(fd), unlink(o->tmp);

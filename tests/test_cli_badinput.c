@@ -749,7 +749,7 @@ Test(badinput, paths_in_a_read_only_directory) {
   cr_assert_eq(failures, 0);
 }
 
-/* ---- Files that are not what they claim (issue 31): FIFOs, devices, symbolic links ------------ */
+/* ---- Files that are not what they claim (issue 31): FIFOs, devices, symbolic links ----------- */
 
 /* dir/name, in one of a few buffers that take turns. */
 static const char *in_dir(const char *name) {
@@ -863,7 +863,8 @@ Test(badinput, writes_never_go_through_a_symlink) {
   make_files();
   timeout_ms = 10000, fast_ms = 1000;
   const char *link = "is a symbolic link, not a regular file";
-  static const char *const links[] = {"@DIR/link", "@DIR/dangling", "@DIR/dirlink", "@DIR/fifolink"};
+  static const char *const links[] = {"@DIR/link", "@DIR/dangling", "@DIR/dirlink",
+                                      "@DIR/fifolink"};
   for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
     CASE(1, link, "report", "--svg", links[i], "--db", "@DB");
     CASE(1, link, "compile", "--op", "add", "--arch", "sm_90", "-o", links[i]);

@@ -222,9 +222,11 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
 int cmd_report(int argc, char **argv) {
   const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL, *kfile = NULL;
   const cli_option options[] = {
-      CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED, "where to write the picture"),
+      CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED,
+                   "where to write the picture (a regular file, replaced whole, or a new one)"),
       CLI_STRING(0, "bench", "FILE", &benchfile,
-                 "the output of 'pmtune bench --json', for the ceilings"),
+                 "the output of 'pmtune bench --json', for the ceilings (anything else is "
+                 "refused)"),
       CLI_STRING(0, "op", "OP", &opname, "only this operation"),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "only this kernel of your own, described in FILE (JSON); not with --op"),
@@ -277,7 +279,7 @@ int cmd_report(int argc, char **argv) {
                       svg);
     goto done;
   }
-  if (pm__file_create(&svg_out, svg) != 0) { /* refused before the drawing: a link is not followed */
+  if (pm__file_create(&svg_out, svg) != 0) { /* refused before drawing; a link is not followed */
     status = cli_fail("report", "cannot write '%s': %s", svg, pm__file_strerror(errno));
     goto done;
   }
