@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <pthread.h>
 
@@ -165,10 +166,58 @@ double pm__now_ms(void); /* a monotonic clock, in milliseconds */
  * a fraction of its cost: for the copies a library call's decision makes. */
 void pm__copy_text(char *dst, size_t cap, const char *src);
 
+/* ---- Files (file.c): every path pmtune reads or writes is opened here ------------------------ */
+
+/* Reading takes only a regular file (a symbolic link to one is followed): a directory, FIFO,
+ * device or socket is refused at once, with errno EISDIR, PM__EFIFO, PM__EDEVICE or PM__ESOCKET.
+ * The open is non-blocking (O_RDONLY | O_NONBLOCK | O_CLOEXEC, then fstat, then O_NONBLOCK
+ * cleared), so that a FIFO no one writes to is refused, never waited on.
+ * Writing (pm__file_create) takes only a regular file, which is replaced whole, or a new one: a
+ * symbolic link (PM__ESYMLINK; never followed: its target is left as it is), directory, FIFO,
+ * device or socket is refused (lstat), and so is a file that exists read-only (EACCES). What is
+ * written goes to a new temporary beside the file (PATH.tmp.PID.N, opened O_CREAT | O_EXCL |
+ * O_NOFOLLOW), renamed over PATH when complete: PATH is never seen half written, a failure
+ * leaves it as it was, and a link put there meanwhile is replaced, not written through. A
+ * replaced file keeps its permission bits. Standard input or output ("-") is the callers'. */
+enum { PM__EFIFO = 0x10001, PM__EDEVICE, PM__ESOCKET, PM__ESYMLINK }; /* beyond the system's */
+
+/* What err says, for a message after the path ("'x': is a FIFO, not a regular file"): the
+ * refusals above in words, else strerror(err). */
+const char *pm__file_strerror(int err);
+
+/* The refusal above where path names something other than a regular file (a symbolic link
+ * followed), such as a directory or FIFO given as a database that another library opens; 0 where
+ * it is a regular file, or there is nothing there to look at (nonexistent: the opener says). */
+int pm__file_not_regular(const char *path);
+
+/* A regular file at path opened for reading: a descriptor (close it), or -1 with errno set (open's
+ * or fstat's, or a refusal above). */
+int pm__file_open_fd(const char *path);
+
+/* The same as a stream (fclose it), or NULL with errno set. */
+FILE *pm__file_open(const char *path);
+
 /* The whole file at path, NUL-terminated (heap; its length in *len where len is given), or NULL
- * with errno set: fopen's and fread's, ENOMEM, or EFBIG for a file of more than max bytes
- * (file.c). */
+ * with errno set: pm__file_open's, fread's, ENOMEM, or EFBIG for a file of more than max bytes. */
 char *pm__read_file(const char *path, size_t max, size_t *len);
+
+/* A file being written: f, the temporary's stream, until pm__file_commit or pm__file_abort. */
+typedef struct pm__file_out {
+  FILE *f;
+  char *path, *tmp;
+} pm__file_out;
+
+/* Starts writing path (see above): 0 with o->f open, or -1 with errno set (a refusal above,
+ * lstat's, open's of the temporary, ENOMEM) and nothing created. */
+int pm__file_create(pm__file_out *o, const char *path);
+
+/* Closes o->f and renames the temporary over the path: 0, or -1 with errno set, the temporary
+ * removed and the path left as it was. Either way o is done with. */
+int pm__file_commit(pm__file_out *o);
+
+/* Closes o->f and removes the temporary; the path is left as it was. Harmless on a zeroed o, or
+ * one committed already; keeps errno. */
+void pm__file_abort(pm__file_out *o);
 
 /* The SHA-256 of parts[0..n) (NUL-terminated texts) one after the other, as 64 lowercase hex
  * digits and a NUL (hash.c, through Nettle). */

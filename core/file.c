@@ -1,12 +1,71 @@
-/* file.c: reading a whole file into memory (a kernel description, a CUDA source). */
+/* file.c: every path pmtune reads or writes is opened here: reading only a regular file (a FIFO,
+ * device or directory refused at once, never waited on), writing only a regular file or a new
+ * one, never through a symbolic link. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core.h"
 
+/* The error a file of mode m (not regular) is refused with. */
+static int refusal(mode_t m) {
+  return S_ISDIR(m)    ? EISDIR
+         : S_ISFIFO(m) ? PM__EFIFO
+         : S_ISLNK(m)  ? PM__ESYMLINK
+         : S_ISSOCK(m) ? PM__ESOCKET
+                       : PM__EDEVICE;
+}
+
+const char *pm__file_strerror(int err) {
+  switch (err) {
+    case EISDIR: return "is a directory, not a regular file";
+    case PM__EFIFO: return "is a FIFO, not a regular file";
+    case PM__EDEVICE: return "is a device, not a regular file";
+    case PM__ESOCKET: return "is a socket, not a regular file";
+    case PM__ESYMLINK: return "is a symbolic link, not a regular file (never written through)";
+    default: return strerror(err);
+  }
+}
+
+int pm__file_not_regular(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode) ? refusal(st.st_mode) : 0;
+}
+
+int pm__file_open_fd(const char *path) {
+  /* O_NONBLOCK: opening a FIFO that no one writes to returns at once, to be refused below */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? refusal(st.st_mode) : 0;
+  int fl = err == 0 ? fcntl(fd, F_GETFL) : -1;
+  if (err == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) err = errno;
+  if (err != 0) {
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+FILE *pm__file_open(const char *path) {
+  int fd = pm__file_open_fd(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (f == NULL && fd >= 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return f;
+}
+
 char *pm__read_file(const char *path, size_t max, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = pm__file_open(path);
   if (f == NULL) return NULL;
   char *buf = NULL;
   size_t cap = 0, n = 0;
@@ -17,7 +76,7 @@ char *pm__read_file(const char *path, size_t max, size_t *len) {
         err = EFBIG;
         break;
       }
-      char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
+      char *p = pm__realloc(buf, cap = cap ? cap * 2 : 8192);
       if (p == NULL) {
         err = ENOMEM;
         break;
@@ -39,4 +98,58 @@ char *pm__read_file(const char *path, size_t max, size_t *len) {
   buf[n] = '\0';
   if (len != NULL) *len = n;
   return buf;
+}
+
+int pm__file_create(pm__file_out *o, const char *path) {
+  static atomic_uint serial; /* temporaries of several threads of one process apart */
+  memset(o, 0, sizeof *o);
+  if (path[0] == '\0') return errno = ENOENT, -1; /* not a temporary in the working folder */
+  struct stat st;
+  int exists = lstat(path, &st) == 0;
+  if (!exists && errno != ENOENT) return -1;
+  if (exists && !S_ISREG(st.st_mode)) return errno = refusal(st.st_mode), -1;
+  if (exists && access(path, W_OK) != 0) return -1; /* read-only: not replaced either */
+  size_t n = strlen(path) + 64;
+  if ((o->path = pm__strdup(path)) == NULL || (o->tmp = pm__malloc(n)) == NULL) {
+    pm__file_abort(o);
+    return errno = ENOMEM, -1;
+  }
+  int fd = -1;
+  for (int tries = 0; fd < 0 && tries < 100; tries++) {
+    snprintf(o->tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0 || (exists && fchmod(fd, st.st_mode & 0777) != 0) ||
+      (o->f = fdopen(fd, "wb")) == NULL) {
+    int err = errno;
+    if (fd >= 0) close(fd), unlink(o->tmp);
+    free(o->tmp), o->tmp = NULL; /* not ours to remove */
+    pm__file_abort(o);
+    return errno = err, -1;
+  }
+  return 0;
+}
+
+int pm__file_commit(pm__file_out *o) {
+  int bad = ferror(o->f) ? (errno ? errno : EIO) : 0;
+  if (fclose(o->f) != 0 && bad == 0) bad = errno ? errno : EIO;
+  o->f = NULL;
+  struct stat st; /* a link, FIFO or directory put there meanwhile is not replaced either */
+  if (bad == 0 && lstat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) bad = refusal(st.st_mode);
+  if (bad == 0 && rename(o->tmp, o->path) != 0) bad = errno;
+  if (bad == 0) free(o->tmp), o->tmp = NULL;
+  pm__file_abort(o);
+  return bad == 0 ? 0 : (errno = bad, -1);
+}
+
+void pm__file_abort(pm__file_out *o) {
+  if (o == NULL) return;
+  int err = errno;
+  if (o->f != NULL) fclose(o->f);
+  if (o->tmp != NULL) unlink(o->tmp);
+  free(o->tmp);
+  free(o->path);
+  memset(o, 0, sizeof *o);
+  errno = err;
 }

@@ -64,18 +64,11 @@ static int results_dir(char *out, size_t cap) {
 #endif
 }
 
-/* The whole of file `path`, NUL-terminated (heap), or NULL. */
+/* The whole of file `path`, NUL-terminated (heap), or NULL: a regular file of at most MAX_FILE
+ * bytes (pm__read_file: a FIFO or device put among the documents is passed over, never waited
+ * on). */
 static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  struct stat s;
-  if (f != NULL && fstat(fileno(f), &s) == 0 && S_ISREG(s.st_mode) && s.st_size <= MAX_FILE &&
-      (buf = pm__malloc((size_t)s.st_size + 1)) != NULL) {
-    *len = fread(buf, 1, (size_t)s.st_size, f);
-    buf[*len] = '\0';
-  }
-  if (f != NULL) fclose(f);
-  return buf;
+  return pm__read_file(path, MAX_FILE, len);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b) {

@@ -5,6 +5,7 @@
  * is repeated, left without its value and given absurd values; the option table below gives each
  * one a value that is right in context, and a command's --help listing an option the table lacks
  * fails the test, so that a new option is not left untried. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,11 +24,14 @@ static char dir[64], db[128], doc[128], ro_dir[128], *long_arg;
 static char *db_before;
 static size_t db_before_len;
 static int cases, failures;
+static int timeout_ms = TIMEOUT_MS; /* a case still running after this is a hang */
+static int fast_ms;                 /* where not 0: a case must end within this (a refusal) */
+static const char *forbidden;       /* where not NULL: stderr must not hold it */
 
 /* ---- Running pmtune with an argument vector (no shell), a time limit and no signal ------------ */
 
 typedef struct outcome {
-  int exited, status, signal, timed_out;
+  int exited, status, signal, timed_out, elapsed_ms;
   char err[4096], out[256];
 } outcome;
 
@@ -69,10 +73,12 @@ static void run(char *const argv[], outcome *o, long *err_len) {
     _exit(127);
   }
   int st = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int waited = 0;; waited += 2) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) break;
-    if (waited >= TIMEOUT_MS) {
+    if (waited >= timeout_ms) {
       kill(pid, SIGKILL);
       waitpid(pid, &st, 0);
       o->timed_out = 1;
@@ -80,6 +86,8 @@ static void run(char *const argv[], outcome *o, long *err_len) {
     }
     nanosleep(&(struct timespec){0, 2000000}, NULL);
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  o->elapsed_ms = (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
   o->exited = WIFEXITED(st) && !o->timed_out;
   o->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   o->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -151,7 +159,7 @@ static void check_case(const char *const *args, int want, const char *needle, in
   int ok = 1;
   if (o.timed_out) {
     ok = 0;
-    cr_expect(0, "%s: still running after %d ms (a hang)", cmd, TIMEOUT_MS);
+    cr_expect(0, "%s: still running after %d ms (a hang)", cmd, timeout_ms);
   } else if (!o.exited) {
     ok = 0;
     cr_expect(0, "%s: killed by signal %d: %s", cmd, o.signal, o.err);
@@ -171,6 +179,12 @@ static void check_case(const char *const *args, int want, const char *needle, in
   } else if (needle != NULL && strstr(o.err, needle) == NULL) {
     ok = 0;
     cr_expect(0, "%s: '%s' not in: %s", cmd, needle, o.err);
+  } else if (forbidden != NULL && strstr(o.err, forbidden) != NULL) {
+    ok = 0;
+    cr_expect(0, "%s: '%s' must not reach the user: %s", cmd, forbidden, o.err);
+  } else if (fast_ms != 0 && o.elapsed_ms > fast_ms) {
+    ok = 0;
+    cr_expect(0, "%s: took %d ms, not at once (within %d ms)", cmd, o.elapsed_ms, fast_ms);
   }
   if (uses_db) {
     size_t len = 0;
@@ -664,25 +678,25 @@ Test(badinput, absurd_paths) {
       db_case(u, "@MISSING/x.db", 1, "no such file");
   }
   /* export's FILE, import's FILE */
-  CASE(1, "(a directory)", "export", "@DIR", "--db", "@DB");
-  CASE(1, "(a device or socket)", "export", "/dev/null", "--db", "@DB");
+  CASE(1, "is a directory, not a regular file", "export", "@DIR", "--db", "@DB");
+  CASE(1, "is a device, not a regular file", "export", "/dev/null", "--db", "@DB");
   CASE(1, "cannot write", "export", "@MISSING/w.json", "--db", "@DB");
   CASE(1, "cannot write", "export", "@LONG", "--db", "@DB");
   CASE(1, "is the tuning database itself", "export", "@DB", "--db", "@DB");
   CASE(1, "is the tuning database itself", "export", "@DIR/./fab.db", "--db", "@DB");
   CASE(1, "cannot read", "import", "@DIR", "--db", "@DB");
   /* space's --kernel FILE: read, never written */
-  CASE(1, "Is a directory", "space", "--kernel", "@DIR");
-  CASE(1, "not valid JSON", "space", "--kernel", "/dev/null");
+  CASE(1, "is a directory, not a regular file", "space", "--kernel", "@DIR");
+  CASE(1, "is a device, not a regular file", "space", "--kernel", "/dev/null");
   CASE(1, "No such file", "space", "--kernel", "@MISSING/k.json");
   CASE(1, "the path is too long", "space", "--kernel", "@LONG");
-  CASE(1, "Is a directory", "compile", "--arch", "sm_90", "--kernel", "@DIR");
+  CASE(1, "is a directory, not a regular file", "compile", "--arch", "sm_90", "--kernel", "@DIR");
   CASE(1, "No such file", "compile", "--arch", "sm_90", "--kernel", "@MISSING/k.json");
-  CASE(1, "Is a directory", "tune", "--kernel", "@DIR", "--size", "64x64", "--db", "@DB");
-  CASE(1, "not valid JSON", "bench", "--kernel", "/dev/null", "--size", "64", "--db", "@DB");
-  CASE(1, "Is a directory", "export", "@DIR/w.json", "--kernel", "@DIR", "--db", "@DB");
+  CASE(1, "is a directory", "tune", "--kernel", "@DIR", "--size", "64x64", "--db", "@DB");
+  CASE(1, "is a device", "bench", "--kernel", "/dev/null", "--size", "64", "--db", "@DB");
+  CASE(1, "is a directory", "export", "@DIR/w.json", "--kernel", "@DIR", "--db", "@DB");
   CASE(1, "No such file", "import", "@DOC", "--kernel", "@MISSING/k.json", "--db", "@DB");
-  CASE(1, "not valid JSON", "import", "/dev/null", "--db", "@DB");
+  CASE(1, "is a device, not a regular file", "import", "/dev/null", "--db", "@DB");
   CASE(1, "cannot read", "import", "@MISSING/x.json", "--db", "@DB");
   CASE(1, "cannot read", "import", "@LONG", "--db", "@DB");
   CASE(1, "nothing imported", "import", "@DB", "--db", "@DB");
@@ -691,7 +705,8 @@ Test(badinput, absurd_paths) {
   CASE(1, "cannot write", "report", "--svg", "@MISSING/r.svg", "--db", "@DB");
   CASE(1, "cannot write", "report", "--svg", "@LONG", "--db", "@DB");
   CASE(1, "is the tuning database itself", "report", "--svg", "@DB", "--db", "@DB");
-  CASE(0, NULL, "report", "--svg", "/dev/null", "--db", "@DB"); /* a picture thrown away: right */
+  /* only a regular file or a new one is written (issue 31): /dev/null too is refused */
+  CASE(1, "is a device, not a regular file", "report", "--svg", "/dev/null", "--db", "@DB");
   CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR", "--db", "@DB");
   CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "/dev/null", "--db",
        "@DB");
@@ -731,5 +746,197 @@ Test(badinput, paths_in_a_read_only_directory) {
   CASE(1, "cannot write", "report", "--svg", "@RO/r.svg", "--db", "@DB");
   CASE(1, "cannot write", "compile", "--op", "add", "--arch", "sm_90", "-o", "@RO/k.cubin");
   tally("paths in a read-only directory");
+  cr_assert_eq(failures, 0);
+}
+
+/* ---- Files that are not what they claim (issue 31): FIFOs, devices, symbolic links ----------- */
+
+/* dir/name, in one of a few buffers that take turns. */
+static const char *in_dir(const char *name) {
+  static char buf[4][256];
+  static int next;
+  char *p = buf[next++ % 4];
+  snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+  return p;
+}
+
+static void write_text(const char *name, const char *text) {
+  FILE *f = fopen(in_dir(name), "w");
+  cr_assert_not_null(f, "%s: %s", name, strerror(errno));
+  fputs(text, f);
+  cr_assert_eq(fclose(f), 0);
+}
+
+/* The scratch files of these cases: a FIFO and a device where files are read or written, links
+ * to a file, to nothing, to a FIFO and to a directory, a kernel description whose source is a
+ * FIFO, and documents for report --bench, right and wrong. */
+static void make_files(void) {
+  cr_assert_eq(mkfifo(in_dir("fifo"), 0600), 0, "mkfifo: %s", strerror(errno));
+  cr_assert_eq(mkdir(in_dir("k"), 0755), 0);
+  size_t len = 0;
+  char *desc = dbtest_slurp(PM_SOURCE_DIR "/examples/kernels/matadd.json", &len);
+  cr_assert_not_null(desc);
+  write_text("k/matadd.json", desc);
+  free(desc);
+  cr_assert_eq(mkfifo(in_dir("k/matadd.cu"), 0600), 0); /* its "source" */
+  write_text("target.txt", "keep\n");
+  cr_assert_eq(symlink("target.txt", in_dir("link")), 0);
+  cr_assert_eq(symlink("nowhere.txt", in_dir("dangling")), 0);
+  cr_assert_eq(symlink("fifo", in_dir("fifolink")), 0);
+  cr_assert_eq(symlink("k", in_dir("dirlink")), 0);
+  write_text("bench.json", "{\"gpu\":\"G\",\"op\":\"matadd\",\"problem\":\"64x64 row-major\","
+                           "\"tuned_gbps\":50,\"ceiling_gbps\":100}\n");
+  cr_assert_eq(symlink("bench.json", in_dir("benchlink")), 0);
+  write_text("nobench.json", "{\"gpu\":\"G\",\"op\":\"matadd\",\"problem\":\"64x64\"}\n");
+  write_text("notobject.json", "[1, 2, 3]\n");
+  write_text("half.json", "{\"gpu\":\"G\",\"op\":\"matadd\",\"problem\":\"64x64\",\"ceil");
+  write_text("empty.json", "");
+  write_text("blank.json", "\n\n  \n");
+}
+
+/* What these cases must leave as it was: the link's target, the FIFO, the links themselves, no
+ * file where the dangling link points, and no temporary left in dir. */
+static void files_unchanged(void) {
+  size_t len = 0;
+  char *t = dbtest_slurp(in_dir("target.txt"), &len);
+  cr_expect(t != NULL && strcmp(t, "keep\n") == 0, "the link's target was written: %s",
+            t ? t : "(gone)");
+  free(t);
+  struct stat st;
+  cr_expect(lstat(in_dir("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+  cr_expect(lstat(in_dir("link"), &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+  cr_expect(lstat(in_dir("dangling"), &st) == 0 && S_ISLNK(st.st_mode), "a link was replaced");
+  cr_expect(lstat(in_dir("nowhere.txt"), &st) != 0, "written through the dangling link");
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    cr_expect(strstr(e->d_name, ".tmp.") == NULL, "a temporary left behind: %s", e->d_name);
+  closedir(d);
+}
+
+/* Defect 4: a FIFO (or device, or directory) where pmtune reads or writes a file hung the command
+ * (a FIFO that no one writes to blocks open and read); each is refused at once, naming what it
+ * is. */
+Test(badinput, fifos_and_devices_are_refused_at_once) {
+  make_files();
+  timeout_ms = 10000, fast_ms = 1000;
+  const char *fifo = "is a FIFO, not a regular file", *dev = "is a device, not a regular file";
+  /* read */
+  CASE(1, fifo, "space", "--kernel", "@DIR/k/matadd.json"); /* its source a FIFO */
+  CASE(1, fifo, "compile", "--arch", "sm_90", "--kernel", "@DIR/k/matadd.json");
+  CASE(1, fifo, "tune", "--kernel", "@DIR/k/matadd.json", "--size", "64x64", "--db", "@DB");
+  CASE(1, fifo, "space", "--kernel", "@DIR/fifo");
+  CASE(1, fifo, "space", "--kernel", "@DIR/fifolink");
+  CASE(1, fifo, "bench", "--kernel", "@DIR/fifo", "--size", "64", "--db", "@DB");
+  CASE(1, fifo, "export", "@DIR/w.json", "--kernel", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "import", "@DOC", "--kernel", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "report", "--svg", "@DIR/r.svg", "--kernel", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "import", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "import", "@DIR/fifolink", "--db", "@DB");
+  CASE(1, dev, "import", "/dev/zero", "--db", "@DB");
+  CASE(1, fifo, "compile", "--arch", "sm_90", "--file", "@DIR/fifo");
+  CASE(1, dev, "compile", "--arch", "sm_90", "--file", "/dev/zero");
+  CASE(1, fifo, "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/fifolink", "--db", "@DB");
+  CASE(1, dev, "report", "--svg", "@DIR/r.svg", "--bench", "/dev/zero", "--db", "@DB");
+  /* written */
+  CASE(1, fifo, "compile", "--op", "add", "--arch", "sm_90", "-o", "@DIR/fifo");
+  CASE(1, dev, "compile", "--op", "add", "--arch", "sm_90", "-o", "/dev/null");
+  CASE(1, fifo, "report", "--svg", "@DIR/fifo", "--db", "@DB");
+  CASE(1, fifo, "export", "@DIR/fifo", "--db", "@DB");
+  /* --db: refused before SQLite opens it */
+  for (size_t u = 0; u < sizeof db_users / sizeof *db_users; u++) {
+    db_case(u, "@DIR/fifo", 1, "--db");
+    db_case(u, "@DIR/fifo", 1, fifo);
+    db_case(u, "/dev/zero", 1, dev);
+    db_case(u, "@DIR/dirlink", 1, "is a directory, not a regular file");
+  }
+  /* '-' is standard input where a command documents it, whatever it is: /dev/null here (a pipe
+   * in test_cli_db's export | import) */
+  CASE(1, "not valid JSON", "import", "-", "--db", "@DB");
+  tally("FIFOs, devices and directories");
+  files_unchanged();
+  cr_assert_eq(failures, 0);
+}
+
+/* Defect 5: report --svg and compile -o wrote through a symbolic link, replacing its target; a
+ * link (to a file, to nothing, to a directory) is refused as export refuses it, and the link and
+ * its target are left as they were. */
+Test(badinput, writes_never_go_through_a_symlink) {
+  make_files();
+  timeout_ms = 10000, fast_ms = 1000;
+  const char *link = "is a symbolic link, not a regular file";
+  static const char *const links[] = {"@DIR/link", "@DIR/dangling", "@DIR/dirlink",
+                                      "@DIR/fifolink"};
+  for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+    CASE(1, link, "report", "--svg", links[i], "--db", "@DB");
+    CASE(1, link, "compile", "--op", "add", "--arch", "sm_90", "-o", links[i]);
+    CASE(1, link, "export", links[i], "--db", "@DB");
+  }
+  tally("symbolic links written");
+  files_unchanged();
+  /* a regular file is replaced whole and keeps its permissions; a new one is made */
+  fast_ms = 0;
+  write_text("old.svg", "old\n");
+  cr_assert_eq(chmod(in_dir("old.svg"), 0640), 0);
+  CASE(0, NULL, "report", "--svg", "@DIR/old.svg", "--db", "@DB");
+  CASE(0, NULL, "report", "--svg", "@DIR/new.svg", "--db", "@DB");
+  CASE(0, NULL, "compile", "--op", "add", "--arch", "sm_90", "-o", "@DIR/new.cubin");
+  CASE(0, NULL, "export", "@DIR/target.json", "--db", "@DB");
+  size_t len = 0;
+  char *svg = dbtest_slurp(in_dir("old.svg"), &len);
+  cr_expect(svg != NULL && strncmp(svg, "<svg", 4) == 0, "old.svg was not replaced");
+  free(svg);
+  struct stat st;
+  cr_expect(stat(in_dir("old.svg"), &st) == 0 && (st.st_mode & 0777) == 0640,
+            "old.svg's mode is now %o, not 640", (unsigned)(st.st_mode & 0777));
+  cr_expect(stat(in_dir("new.cubin"), &st) == 0 && st.st_size > 0, "no new.cubin");
+  files_unchanged();
+  cr_assert_eq(failures, 0);
+}
+
+/* Defect 6: report --bench read anything (an SQLite file, /proc/self/maps) as a bench document
+ * with no ceilings, status 0 and no word; what is not the output of `pmtune bench --json` is
+ * refused, saying why. */
+Test(badinput, report_bench_takes_only_bench_json) {
+  make_files();
+  const char *not = "not the output of 'pmtune bench --json'";
+  CASE(1, not, "report", "--svg", "@DIR/r.svg", "--bench", "@DB", "--db", "@DB");
+  CASE(1, "a binary file", "report", "--svg", "@DIR/r.svg", "--bench", "@DB", "--db", "@DB");
+  CASE(1, not, "report", "--svg", "@DIR/r.svg", "--bench", "/proc/self/maps", "--db", "@DB");
+  CASE(1, not, "report", "--svg", "@DIR/r.svg", "--bench", "@DOC", "--db", "@DB");
+  CASE(1, "no \"ceiling_gbps\" number", "report", "--svg", "@DIR/r.svg", "--bench",
+       "@DIR/nobench.json", "--db", "@DB");
+  CASE(1, "not a JSON object", "report", "--svg", "@DIR/r.svg", "--bench",
+       "@DIR/notobject.json", "--db", "@DB");
+  CASE(1, "line 1: not JSON", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/half.json",
+       "--db", "@DB");
+  CASE(1, "empty", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/empty.json", "--db", "@DB");
+  CASE(1, "empty", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/blank.json", "--db", "@DB");
+  CASE(1, not, "report", "--svg", "@DIR/r.svg", "--bench", PM_SOURCE_DIR "/README.md", "--db",
+       "@DB");
+  /* what bench --json writes is read, through a link too */
+  CASE(0, NULL, "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/bench.json", "--db", "@DB");
+  CASE(0, NULL, "report", "--svg", "@DIR/r.svg", "--bench", "@DIR/benchlink", "--db", "@DB");
+  CASE(0, NULL, "report", "--svg", "@DIR/r.svg", "--bench",
+       PM_SOURCE_DIR "/bench/results/2026-11-22-h100/bench-exhaustive.json", "--db", "@DB");
+  tally("report --bench documents");
+  struct stat st;
+  cr_expect(stat(in_dir("r.svg"), &st) == 0, "no picture drawn");
+  cr_assert_eq(failures, 0);
+}
+
+/* Item 12: internal tags naming pmtune's source ("[pmdb.c:157: PRAGMA application_id]") do not
+ * reach the user; PMTUNE_DEBUG=1 keeps them. */
+Test(badinput, messages_carry_no_internal_source_tags) {
+  forbidden = ".c:";
+  for (size_t u = 0; u < sizeof db_users / sizeof *db_users; u++)
+    db_case(u, "@DOC", 1, "not a database");
+  CASE(1, "not a database", "import", "@DOC", "--db", "@DOC");
+  tally("messages without source tags");
+  forbidden = NULL;
+  setenv("PMTUNE_DEBUG", "1", 1);
+  CASE(1, "[pmdb.c:", "db", "check", "--db", "@DOC");
+  unsetenv("PMTUNE_DEBUG");
   cr_assert_eq(failures, 0);
 }

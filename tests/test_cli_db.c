@@ -312,19 +312,19 @@ Test(cli_db, export_refuses_what_is_not_a_regular_file) {
   cr_assert_eq(symlink(target, link), 0);
   cr_assert_eq(mkfifo(fifo, 0600), 0);
   snprintf(args, sizeof args, "export %s --db %s", link, src);
-  expect_failure("", args, "not a regular file (a symbolic link)");
+  expect_failure("", args, "is a symbolic link, not a regular file");
   char got[64];
   slurp_into(target, got, sizeof got);
   cr_assert_str_eq(got, "keep me\n", "the symlink's target is untouched");
   struct stat st;
   cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the symlink is still one");
   snprintf(args, sizeof args, "export %s --db %s", fifo, src);
-  expect_failure("", args, "(a FIFO)");
+  expect_failure("", args, "is a FIFO, not a regular file");
   cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still one");
   snprintf(args, sizeof args, "export %s --db %s", dir, src);
-  expect_failure("", args, "(a directory)");
+  expect_failure("", args, "is a directory, not a regular file");
   snprintf(args, sizeof args, "export /dev/null --db %s", src);
-  expect_failure("", args, "(a device or socket)");
+  expect_failure("", args, "is a device, not a regular file");
   cr_assert(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null is still a device");
 }
 

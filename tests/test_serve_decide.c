@@ -637,6 +637,31 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   unsetenv("PMTUNE_RESULTS");
 }
 
+/* A FIFO, a directory or a device link named like a document among the shipped results (issue
+ * 31) is passed over at once, never waited on: the documents beside it still serve. */
+Test(serve_decide, shipped_results_pass_over_what_is_not_a_regular_file) {
+  char results[128], ship[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(ship, sizeof ship, "%s/ship.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  dbtest_put_config(c, ship, &c->dev, real_sha(&pm__op_matadd), &pm__op_matadd, M1000,
+                    MATADD(2), 1.0);
+  snprintf(file, sizeof file, "%s/b-fake.json", results);
+  export_to(ship, file);
+  snprintf(file, sizeof file, "%s/a-fifo.json", results); /* read first, in order of name */
+  cr_assert_eq(mkfifo(file, 0600), 0);
+  snprintf(file, sizeof file, "%s/c-dir.json", results);
+  cr_assert_eq(mkdir(file, 0755), 0);
+  snprintf(file, sizeof file, "%s/d-zero.json", results);
+  cr_assert_eq(symlink("/dev/zero", file), 0);
+  double t0 = pm__now_ms();
+  pm__decision d;
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT, "%s", d.why);
+  cr_assert(d.shipped && strcmp(d.config, MATADD(2)) == 0, "%s", d.config);
+  cr_assert_lt(pm__now_ms() - t0, 1000, "took %.0f ms", pm__now_ms() - t0);
+  unsetenv("PMTUNE_RESULTS");
+}
+
 /* A GPU model without results of its own for an op and type is served those of the nearest
  * other model of its architecture that ships them (issue 30: an H200 from an H100's), and says
  * so; where its own model's has the op and type, its own serve and the other's are dropped. */

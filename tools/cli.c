@@ -48,6 +48,38 @@ static void put_clipped(FILE *f, const char *msg) {
   }
 }
 
+/* The length of an internal tag at p, "pmdb.c:156: " (a source file of pmtune's and a line, as
+ * the check macros write them: core/error.c, db/pmdb.c's pm__db_sqlite_error), or 0. */
+static size_t source_tag(const char *p) {
+  size_t n = 0;
+  while (p[n] == '_' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9')) n++;
+  if (n == 0 || strncmp(p + n, ".c:", 3) != 0 || p[n + 3] < '0' || p[n + 3] > '9') return 0;
+  for (n += 3; p[n] >= '0' && p[n] <= '9';) n++;
+  return p[n] == ':' ? n + 1 + (p[n + 1] == ' ') : 0;
+}
+
+void cli_user_text(char *msg) {
+  const char *debug = getenv("PMTUNE_DEBUG");
+  if (debug != NULL && debug[0] != '\0' && strcmp(debug, "0") != 0) return;
+  char *w = msg;
+  for (const char *r = msg; *r != '\0';) {
+    size_t tag;
+    if (r[0] == ' ' && r[1] == '[' && source_tag(r + 2) > 0) { /* " [pmdb.c:156: SQL]": all */
+      int depth = 0;
+      const char *e = r + 1;
+      for (; *e != '\0'; e++)
+        if (*e == '[') depth++;
+        else if (*e == ']' && --depth == 0) break;
+      r = *e == ']' ? e + 1 : e;
+    } else if ((r == msg || r[-1] == ' ' || r[-1] == '\n') && (tag = source_tag(r)) > 0) {
+      r += tag; /* "nvrtc.c:18: nvrtcCompileProgram: ..." keeps the call and what it said */
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+}
+
 static void vreport(const char *cmd, const char *fmt, va_list ap) {
   char small[1024], *msg = small;
   va_list ap2;
@@ -56,6 +88,7 @@ static void vreport(const char *cmd, const char *fmt, va_list ap) {
   if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
     vsnprintf(msg, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
+  cli_user_text(msg != NULL ? msg : small);
   fprintf(stderr, "pmtune%s%s: ", cmd ? " " : "", cmd ? cmd : "");
   put_clipped(stderr, msg != NULL ? msg : small); /* out of memory: the message's start */
   fputc('\n', stderr);
@@ -144,6 +177,10 @@ int cli_dtype_one(const char *cmd, const pm__op *op, unsigned mask, int *out) {
 
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg) {
   if (arg[0] == '\0') return cli_usage_error(cmd, "--%s: empty path", o->name);
+  int kind = pm__file_not_regular(arg); /* before SQLite opens it (and leaves files beside it) */
+  if (kind != 0)
+    return cli_fail(cmd, "--%s '%s': %s (a tuning database is an SQLite file)", o->name, arg,
+                    pm__file_strerror(kind));
   *(const char **)o->value = arg;
   return CLI_OK;
 }
@@ -224,7 +261,8 @@ int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **arg
     if (i < 0) return bad_option(help->cmd, argv, ch);
     if (++seen[i] > 1 && !(opts[i].flags & CLI_REPEAT)) /* one value, never the last silently */
       return cli_usage_error(help->cmd, "--%s given twice", opts[i].name);
-    if (store(help->cmd, &opts[i], optarg) != CLI_OK) return CLI_USAGE;
+    int stored = store(help->cmd, &opts[i], optarg); /* CLI_FAIL: --db names a FIFO, say */
+    if (stored != CLI_OK) return stored == CLI_FAIL ? CLI_FAIL : CLI_USAGE;
   }
   if (help->operands == NULL && optind < argc)
     return cli_usage_error(help->cmd, "unexpected argument '%s'", argv[optind]);
@@ -421,6 +459,7 @@ void cli_kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm
              pm__op_known_load(db, &c->dev, op, &known) == PM_OK;
   char why[512];
   snprintf(why, sizeof why, "%s", have ? "" : pm_errmsg(c));
+  cli_user_text(why);
   pm__decide(c, have ? &known : NULL, NULL, op, pr, out);
   if (!have) snprintf(out->why, sizeof out->why, "%s", why);
   if (have) pm__db_known_free(&known);

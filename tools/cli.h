@@ -122,7 +122,8 @@ typedef struct cli_help {
 #define CLI_END {.name = NULL}
 
 /* The options that more than one command takes, with one meaning everywhere. --db PATH sets a
- * const char * (an empty path is refused: "--db: empty path"); --radius R (1 to
+ * const char * (an empty path is refused: "--db: empty path"; a directory, FIFO or device at
+ * once, status 1: "--db 'x': is a FIFO, not a regular file"); --radius R (1 to
  * PM__MAX_RADIUS) sets a pm__problem's radius; --order row|col and --border clamp|zero are
  * noted in a cli_variants, and cli_apply_variants then sets the problem's variant from them
  * once the operation is known. */
@@ -168,7 +169,9 @@ int cli_dtype_check(const char *cmd, const pm__op *op, unsigned mask);
 /* The one type of mask (0: f32) in *out, where op takes it; else CLI_USAGE with the message
  * written ("--dtype: one type here", or cli_dtype_check's). */
 int cli_dtype_one(const char *cmd, const pm__op *op, unsigned mask, int *out);
-/* The callback of --db: stores arg through o->value (a const char **), refusing an empty one. */
+/* The callback of --db: stores arg through o->value (a const char **), refusing an empty one
+ * (CLI_USAGE) and one that names a directory, FIFO, device or socket (CLI_FAIL). A callback's
+ * CLI_FAIL is cli_parse's; any other failure is CLI_USAGE. */
 int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
 
 /* Parses argv[1 .. argc-1] (argv[0] is the command's name) by the table opts. Where --help or -h
@@ -180,7 +183,7 @@ int cli_db_option(const char *cmd, const cli_option *o, const char *arg);
  * (argv is permuted to put the operands last), or CLI_USAGE after a one-line error: "unknown
  * option '--x' (see ...)", "option '--x' needs a value (see ...)", a bad value as the option's
  * kind words it, or "unexpected argument 'x'" where help->operands is NULL and an operand was
- * given. */
+ * given; or CLI_FAIL where a callback failed so (cli_db_option: a FIFO as --db). */
 int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **argv, int *rest);
 
 /* Writes the words of text (separated by spaces) to out, then a newline: from column col, lines
@@ -198,8 +201,14 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
  * ('...') of over 64 characters in a one-line message is cut short, its length said. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. */
+/* Prints "pmtune CMD: message" to stderr and returns CLI_FAIL. Both take the internal tags out
+ * of the message first (cli_user_text). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Takes out of msg, in place, the internal tags that name pmtune's source (" [pmdb.c:156: SQL]",
+ * "nvrtc.c:18: "), as cli_fail and cli_usage_error do before they print: a user reads what
+ * failed, not where in pmtune. Where $PMTUNE_DEBUG is set (and not "0") msg is left whole. */
+void cli_user_text(char *msg);
 
 /* The command of that name, or NULL. */
 const cli_cmd *cli_find(const char *name);

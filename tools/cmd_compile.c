@@ -17,13 +17,6 @@ static const cli_help help = {.cmd = "compile", .about = about, .after = after};
 
 #define MAX_DEFINES 64
 
-static int write_file(const char *path, const void *data, size_t len) {
-  FILE *f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  int ok = fwrite(data, 1, len, f) == len;
-  return (fclose(f) == 0 && ok) ? 0 : -1;
-}
-
 int cmd_compile(int argc, char **argv) {
   const char *config = NULL;
   unsigned dtypes = 0;
@@ -52,7 +45,8 @@ int cmd_compile(int argc, char **argv) {
                "a define for the template (repeatable), such as -D BX=64"),
       CLI_STRING(0, "file", "PATH", &file,
                  "compile this file instead of the embedded template of OP"),
-      CLI_STRING('o', "output", "FILE", &output, "write the cubin to FILE"),
+      CLI_STRING('o', "output", "FILE", &output,
+                 "write the cubin to FILE (a regular file, replaced whole, or a new one)"),
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
@@ -82,9 +76,15 @@ int cmd_compile(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__cubin cubin = {0};
+  pm__file_out out = {0};
   char *source = NULL, archbuf[16];
   int status = CLI_OK, rc;
   pm__kernel_file *kf = NULL;
+  /* the output first: a path that cannot be written is refused before the compile, not after */
+  if (output != NULL && pm__file_create(&out, output) != 0) {
+    status = cli_fail("compile", "cannot write '%s': %s", output, pm__file_strerror(errno));
+    goto done;
+  }
   if (pm_open(&c, &opts) != PM_OK) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
@@ -148,7 +148,7 @@ int cmd_compile(int argc, char **argv) {
   if (file != NULL) {
     size_t len;
     if ((source = pm__read_file(file, (size_t)64 << 20, &len)) == NULL) {
-      status = cli_fail("compile", "cannot read '%s': %s", file, strerror(errno));
+      status = cli_fail("compile", "cannot read '%s': %s", file, pm__file_strerror(errno));
       goto done;
     }
     const char *slash = strrchr(file, '/');
@@ -176,13 +176,14 @@ int cmd_compile(int argc, char **argv) {
   for (size_t i = 0; i < ndefines; i++) printf(" -D%s", defines[i]);
   printf("\n  cubin     %zu bytes\n  time      %.1f ms\n", cubin.size, cubin.compile_ms);
   if (output != NULL) {
-    if (write_file(output, cubin.data, cubin.size) != 0) {
-      status = cli_fail("compile", "cannot write '%s': %s", output, strerror(errno));
+    if (fwrite(cubin.data, 1, cubin.size, out.f) != cubin.size || pm__file_commit(&out) != 0) {
+      status = cli_fail("compile", "cannot write '%s': %s", output, pm__file_strerror(errno));
       goto done;
     }
     printf("  written   %s\n", output);
   }
 done:
+  pm__file_abort(&out);
   pm__cubin_free(&cubin);
   free(source);
   pm__kernel_file_free(kf);

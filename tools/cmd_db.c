@@ -70,6 +70,7 @@ int cmd_db(int argc, char **argv) {
     status = cli_fail("db", "%s", pm_errmsg(c));
     goto done;
   }
+  cli_user_text(report); /* a check that failed says so without pmtune's source tags */
   printf("%s\n%s", path, report);
   if (problems > 0)
     status = cli_fail("db", "%s: %d problem%s found", path, problems, problems == 1 ? "" : "s");

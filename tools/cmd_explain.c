@@ -107,6 +107,7 @@ int cmd_explain(int argc, char **argv) {
   pm__decision d;
   if (kf != NULL) cli_kernel_decide(c, dbpath, op, &pr, &d);
   else pm__serve_decide(c, op, &pr, &d);
+  cli_user_text(d.why); /* a database's failure, said without pmtune's source tags */
   char ptext[96], tuned[48], other[48];
   pm__problem_text(op, &pr, ptext, sizeof ptext);
   if (json) {

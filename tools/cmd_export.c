@@ -1,9 +1,7 @@
 /* cmd_export.c: `pmtune export FILE`, the tuning results as a JSON document that import reads. */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "kernel_file.h"
@@ -37,23 +35,22 @@ int cmd_export(int argc, char **argv) {
   if (first + 1 < argc)
     return cli_usage_error("export", "unexpected argument '%s'", argv[first + 1]);
   if (file[0] == '\0') return cli_usage_error("export", "FILE is empty");
-  struct stat st;
-  if (strcmp(file, "-") != 0 && lstat(file, &st) == 0 && !S_ISREG(st.st_mode))
-    return cli_fail("export", "'%s' is not a regular file (a %s): export writes only a regular "
-                    "file or a new one", file, S_ISLNK(st.st_mode)   ? "symbolic link"
-                                                  : S_ISDIR(st.st_mode) ? "directory"
-                                                  : S_ISFIFO(st.st_mode) ? "FIFO"
-                                                  : "device or socket");
-
   pm_ctx *c = NULL;
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__db *db = NULL;
   FILE *out = NULL;
-  char tmp[PM__DB_PATH_MAX + 32] = "";
+  pm__file_out o = {0};
   int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
   pm__kernel_file *kf = NULL;
   pm__ops_db_plus plus;
   const pm__db_op *const *ops = NULL;
+  if (!to_stdout) { /* refused before anything is read (pm__file_create: a link is not followed) */
+    if (pm__file_create(&o, file) != 0) {
+      status = cli_fail("export", "cannot write '%s': %s", file, pm__file_strerror(errno));
+      goto done;
+    }
+    out = o.f;
+  }
   if (pm_open(&c, &opts) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;
@@ -68,34 +65,22 @@ int cmd_export(int argc, char **argv) {
                       file);
     goto done;
   }
-  if (to_stdout) {
-    out = stdout;
-  } else {
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
-    if ((out = fopen(tmp, "w")) == NULL) {
-      status = cli_fail("export", "cannot write '%s': %s", tmp, strerror(errno));
-      tmp[0] = '\0';
-      goto done;
-    }
-  }
+  if (to_stdout) out = stdout;
   if (pm__db_export(db, out, all, &count) != PM_OK) {
     status = cli_fail("export", "%s", pm_errmsg(c));
     goto done;
   }
   if (!to_stdout) {
-    int bad = fclose(out) != 0;
     out = NULL;
-    if (bad || rename(tmp, file) != 0) {
-      status = cli_fail("export", "cannot write '%s': %s", file, strerror(errno));
+    if (pm__file_commit(&o) != 0) {
+      status = cli_fail("export", "cannot write '%s': %s", file, pm__file_strerror(errno));
       goto done;
     }
-    tmp[0] = '\0';
     printf("exported %d measurement%s from %s to %s\n", count, count == 1 ? "" : "s",
            pm__db_filename(db), file);
   }
 done:
-  if (out != NULL && out != stdout) fclose(out);
-  if (tmp[0] != '\0') remove(tmp);
+  pm__file_abort(&o);
   pm__db_close(db);
   pm__kernel_file_free(kf);
   pm_close(c);

@@ -71,9 +71,9 @@ int cmd_import(int argc, char **argv) {
   char *doc = NULL;
   size_t len = 0;
   int status = CLI_OK, from_stdin = strcmp(file, "-") == 0;
-  FILE *in = from_stdin ? stdin : fopen(file, "rb");
+  FILE *in = from_stdin ? stdin : pm__file_open(file);
   if (in == NULL || (doc = slurp(in, &len)) == NULL) {
-    status = cli_fail("import", "cannot read '%s': %s", file, strerror(errno));
+    status = cli_fail("import", "cannot read '%s': %s", file, pm__file_strerror(errno));
     goto done;
   }
   if (len > MAX_BYTES) {

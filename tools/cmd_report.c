@@ -1,11 +1,11 @@
 /* cmd_report.c: `pmtune report --svg FILE`, a picture of what tuning found: per operation, bars of
  * the tuned and the seed configuration's bandwidth (and the copy ceiling, from `pmtune bench
  * --json` output); per problem, a heat map of time over the space's first two axes. */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "kernel_file.h"
@@ -36,6 +36,60 @@ static double ceiling_of(const char *bench, const char *op, const char *text) {
   const char *p = bench ? strstr(bench, key) : NULL, *c = p ? strstr(p, "\"ceiling_gbps\":") : NULL;
   const char *eol = p ? strchr(p, '\n') : NULL;
   return c != NULL && (eol == NULL || c < eol) ? strtod(c + 15, NULL) : 0;
+}
+
+#define MAX_BENCH ((size_t)64 << 20) /* a bench document is some kilobytes: 334 lines, 150 KB */
+
+/* Why bench[0..len) is not what `pmtune bench --json` writes (one JSON object a line, each with
+ * an "op" and a "problem" text and a "ceiling_gbps" number), or NULL where it is; h serves for
+ * SQLite's JSON functions. A database, /proc/self/maps or a picture is refused, not read as no
+ * ceilings. */
+static const char *bench_why(sqlite3 *h, const char *bench, size_t len) {
+  static char why[96];
+  if (strlen(bench) != len) return "a NUL byte: a binary file";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(h, "SELECT json_type(?1), json_type(?1, '$.op'),"
+                            " json_type(?1, '$.problem'), json_type(?1, '$.ceiling_gbps')",
+                         -1, &st, NULL) != SQLITE_OK)
+    return "SQLite cannot read JSON";
+  int lines = 0, objects = 0;
+  const char *res = NULL;
+  for (const char *p = bench; *p != '\0' && res == NULL; lines++) {
+    const char *eol = strchr(p, '\n'), *next = eol ? eol + 1 : p + strlen(p);
+    size_t n = (size_t)(next - p);
+    while (n > 0 && strchr(" \t\r\n", p[n - 1]) != NULL) n--;
+    const char *start = p;
+    p = next;
+    if (n == 0) continue; /* a blank line */
+    int valid = pm__db_json_check(h, start, (int)n);
+    if (valid != 1) {
+      snprintf(why, sizeof why, "line %d: %s", lines + 1,
+               valid == 0 ? "not JSON" : "SQLite cannot read JSON");
+      res = why;
+      break;
+    }
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, start, (int)n, SQLITE_STATIC);
+    const char *type[4] = {""};
+    if (sqlite3_step(st) == SQLITE_ROW)
+      for (int k = 0; k < 4; k++) {
+        const char *t = (const char *)sqlite3_column_text(st, k);
+        type[k] = t == NULL ? "" : strcmp(t, "text") == 0 ? "t" : strcmp(t, "object") == 0 ? "o"
+                  : strcmp(t, "real") == 0 || strcmp(t, "integer") == 0 ? "n" : "?";
+      }
+    const char *missing = strcmp(type[0], "o") != 0 ? "not a JSON object"
+                          : strcmp(type[1], "t") != 0 ? "no \"op\" text"
+                          : strcmp(type[2], "t") != 0 ? "no \"problem\" text"
+                          : strcmp(type[3], "n") != 0 ? "no \"ceiling_gbps\" number" : NULL;
+    if (missing != NULL) {
+      snprintf(why, sizeof why, "line %d: %s", lines + 1, missing);
+      res = why;
+    }
+    objects++;
+  }
+  sqlite3_finalize(st);
+  if (res == NULL && objects == 0) res = "empty: no line of results";
+  return res;
 }
 
 static void bars(FILE *f, double y0, const pm__op *op, const problem_row *rows, int n) {
@@ -168,9 +222,11 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
 int cmd_report(int argc, char **argv) {
   const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL, *kfile = NULL;
   const cli_option options[] = {
-      CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED, "where to write the picture"),
+      CLI_STRING_F(0, "svg", "FILE", &svg, CLI_REQUIRED,
+                   "where to write the picture (a regular file, replaced whole, or a new one)"),
       CLI_STRING(0, "bench", "FILE", &benchfile,
-                 "the output of 'pmtune bench --json', for the ceilings"),
+                 "the output of 'pmtune bench --json', for the ceilings (anything else is "
+                 "refused)"),
       CLI_STRING(0, "op", "OP", &opname, "only this operation"),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "only this kernel of your own, described in FILE (JSON); not with --op"),
@@ -185,26 +241,15 @@ int cmd_report(int argc, char **argv) {
   if (opname != NULL && cli_op_arg("report", opname, 0, &only) != CLI_OK) return CLI_USAGE;
 
   char *bench = NULL;
-  if (benchfile != NULL) {
-    FILE *b = fopen(benchfile, "rb");
-    struct stat st;
-    long n = -1;
-    int regular = b != NULL && fstat(fileno(b), &st) == 0 && S_ISREG(st.st_mode); /* not a dir */
-    if (regular && fseek(b, 0, SEEK_END) == 0 && (n = ftell(b)) >= 0 &&
-        fseek(b, 0, SEEK_SET) == 0 && (bench = malloc((size_t)n + 1)) != NULL &&
-        fread(bench, 1, (size_t)n, b) == (size_t)n)
-      bench[n] = '\0';
-    else {
-      free(bench);
-      if (b) fclose(b);
-      return cli_fail("report", "cannot read '%s'%s", benchfile,
-                      b != NULL && !regular ? ": not a regular file" : "");
-    }
-    fclose(b);
-  }
+  size_t bench_len = 0;
+  if (benchfile != NULL && (bench = pm__read_file(benchfile, MAX_BENCH, &bench_len)) == NULL)
+    return cli_fail("report", "cannot read '%s': %s", benchfile,
+                    errno == EFBIG ? "larger than a bench document (64 MiB)"
+                                   : pm__file_strerror(errno));
   pm_ctx *c = NULL;
   pm__db *db = NULL;
   FILE *f = NULL, *out = NULL;
+  pm__file_out svg_out = {0};
   char *body = NULL;
   size_t body_len = 0;
   pm_options o = {.device = PM_DEVICE_NONE};
@@ -221,6 +266,21 @@ int cmd_report(int argc, char **argv) {
   if ((status = cli_kernel_load("report", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, PM__DB_READONLY, dbops, &db) != PM_OK) {
     status = cli_fail("report", "%s", pm_errmsg(c));
+    goto done;
+  }
+  const char *why = bench != NULL ? bench_why(pm__db_handle(db), bench, bench_len) : NULL;
+  if (why != NULL) {
+    status = cli_fail("report", "--bench '%s': not the output of 'pmtune bench --json' (%s)",
+                      benchfile, why);
+    goto done;
+  }
+  if (cli_same_file(svg, pm__db_filename(db))) {
+    status = cli_fail("report", "'%s' is the tuning database itself: the picture would replace it",
+                      svg);
+    goto done;
+  }
+  if (pm__file_create(&svg_out, svg) != 0) { /* refused before drawing; a link is not followed */
+    status = cli_fail("report", "cannot write '%s': %s", svg, pm__file_strerror(errno));
     goto done;
   }
   if (kf != NULL)
@@ -282,25 +342,19 @@ int cmd_report(int argc, char **argv) {
     status = cli_fail("report", "nothing tuned in %s to draw: run 'pmtune tune'", pm__db_filename(db));
     goto done;
   }
-  if (cli_same_file(svg, pm__db_filename(db))) {
-    status = cli_fail("report", "'%s' is the tuning database itself: the picture would replace it",
-                      svg);
-    goto done;
-  }
-  if ((out = fopen(svg, "w")) == NULL ||
-      fprintf(out, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='%d' "
+  out = svg_out.f;
+  if (fprintf(out, "<svg xmlns='http://www.w3.org/2000/svg' width='1000' height='%d' "
                    "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
               (int)(y + 20)) < 0 ||
-      fwrite(body, 1, body_len, out) != body_len || fputs("</svg>\n", out) < 0 || fclose(out) != 0) {
-    out = NULL;
-    status = cli_fail("report", "cannot write '%s'", svg);
+      fwrite(body, 1, body_len, out) != body_len || fputs("</svg>\n", out) < 0 ||
+      pm__file_commit(&svg_out) != 0) {
+    status = cli_fail("report", "cannot write '%s': %s", svg, pm__file_strerror(errno));
     goto done;
   }
-  out = NULL;
   printf("wrote %s: %d tuned problems from %s\n", svg, drawn, pm__db_filename(db));
 done:
   if (f) fclose(f);
-  if (out) fclose(out);
+  pm__file_abort(&svg_out);
   free(body);
   free(rows);
   free(bench);

@@ -1001,7 +1001,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     goto done;
   }
   if ((json = pm__read_file(path, MAX_FILE, NULL)) == NULL) {
-    rc = pm__seterr(c, errno == ENOMEM ? PM_ENOMEM : PM_EIO, "%s: %s", path, strerror(errno));
+    rc = pm__seterr(c, errno == ENOMEM ? PM_ENOMEM : PM_EIO, "%s: %s", path,
+                    pm__file_strerror(errno));
     goto done;
   }
   if (sqlite3_open_v2(":memory:", &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
@@ -1047,7 +1048,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     }
     snprintf(full, len, "%.*s%s", (int)dir, path, k->source_file);
     k->source = pm__read_file(full, MAX_FILE, NULL);
-    if (k->source == NULL) rc = fail(&r, "source", "%s: %s", full, strerror(errno));
+    if (k->source == NULL) rc = fail(&r, "source", "%s: %s", full, pm__file_strerror(errno));
     free(full);
     if (rc != PM_OK) goto done;
   }
