@@ -6,6 +6,7 @@
  * shipped for the GPU's model, whichever answers better; else the op's built-in default.
  * A call's slow path and `pmtune explain` both decide here; tuning on first use is a step the
  * slow path takes between two runs of the chain (serve.c). Needs no GPU. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,6 +72,23 @@ static int rank_of(const pm__decision *d) {
   return d->source == PM__FROM_EXACT ? 0 : d->between ? 1 : 2;
 }
 
+/* How far the sizes d was decided from lie from pr: the distance in (ln elements, ln aspect) to
+ * its tuned size plus, between two, to the other; of two answers between tuned sizes the one
+ * whose sizes lie nearer predicts better (a fleet's or the shipped grid's dense sizes before a
+ * default tuning's few). */
+static double far_from(const pm__op *op, const pm__problem *pr, unsigned rows, unsigned cols,
+                       unsigned n) {
+  if (op->dims == 1) return fabs(log(((double)n + 1) / ((double)pr->n + 1)));
+  double de = log(((double)rows * cols + 1) / ((double)pr->rows * pr->cols + 1));
+  double da = log(((double)rows + 1) / (cols + 1) * ((double)pr->cols + 1) / (pr->rows + 1));
+  return sqrt(de * de + da * da);
+}
+
+static double spread(const pm__op *op, const pm__problem *pr, const pm__decision *d) {
+  return far_from(op, pr, d->tuned_rows, d->tuned_cols, d->tuned_n) +
+         (d->between ? far_from(op, pr, d->other_rows, d->other_cols, d->other_n) : 0);
+}
+
 /* What `known` says of pr (exact, between or nearest); PM_ENOTFOUND where nothing fits, with
  * out->why saying why where `why` is set (the nearest lookup run again for its message: only
  * explain asks). */
@@ -114,7 +132,8 @@ static void why_no_db(pm_ctx *c, char *why, size_t cap) {
  * nothing: the shipped results are a fallback the default's reason does not mention). The user's
  * database and the shipped results are asked alike, and the better answer serves: exact before
  * between two tuned sizes before nearest; on a tie the user's database, but for two nearest
- * answers the one whose tuned size lies nearer. */
+ * answers the one whose tuned size lies nearer, and for two between answers the one whose two
+ * sizes lie nearer (spread). */
 static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__db_known *shipped,
                          const pm__op *op, const pm__problem *pr, int why, pm__decision *out) {
   pm__decision d;
@@ -129,7 +148,9 @@ static pm__source decide(pm_ctx *c, const pm__db_known *known, const pm__db_know
     memset(&d, 0, sizeof d);
     if (from_known(c, shipped, op, pr, 0, &d) == PM_OK &&
         (mine != PM_OK || rank_of(&d) < rank_of(out) ||
-         (rank_of(&d) == 2 && rank_of(out) == 2 && d.distance < out->distance - 1e-9))) {
+         (rank_of(&d) == 2 && rank_of(out) == 2 && d.distance < out->distance - 1e-9) ||
+         (rank_of(&d) == 1 && rank_of(out) == 1 &&
+          spread(op, pr, &d) < spread(op, pr, out) - 1e-9))) {
       *out = d;
       out->shipped = 1;
       return out->source;

@@ -637,6 +637,44 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   unsetenv("PMTUNE_RESULTS");
 }
 
+/* Of two answers between tuned sizes, the one whose sizes lie nearer serves (issue 30): the
+ * shipped grid's 2000x2000 and 4000x4000 before a default tuning's 1000x1000 and 16000x16000
+ * around 3000x3000; the user's where its sizes lie nearer (2500x2500 and 3500x3500). */
+Test(serve_decide, of_two_between_answers_the_nearer_sizes_serve) {
+  char results[128], ship[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(ship, sizeof ship, "%s/ship.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  pm__device_info tuned_on = fake_gpu(0, 7);
+  const char *sha = real_sha(&pm__op_matadd);
+  pm__problem s2 = {.rows = 2000, .cols = 2000}, s4 = {.rows = 4000, .cols = 4000};
+  dbtest_put_config(c, ship, &tuned_on, sha, &pm__op_matadd, s2, MATADD(4), 4.0);
+  dbtest_put_config(c, ship, &tuned_on, sha, &pm__op_matadd, s2, MATADD(2), 5.0);
+  dbtest_put_config(c, ship, &tuned_on, sha, &pm__op_matadd, s4, MATADD(4), 16.0);
+  dbtest_put_config(c, ship, &tuned_on, sha, &pm__op_matadd, s4, MATADD(2), 20.0);
+  snprintf(file, sizeof file, "%s/fake-h100.json", results);
+  export_to(ship, file);
+  pm__problem u1 = {.rows = 1000, .cols = 1000}, u16 = {.rows = 16000, .cols = 16000};
+  put(&pm__op_matadd, u1, MATADD(2), 1.0);
+  put(&pm__op_matadd, u1, MATADD(4), 1.2);
+  put(&pm__op_matadd, u16, MATADD(2), 256.0);
+  put(&pm__op_matadd, u16, MATADD(4), 300.0);
+  pm__decision d;
+  pm__problem pr = {.rows = 3000, .cols = 3000, .caller_align = 16};
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert(d.between && d.shipped, "the shipped sizes lie nearer: %s", d.shipped ? "shipped" : "mine");
+  cr_assert_str_eq(d.config, MATADD(4));
+  pm__problem u25 = {.rows = 2500, .cols = 2500}, u35 = {.rows = 3500, .cols = 3500};
+  put(&pm__op_matadd, u25, MATADD(2), 6.0);
+  put(&pm__op_matadd, u25, MATADD(4), 7.2);
+  put(&pm__op_matadd, u35, MATADD(2), 12.0);
+  put(&pm__op_matadd, u35, MATADD(4), 14.4);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, pr, &d), PM__FROM_NEAREST);
+  cr_assert(d.between && !d.shipped, "the user's 2500x2500 and 3500x3500 lie nearer");
+  cr_assert_str_eq(d.config, MATADD(2));
+  unsetenv("PMTUNE_RESULTS");
+}
+
 /* A FIFO, a directory or a device link named like a document among the shipped results (issue
  * 31) is passed over at once, never waited on: the documents beside it still serve. */
 Test(serve_decide, shipped_results_pass_over_what_is_not_a_regular_file) {
