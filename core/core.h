@@ -201,6 +201,13 @@ FILE *pm__file_open(const char *path);
  * with errno set: pm__file_open's, fread's, ENOMEM, or EFBIG for a file of more than max bytes. */
 char *pm__read_file(const char *path, size_t max, size_t *len);
 
+/* Where buf[0, *len) is gzip data (RFC 1952, a shipped results document as results/ keeps it),
+ * replaces *buf by what it inflates to (heap, NUL-terminated; the old buffer freed) and *len by
+ * its length: 0. A buffer that is not gzip is left as it is: 0. Else an errno value, *buf kept:
+ * EFBIG where it inflates to more than max bytes, EILSEQ where the data is damaged or cut short,
+ * ENOMEM. */
+int pm__gunzip(char **buf, size_t *len, size_t max);
+
 /* A file being written: f, the temporary's stream, until pm__file_commit or pm__file_abort. */
 typedef struct pm__file_out {
   FILE *f;

@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "core.h"
 
@@ -152,4 +155,46 @@ void pm__file_abort(pm__file_out *o) {
   free(o->path);
   memset(o, 0, sizeof *o);
   errno = err;
+}
+
+int pm__gunzip(char **buf, size_t *len, size_t max) {
+  const unsigned char *in = (const unsigned char *)*buf;
+  if (*len < 2 || in[0] != 0x1f || in[1] != 0x8b) return 0;
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return ENOMEM; /* 16: gzip's header, not zlib's */
+  size_t cap = *len * 8 + 1, n = 0;
+  char *out = NULL;
+  int rc = Z_OK, err = 0;
+  z.next_in = (unsigned char *)*buf;
+  while (err == 0 && rc != Z_STREAM_END) {
+    size_t left = *len - (size_t)((const char *)z.next_in - *buf);
+    if (out == NULL || n + 1 >= cap) {
+      if (out != NULL) cap *= 2;
+      if (cap > max + 1) cap = max + 1;
+      char *grown = out == NULL || n + 1 < cap ? realloc(out, cap) : NULL;
+      if (grown == NULL) {
+        err = n + 1 >= max + 1 ? EFBIG : ENOMEM;
+        break;
+      }
+      out = grown;
+    }
+    z.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
+    z.next_out = (unsigned char *)out + n;
+    size_t room = cap - 1 - n;
+    z.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+    rc = inflate(&z, Z_NO_FLUSH);
+    n += (room > UINT32_MAX ? UINT32_MAX : room) - z.avail_out;
+    if (rc == Z_BUF_ERROR && z.avail_out != 0) err = EILSEQ; /* input ended: cut short */
+    else if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) err = rc == Z_MEM_ERROR ? ENOMEM : EILSEQ;
+  }
+  inflateEnd(&z);
+  if (err != 0) {
+    free(out);
+    return err;
+  }
+  out[n] = '\0';
+  free(*buf);
+  *buf = out, *len = n;
+  return 0;
 }

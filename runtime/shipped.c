@@ -15,7 +15,7 @@
 
 #include "runtime.h"
 
-#define MAX_FILE (64u << 20) /* a shipped document larger than this is not read */
+#define MAX_FILE (256u << 20) /* a shipped document larger than this (inflated) is not read */
 
 static int results_dir(char *out, size_t cap);
 
@@ -64,20 +64,25 @@ static int results_dir(char *out, size_t cap) {
 #endif
 }
 
-/* The whole of file `path`, NUL-terminated (heap), or NULL: a regular file of at most MAX_FILE
+/* The whole of document `path`, NUL-terminated (heap), or NULL: a regular file of at most MAX_FILE
  * bytes (pm__read_file: a FIFO or device put among the documents is passed over, never waited
- * on). */
+ * on), inflated where it is gzip (results/ keeps them so), again to at most MAX_FILE. */
 static char *slurp(const char *path, size_t *len) {
-  return pm__read_file(path, MAX_FILE, len);
+  char *text = pm__read_file(path, MAX_FILE, len);
+  if (text == NULL || pm__gunzip(&text, len, MAX_FILE) == 0) return text;
+  free(text);
+  return NULL;
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b) {
   return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* NAME.json or NAME.json.gz. */
 static int json_file(const struct dirent *e) {
   size_t n = strlen(e->d_name);
-  return n > 5 && strcmp(e->d_name + n - 5, ".json") == 0 && e->d_name[0] != '.';
+  return e->d_name[0] != '.' && ((n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) ||
+                                 (n > 8 && strcmp(e->d_name + n - 8, ".json.gz") == 0));
 }
 
 /* The first GPU model a document names ("name":"...", its first GPU's) into out, and its SM count

@@ -82,8 +82,8 @@ cat > "$tmp/fabricate.sh" << 'FAB'
 #!/bin/sh
 set -e
 k=${SLURM_ARRAY_TASK_ID:?}
-sed -e "s/NVIDIA H100 80GB HBM3/Fake GPU model $k/g" -e "s/GPU-\([0-9a-f]\{8\}\)-[0-9a-f-]*\"/GPU-fake-000$k-\1\"/g" \
-  "$PMTUNE_FLEET_SRC/results/nvidia-h100-80gb-hbm3.json" > "$1.json"
+gzip -dc "$PMTUNE_FLEET_SRC/results/nvidia-h100-80gb-hbm3.json.gz" |
+  sed -e "s/NVIDIA H100 80GB HBM3/Fake GPU model $k/g" -e "s/GPU-\([0-9a-f]\{8\}\)-[0-9a-f-]*\"/GPU-fake-000$k-\1\"/g" > "$1.json"
 "$PMTUNE" import "$1.json" --db "$1"
 rm -f "$1.json"
 FAB
@@ -101,7 +101,7 @@ done
 fleet=$tmp/fleet/results/fleet.json
 models=$(grep -o '"name":"Fake GPU model [0-9]"' "$fleet" | sort -u | wc -l)
 [ "$models" = 3 ] || fail "fleet.json names $models models, not 3"
-per=$(grep -c '"gpu":"' "$src/results/nvidia-h100-80gb-hbm3.json")
+per=$(gzip -dc "$src/results/nvidia-h100-80gb-hbm3.json.gz" | grep -c '"gpu":"')
 rows=$(grep -c '"gpu":"GPU-fake' "$fleet")
 [ "$rows" = $((3 * per)) ] || fail "fleet.json holds $rows winners, not 3 x $per"
 "$pmtune" db check --db "$tmp/fleet/merged.db" > "$tmp/check.log" 2>&1 || fail "db check of merged.db"

@@ -646,11 +646,29 @@ Test(cli_db, a_malformed_array_that_json_valid_passes_is_not_valid_json) {
   expect_failure("", args, "not valid JSON");
 }
 
+/* A gzip document (results/ ships them so) imports as the document it holds; one damaged or cut
+ * short imports nothing and says so. */
+Test(cli_db, a_gzip_document_imports_whole_or_not_at_all) {
+  char args[1024], cut[256];
+  snprintf(args, sizeof args, "import %s/results/nvidia-h100-80gb-hbm3.json.gz --db %s/z.db",
+           PM_SOURCE_DIR, dir);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert(strstr(out, "measurements added") != NULL && strstr(out, " 0 measurements") == NULL,
+            "%s", out);
+  snprintf(cut, sizeof cut, "%s/cut.json.gz", dir);
+  snprintf(args, sizeof args, "head -c 100000 %s/results/nvidia-h100-80gb-hbm3.json.gz > %s",
+           PM_SOURCE_DIR, cut);
+  cr_assert_eq(system(args), 0);
+  snprintf(args, sizeof args, "import %s --db %s/y.db", cut, dir);
+  expect_failure("", args, "gzip that is damaged or cut short");
+  cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+}
+
 /* show --dtype keeps the winners (and recorded sizes) of the types asked: the shipped H100
  * results hold winners of every type (their f64 ones taken out here, for a type with none). */
 Test(cli_db, show_lists_the_types_asked) {
   char args[512];
-  snprintf(args, sizeof args, "import %s/results/nvidia-h100-80gb-hbm3.json --db %s/t.db", PM_SOURCE_DIR, dir);
+  snprintf(args, sizeof args, "import %s/results/nvidia-h100-80gb-hbm3.json.gz --db %s/t.db", PM_SOURCE_DIR, dir);
   cr_assert_eq(run("", args), 0, "%s", err);
   snprintf(args, sizeof args, "show --db %s/t.db", dir);
   cr_assert_eq(run("", args), 0, "%s", err);

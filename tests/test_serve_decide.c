@@ -619,6 +619,11 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   cr_assert(!d.shipped);
   cr_assert_eq(decide_fresh("none", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
   cr_assert_eq(decide_fresh("", &pm__op_matadd, M1000, &d), PM__FROM_DEFAULT);
+  char zip[400]; /* a gzip document serves the same (results/ keeps them so) */
+  snprintf(zip, sizeof zip, "gzip -9 %s/fake-h100.json", results);
+  cr_assert_eq(system(zip), 0);
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT, "%s", d.why);
+  cr_assert(d.shipped && strcmp(d.config, MATADD(2)) == 0, "from fake-h100.json.gz: %s", d.config);
 
   /* The better answer serves: the shipped exact winner before the user's nearest size; the
    * user's exact winner before the shipped one; of two nearest sizes the nearer. */
@@ -753,7 +758,7 @@ Test(serve_decide, the_build_folder_serves_the_shipped_results) {
   char found[4096], file[4200];
   cr_assert_eq(unsetenv("PMTUNE_RESULTS"), 0);
   cr_assert(pm__shipped_dir(found, sizeof found), "no shipped results found from the build");
-  snprintf(file, sizeof file, "%s/nvidia-h100-80gb-hbm3.json", found);
+  snprintf(file, sizeof file, "%s/nvidia-h100-80gb-hbm3.json.gz", found);
   cr_assert_eq(access(file, R_OK), 0, "%s", file);
   cr_assert_eq(setenv("PMTUNE_RESULTS", "none", 1), 0);
   cr_assert_not(pm__shipped_dir(found, sizeof found), "PMTUNE_RESULTS=none reads none");
@@ -763,13 +768,14 @@ Test(serve_decide, the_build_folder_serves_the_shipped_results) {
  * whole, each measurement of the template built in (a template changed since would leave them
  * unserved: tune the default sizes again on each GPU and export, as results/README.md says). */
 Test(serve_decide, the_shipped_results_are_of_the_templates_built_in) {
-  const char *files[] = {"nvidia-h100-80gb-hbm3.json", "nvidia-h200.json"};
+  const char *files[] = {"nvidia-h100-80gb-hbm3.json.gz", "nvidia-h200.json"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     char file[512];
     size_t len = 0;
     snprintf(file, sizeof file, "%s/results/%s", PM_SOURCE_DIR, files[i]);
     char *doc = dbtest_slurp(file, &len);
     cr_assert_not_null(doc, "%s", file);
+    cr_assert_eq(pm__gunzip(&doc, &len, (size_t)256 << 20), 0, "%s: gzip, inflated", file);
     pm__db *db = NULL;
     pm__db_import_stats st;
     cr_assert_eq(pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(c));

@@ -11,7 +11,8 @@ static const char about[] =
     "Merges a document that 'pmtune export' wrote into the tuning database, so that this\n"
     "machine serves what another machine with the same GPU model tuned. Every field is\n"
     "checked first; anything wrong imports nothing. A measurement replaces a stored one only\n"
-    "if it was measured later. FILE '-' is the standard input. A document holding a kernel of\n"
+    "if it was measured later. FILE '-' is the standard input; a gzip document (as results/\n"
+    "ships) is read as the document it holds. A document holding a kernel of\n"
     "your own imports where its description is given (--kernel FILE), which then serves.\n";
 
 static const cli_help help = {.cmd = "import", .operands = "FILE", .about = about};
@@ -78,6 +79,14 @@ int cmd_import(int argc, char **argv) {
   }
   if (len > MAX_BYTES) {
     status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file, MAX_BYTES >> 20);
+    goto done;
+  }
+  int zerr = pm__gunzip(&doc, &len, MAX_BYTES); /* a gzip document, as results/ ships */
+  if (zerr != 0) {
+    status = cli_fail("import", "%s: %s; nothing imported", file,
+                      zerr == EFBIG   ? "gzip that inflates to more than the limit"
+                      : zerr == EILSEQ ? "gzip that is damaged or cut short"
+                                       : pm__file_strerror(zerr));
     goto done;
   }
   if (pm_open(&c, &opts) != PM_OK) {
