@@ -1026,10 +1026,10 @@ static int read_exprs(reader *r, pm__kernel_file *k, const char *name, int min, 
       free(text);
       return fail(r, field, "an expression (a string) wanted, not %s", type);
     }
+    *n = (int)i + 1; /* es[i] is k's to free from here, made or not (its text is taken first) */
     rc = expr_make(r, k, field, text, params_ok, &es[i]);
     free(text);
     if (rc != PM_OK) return rc;
-    *n = (int)i + 1;
   }
   return PM_OK;
 }
@@ -1206,6 +1206,15 @@ static int read_source(reader *r, pm__kernel_file *k, const char *path) {
   if (k->source_file[0] == '\0' || k->source_file[0] == '/')
     return fail(r, "source", "'%s': a path relative to the description's folder wanted",
                 quote(r, k->source_file));
+  int depth = 0; /* as written first: a way out by .. is refused whether or not it leads to a file */
+  for (const char *p = k->source_file; *p != '\0' && depth >= 0;) {
+    size_t n = strcspn(p, "/");
+    depth += n == 2 && strncmp(p, "..", 2) == 0 ? -1 : n == 0 || (n == 1 && *p == '.') ? 0 : 1;
+    p += n + (p[n] == '/');
+  }
+  if (depth < 0)
+    return fail(r, "source", "'%s' is outside the description's folder (a path inside it wanted; "
+                             "symbolic links are followed)", quote(r, k->source_file));
   size_t dlen = slash == NULL ? 1 : (size_t)(slash - path) + (slash == path);
   size_t len = dlen + strlen(k->source_file) + 2;
   if ((dir = pm__malloc(dlen + 1)) == NULL || (full = pm__malloc(len)) == NULL) {
