@@ -388,7 +388,6 @@ static int evaluator_open(pm_ctx *c, pm__kernel_file *k, const char *shown_path)
       {SQLITE_LIMIT_SQL_LENGTH, MAX_EXPR + 16},
       {SQLITE_LIMIT_COLUMN, 8},
       {SQLITE_LIMIT_EXPR_DEPTH, EXPR_DEPTH},
-      {SQLITE_LIMIT_COMPOUND_SELECT, 1},
       {SQLITE_LIMIT_VDBE_OP, 4 * MAX_EXPR},
       {SQLITE_LIMIT_FUNCTION_ARG, 16},
       {SQLITE_LIMIT_ATTACHED, 0},
