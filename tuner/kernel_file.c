@@ -1,5 +1,6 @@
 /* kernel_file.c: reading a kernel description (JSON, through SQLite's JSON functions) into an op
- * whose constraints and launch expressions SQLite evaluates (`SELECT (expr)` with :NAME bound);
+ * whose constraints and launch expressions SQLite evaluates (`SELECT (expr)` with :NAME bound,
+ * each expression a statement of its own, bounded and read-only: evaluator_open, expr_make);
  * see kernel_file.h. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <ctype.h>
