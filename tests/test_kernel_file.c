@@ -238,6 +238,12 @@ Test(kernel_file, a_missing_file_is_an_io_error) {
   cr_assert_eq(pm__kernel_file_load(c, "/nonexistent/k.json", &k), PM_EIO);
   cr_assert_null(k);
   cr_assert_not_null(strstr(pm_errmsg(c), "/nonexistent/k.json"), "%s", pm_errmsg(c));
+  /* a FIFO, which no one writes: refused, not waited on */
+  char fifo[128];
+  snprintf(fifo, sizeof fifo, "%s/k.fifo", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  cr_assert_eq(pm__kernel_file_load(c, fifo, &k), PM_EIO);
+  cr_assert_not_null(strstr(pm_errmsg(c), "k.fifo: a FIFO or socket, not a file"), "%s", pm_errmsg(c));
 }
 
 /* What is checked before tuning touches a database: each buffer's count at each size asked for,

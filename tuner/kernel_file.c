@@ -1269,6 +1269,12 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     rc = pm__seterr(c, PM_ENOMEM, "out of memory");
     goto done;
   }
+  struct stat st;
+  if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    rc = pm__seterr(c, PM_EIO, "%s: a FIFO or socket, not a file (reading it could wait forever)",
+                    shown);
+    goto done;
+  }
   if ((json = pm__read_file(path, MAX_DESC, &json_len)) == NULL) {
     if (errno == EFBIG)
       rc = pm__seterr(c, PM_EINVAL, "%s: larger than %zu MiB, the most a kernel description may be",
