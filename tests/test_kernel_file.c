@@ -1,6 +1,8 @@
 /* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c, issue 18) without a GPU: the
  * example's space as the generic space code counts it, and each fault of a broken description
- * refused with the file, the field and what is wrong. */
+ * refused with the file, the field and what is wrong, on one line, within a second; issue 31's
+ * hostile ones too (expressions that run forever, take gigabytes or escape their statement,
+ * duplicate keys, \u0000, a source outside the description's folder). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
