@@ -4,7 +4,10 @@
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "serve.h"
 #include "testutil.h"
@@ -270,6 +273,56 @@ Test(api, open_reload_and_the_messages_check_their_arguments) {
   cr_assert_str_eq(pm_errname(12345), "PM_UNKNOWN");
   cr_assert_str_eq(pm_errname(PM_EINVAL), "PM_EINVAL");
   cr_assert_not_null(pm_version());
+}
+
+/* Issue 31: pm_kernel_open refuses a hostile description as the commands do, when it reads it:
+ * within a second, naming the field, on one line. */
+Test(api, kernel_open_refuses_a_hostile_description_at_once) {
+  static const char *const cases[][4] = { /* from, to, field, what */
+      {"\"3 * 4 * :rows * :cols\"", "\"(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM "
+                                    "c) SELECT max(x) FROM c)\"", "bytes: ", "a query inside it"},
+      {"\"3 * 4 * :rows * :cols\"", "\"length(printf('%.*c', 999999999, 'x'))\"", "bytes: ",
+       "the function length()"},
+      {"\":BLOCK * :ITEMS * :VEC <= 8192\"", "\"randomblob(999999999) IS NOT NULL\"",
+       "constraints[0]: ", "the function randomblob()"},
+      {"\"(:rows * :cols + :BLOCK * :ITEMS * :VEC - 1) / (:BLOCK * :ITEMS * :VEC)\"", "\"1), (2048\"",
+       "grid[0]: ", "is not one SQL expression"},
+      {"\"name\": \"my_matadd\"", "\"name\": \"my_matadd\", \"name\": \"x\"", "name: ", "given twice"},
+      {"\"entry\": \"my_matadd\"", "\"entry\": \"my_matadd\\u0000x\"", "entry: ", "\\u0000"},
+      {"\"source\": \"matadd.cu\"", "\"source\": \"../../../etc/passwd\"", "source: ",
+       "outside the description's folder"},
+      {"\"dir\": \"out\"", "\"dir\": \"out\\nx\"", "args[0].dir: ", "'out\\nx'"},
+  };
+  char dir[] = "/tmp/pmtune-api-kd-XXXXXX", path[128], cmd[512];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "cp %s/examples/kernels/matadd.cu %s/", PM_SOURCE_DIR, dir);
+  cr_assert_eq(system(cmd), 0);
+  FILE *f = fopen(PM_SOURCE_DIR "/examples/kernels/matadd.json", "rb");
+  cr_assert_not_null(f);
+  static char text[8192];
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *at = strstr(text, cases[i][0]);
+    cr_assert_not_null(at, "%s", cases[i][0]);
+    snprintf(path, sizeof path, "%s/k%zu.json", dir, i);
+    f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, cases[i][1], at + strlen(cases[i][0]));
+    fclose(f);
+    pm_kernel *k = (pm_kernel *)1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = pm_kernel_open(c, path, &k);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_lt(took, 1.0, "%s: %.2f s", cases[i][1], took);
+    cr_assert_null(k);
+    refused(rc, cases[i][2], cases[i][3]);
+    cr_assert_null(strchr(pm_errmsg(c), '\n'), "one line: %s", pm_errmsg(c));
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }
 
 /* A kernel of one's own: opening checks its description (no GPU needed); the same one opened

@@ -940,3 +940,105 @@ Test(badinput, messages_carry_no_internal_source_tags) {
   unsetenv("PMTUNE_DEBUG");
   cr_assert_eq(failures, 0);
 }
+
+/* ---- Hostile kernel descriptions (issue 31) --------------------------------------------------- */
+
+/* Writes the matadd example with `from` replaced by `to` (once) as @DIR/kd/NAME, beside a copy of
+ * its source; returns the placeholder path ("@DIR/kd/NAME"), static. */
+static const char *hostile(const char *name, const char *from, const char *to) {
+  static char at[128];
+  char path[256], cmd[512];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/kd && cp %s/examples/kernels/matadd.cu %s/kd/", dir,
+           PM_SOURCE_DIR, dir);
+  cr_assert_eq(system(cmd), 0);
+  size_t len = 0;
+  char *text = dbtest_slurp(PM_SOURCE_DIR "/examples/kernels/matadd.json", &len);
+  cr_assert_not_null(text);
+  char *hit = strstr(text, from);
+  cr_assert_not_null(hit, "'%s' not in the example", from);
+  snprintf(path, sizeof path, "%s/kd/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fprintf(f, "%.*s%s%s", (int)(hit - text), text, to, hit + strlen(from));
+  fclose(f);
+  free(text);
+  snprintf(at, sizeof at, "@DIR/kd/%s", name);
+  return at;
+}
+
+/* Each command that reads --kernel FILE, on a right command line otherwise. */
+static const char *const kernel_commands[][7] = {
+    {"space"},
+    {"compile", "--arch", "sm_90"},
+    {"tune", "--size", "64x64", "--db", "@DB"},
+    {"bench", "--size", "64x64", "--db", "@DB"},
+    {"explain", "--size", "64x64", "--db", "@DB"},
+    {"export", "@DIR/w.json", "--db", "@DB"},
+    {"import", "@DOC", "--db", "@DB"},
+    {"report", "--svg", "@DIR/r.svg", "--db", "@DB"},
+};
+
+/* Every command given the description at `at`: status 1, one line holding needle, within a
+ * second (the description is refused when it is read, before anything runs). */
+static void hostile_everywhere(const char *at, const char *needle) {
+  for (size_t i = 0; i < sizeof kernel_commands / sizeof *kernel_commands; i++) {
+    const char *args[12] = {NULL};
+    int n = 0;
+    for (; n < 7 && kernel_commands[i][n] != NULL; n++) args[n] = kernel_commands[i][n];
+    args[n++] = "--kernel";
+    args[n++] = at;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    check_case(args, 1, needle, ONE_LINE);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (took >= 1.0) failures++;
+    cr_expect_lt(took, 1.0, "pmtune %s --kernel %s: %.2f s to refuse it", args[0], at, took);
+  }
+}
+
+#define BYTES "\"3 * 4 * :rows * :cols\""
+#define CONSTRAINT "\":BLOCK * :ITEMS * :VEC <= 8192\""
+#define GRID "\"(:rows * :cols + :BLOCK * :ITEMS * :VEC - 1) / (:BLOCK * :ITEMS * :VEC)\""
+
+Test(badinput, hostile_kernel_descriptions) {
+  /* an expression that would run forever, take gigabytes, or escape its statement */
+  hostile_everywhere(hostile("forever.json", BYTES,
+                             "\"(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
+                             "SELECT max(x) FROM c)\""),
+                     "bytes: ");
+  hostile_everywhere(hostile("printf.json", BYTES, "\"length(printf('%.*c', 999999999, 'x'))\""),
+                     "bytes: ");
+  hostile_everywhere(hostile("zeroblob.json", BYTES, "\"length(hex(zeroblob(499999999)))\""),
+                     "bytes: ");
+  hostile_everywhere(hostile("randomblob.json", CONSTRAINT, "\"randomblob(999999999) IS NOT NULL\""),
+                     "constraints[0]: ");
+  hostile_everywhere(hostile("comment.json", GRID, "\"(:rows * :cols + 255) / 256) --\""),
+                     "grid[0]: ");
+  hostile_everywhere(hostile("two.json", GRID, "\"1), (2048\""), "grid[0]: ");
+  /* what the description holds is what is read */
+  hostile_everywhere(hostile("twice.json", "\"name\": \"my_matadd\"",
+                             "\"name\": \"my_matadd\", \"name\": \"other\""),
+                     "name: given twice");
+  hostile_everywhere(hostile("seed_twice.json", "\"BLOCK\": 256, \"VEC\": 1",
+                             "\"BLOCK\": 256, \"VEC\": 1, \"VEC\": 2"),
+                     "seed.VEC: given twice");
+  hostile_everywhere(hostile("nul.json", "\"entry\": \"my_matadd\"",
+                             "\"entry\": \"my_matadd\\u0000junk\""),
+                     "entry: a string holds \\u0000");
+  hostile_everywhere(hostile("passwd.json", "\"source\": \"matadd.cu\"", "\"source\": \"/etc/passwd\""),
+                     "source: ");
+  hostile_everywhere(hostile("up.json", "\"source\": \"matadd.cu\"",
+                             "\"source\": \"../../../etc/passwd\""),
+                     "is outside the description's folder");
+  /* messages: one line with the value's newline escaped; a file too large names the limit */
+  hostile_everywhere(hostile("newline.json", "\"dir\": \"out\"", "\"dir\": \"out\\nsecond line\""),
+                     "'out\\nsecond line'");
+  const char *big = hostile("big.json", "\"summary\": \"C", "\"summary\": \"C");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "head -c 104857600 /dev/zero | tr '\\0' ' ' >> %s/kd/big.json", dir);
+  cr_assert_eq(system(cmd), 0);
+  hostile_everywhere(big, "big.json: larger than 1 MiB, the most a kernel description may be");
+  tally("hostile kernel descriptions");
+  cr_assert_eq(failures, 0);
+}

@@ -1,10 +1,14 @@
 /* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c, issue 18) without a GPU: the
  * example's space as the generic space code counts it, and each fault of a broken description
- * refused with the file, the field and what is wrong. */
+ * refused with the file, the field and what is wrong, on one line, within a second; issue 31's
+ * hostile ones too (expressions that run forever, take gigabytes or escape their statement,
+ * duplicate keys, \u0000, a source outside the description's folder). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel_file.h"
@@ -144,7 +148,7 @@ static const char *broken(const char *from, const char *to) {
   text[n] = '\0';
   char *at = strstr(text, from);
   cr_assert_not_null(at, "'%s' not in the example", from);
-  char out[9000];
+  static char out[16384];
   snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
   snprintf(path, sizeof path, "%s/k.json", dir);
   f = fopen(path, "wb");
@@ -157,11 +161,24 @@ static const char *broken(const char *from, const char *to) {
   return path;
 }
 
-/* Loading the example broken so fails with PM_EINVAL, naming the file, field and fault. */
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int ncases; /* refused()'s, for the tests that count them */
+
+/* Loading the example broken so fails with PM_EINVAL, naming the file, field and fault, on one
+ * line, within a second. */
 static void refused(const char *from, const char *to, const char *field, const char *what) {
   pm__kernel_file *k = (pm__kernel_file *)1;
   const char *path = broken(from, to);
+  double t0 = seconds();
   int rc = pm__kernel_file_load(c, path, &k);
+  double took = seconds() - t0;
+  ncases++;
+  cr_assert_lt(took, 1.0, "%s -> %s: refused after %.2f s", from, to, took);
   cr_assert_eq(rc, PM_EINVAL, "%s -> %s: %s (%s)", from, to, pm_errname(rc), pm_errmsg(c));
   cr_assert_null(k);
   char want[256];
@@ -223,6 +240,12 @@ Test(kernel_file, a_missing_file_is_an_io_error) {
   cr_assert_eq(pm__kernel_file_load(c, "/nonexistent/k.json", &k), PM_EIO);
   cr_assert_null(k);
   cr_assert_not_null(strstr(pm_errmsg(c), "/nonexistent/k.json"), "%s", pm_errmsg(c));
+  /* a FIFO, which no one writes: refused, not waited on */
+  char fifo[128];
+  snprintf(fifo, sizeof fifo, "%s/k.fifo", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  cr_assert_eq(pm__kernel_file_load(c, fifo, &k), PM_EIO);
+  cr_assert_not_null(strstr(pm_errmsg(c), "k.fifo: is a FIFO, not a regular file"), "%s", pm_errmsg(c));
 }
 
 /* What is checked before tuning touches a database: each buffer's count at each size asked for,
@@ -265,4 +288,277 @@ Test(kernel_file, sizes_and_the_seed_are_checked_before_tuning) {
   cr_assert_not_null(strstr(pm_errmsg(c), "entry: 'my_matadd' is not a kernel of the compiled"),
                      "%s", pm_errmsg(c));
   pm__kernel_file_free(k);
+}
+
+/* ---- Issue 31: an expression is one bounded, read-only value ---------------------------------- */
+
+#define BYTES "\"3 * 4 * :rows * :cols\""
+#define CONSTRAINT "\":BLOCK * :ITEMS * :VEC <= 8192\""
+#define GRID "\"(:rows * :cols + :BLOCK * :ITEMS * :VEC - 1) / (:BLOCK * :ITEMS * :VEC)\""
+
+/* What could run forever or read something: a query inside the expression, refused when the
+ * description is read (within a second, as refused() checks), by the authorizer. */
+Test(kernel_file, an_expression_that_could_run_forever_is_refused_at_once) {
+  ncases = 0;
+  refused(BYTES, "\"(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT max(x) FROM c)\"",
+          "bytes", "is not one SQL expression");
+  refused(CONSTRAINT, "\"(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT "
+                      "count(*) FROM c) > :BLOCK\"",
+          "constraints[0]", "is not one SQL expression");
+  refused(BYTES, "\"(WITH c(x) AS (SELECT 1) SELECT x FROM c)\"", "bytes", "a query inside it");
+  refused(BYTES, "\"(SELECT 1)\"", "bytes", "a query inside it");
+  refused(BYTES, "\"(VALUES (1))\"", "bytes", "a query inside it");
+  refused(CONSTRAINT, "\"EXISTS (SELECT 1)\"", "constraints[0]", "a query inside it");
+  refused(CONSTRAINT, "\":BLOCK IN (SELECT 64)\"", "constraints[0]", "a query inside it");
+  refused(GRID, "\"max(:rows) OVER ()\"", "grid[0]", "a query inside it");
+  refused(BYTES, "\"1 IN sqlite_master\"", "bytes", "a table read");
+  refused(BYTES, "\"(SELECT count(*) FROM sqlite_master)\"", "bytes", "is not one SQL expression");
+  refused(BYTES, "\"(SELECT 1 FROM pragma_table_list)\"", "bytes", "is not one SQL expression");
+  refused(BYTES, "\":rows IN json_each('[1]')\"", "bytes", "is not one SQL expression");
+  refused(BYTES, "\"1 IN (SELECT 1 FROM (SELECT 2))\"", "bytes", "a query inside it");
+  cr_assert_eq(ncases, 13);
+}
+
+/* What could take gigabytes: a function that makes strings or blobs is not one of the allowed
+ * ones; what is allowed is held to 2048 characters, a nesting of 64, strings of 8 KiB. */
+Test(kernel_file, an_expression_that_could_take_gigabytes_is_refused) {
+  ncases = 0;
+  refused(BYTES, "\"length(printf('%.*c', 999999999, 'x'))\"", "bytes",
+          "the function length() (allowed: abs, ceil, coalesce, floor, ifnull, iif, max, min, "
+          "nullif, round)");
+  refused(BYTES, "\"printf('%.*c', 999999999, 'x') IS NOT NULL\"", "bytes", "the function printf()");
+  refused(BYTES, "\"length(hex(zeroblob(499999999)))\"", "bytes", "the function");
+  refused(BYTES, "\"zeroblob(499999999) IS NULL\"", "bytes", "the function zeroblob()");
+  refused(CONSTRAINT, "\"randomblob(999999999) IS NOT NULL\"", "constraints[0]",
+          "the function randomblob()");
+  refused(CONSTRAINT, "\"replace(hex(:BLOCK), '0', '00') <> ''\"", "constraints[0]", "the function");
+  refused(BYTES, "\"'a' LIKE 'b'\"", "bytes", "the function like()");
+  refused(BYTES, "\"json_array_length('[1]') * :rows\"", "bytes", "the function json_array_length()");
+  refused(BYTES, "\"load_extension('x')\"", "bytes", "is not one SQL expression");
+  /* 3000 characters; 100 levels of nesting; a string past 8 KiB */
+  static char text[4000], deep[1200];
+  size_t at = (size_t)snprintf(text, sizeof text, "\":rows");
+  while (at < 3000) at += (size_t)snprintf(text + at, sizeof text - at, " + 0");
+  snprintf(text + at, sizeof text - at, "\"");
+  refused(BYTES, text, "bytes", "longer than 2048 characters");
+  at = (size_t)snprintf(deep, sizeof deep, "\"");
+  for (int i = 0; i < 100; i++) at += (size_t)snprintf(deep + at, sizeof deep - at, "1 + (");
+  at += (size_t)snprintf(deep + at, sizeof deep - at, ":rows");
+  for (int i = 0; i < 100; i++) at += (size_t)snprintf(deep + at, sizeof deep - at, ")");
+  snprintf(deep + at, sizeof deep - at, "\"");
+  refused(BYTES, deep, "bytes", "is not one SQL expression");
+  at = (size_t)snprintf(text, sizeof text, "\"length(");
+  snprintf(text + at, sizeof text - at, "x'%01800d')\"", 0); /* a blob literal: 900 bytes */
+  refused(BYTES, text, "bytes", "the function length()");
+  cr_assert_eq(ncases, 12);
+}
+
+/* The texts cannot escape their own statement: each is parsed alone and whole, its parentheses
+ * balanced inside the one `SELECT (text)` opens, no comment, one column, nothing after. */
+Test(kernel_file, an_expression_cannot_escape_its_statement) {
+  ncases = 0;
+  refused(GRID, "\"(:rows * :cols + 255) / 256) --\"", "grid[0]", "is not one SQL expression");
+  refused(GRID, "\"1), (2048\"", "grid[0]", "a ')' that closes what it did not open");
+  refused(GRID, "\"1) WHERE (0\"", "grid[0]", "is not one SQL expression");
+  refused(GRID, "\"1) FROM sqlite_master WHERE (1\"", "grid[0]", "is not one SQL expression");
+  refused(GRID, "\"1) UNION SELECT (2\"", "grid[0]", "is not one SQL expression");
+  refused(BYTES, "\"3 * :rows -- the bytes\"", "bytes", "a comment (--)");
+  refused(BYTES, "\"3 * :rows /* the bytes */\"", "bytes", "a comment (/*)");
+  refused(BYTES, "\"3 * :rows /*\"", "bytes", "a comment (/*)");
+  refused(BYTES, "\"3; SELECT 4\"", "bytes", "a ';'");
+  refused(BYTES, "\":rows * (:cols\"", "bytes", "a '(' left open");
+  refused(BYTES, "\":rows * ':cols\"", "bytes", "a quote left open");
+  refused(BYTES, "\":rows * [cols\"", "bytes", "a '[' left open");
+  refused(BYTES, "\"?1 * :rows\"", "bytes", "parameters are written :NAME");
+  refused(BYTES, "\"$rows * :cols\"", "bytes", "parameters are written :NAME");
+  refused(BYTES, "\"@rows * :cols\"", "bytes", "parameters are written :NAME");
+  refused(BYTES, "\"\\\"rows\\\" * 4\"", "bytes", "no such column"); /* no string in "" */
+  refused(BYTES, "\"   \"", "bytes", "empty");
+  refused(BYTES, "\"(1, 2)\"", "bytes", "is not one SQL expression");
+  refused(GRID, "\"')' || (2048\"", "grid[0]", "a '(' left open"); /* a quote hides nothing */
+  cr_assert_eq(ncases, 19);
+  /* a quote, a [name] and a string with a parenthesis in it are a single value still */
+  pm__kernel_file *k = NULL;
+  const char *path = broken(BYTES, "\"3 * 4 * :rows * :cols + length(')') * 0\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL); /* length() is not allowed */
+  path = broken(BYTES, "\"3 * 4 * :rows * :cols + (CASE WHEN ')(' = ')(' THEN 0 ELSE 1 END)\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  pm__problem odd = {.rows = 4097, .cols = 3001};
+  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(op->bytes(op, &odd), 3.0 * 4 * 4097 * 3001);
+  pm__kernel_file_free(k);
+}
+
+/* What launch math needs still reads: the allowed functions, CASE, CAST, BETWEEN, IN lists, %,
+ * shifts, each evaluated right, per point, as a statement of its own. */
+Test(kernel_file, launch_math_evaluates_as_written) {
+  pm__kernel_file *k = NULL;
+  const char *path = broken(GRID, "\"max(1, min(2147483647, (:rows * :cols + (1 << 8) - 1) >> 8)) "
+                                  "+ abs(-0) + coalesce(NULL, 0) + ifnull(NULL, 0) + "
+                                  "iif(:BLOCK BETWEEN 64 AND 1024, 0, 1) + ifnull(nullif(0, 0), 0) "
+                                  "+ CAST(round(0.4) AS INTEGER) + CAST(ceil(0.0) AS INTEGER) + "
+                                  "CAST(floor(0.9) AS INTEGER) + (CASE WHEN :VEC IN (1, 2, 4) THEN "
+                                  "0 ELSE 1 END) + :ITEMS % 1\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  pm__limits lim = pm__limits_default();
+  /* the grid is (rows * cols + 255) / 256: at most 2^31 - 1 blocks */
+  pm__problem fits = {.rows = 1u << 15, .cols = 1u << 16}, past = {.rows = 1u << 20, .cols = 1u << 20};
+  int v[PM__MAX_PARAMS] = {256, 1, 1};
+  cr_assert_null(op->check(op, v, &fits, &lim));
+  cr_assert_null(op->check(op, v, &past, &lim)); /* min() caps it */
+  pm__kernel_file_free(k);
+  path = broken(GRID, "\"(:rows * :cols + 255) / 256\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  op = pm__kernel_file_op(k);
+  cr_assert_null(op->check(op, v, &fits, &lim));
+  cr_assert_str_eq(op->check(op, v, &past, &lim), "a grid dimension out of range");
+  pm__kernel_file_free(k);
+}
+
+/* Evaluation is bounded per evaluation, not per statement's life: SQLite counts a statement's VM
+ * instructions over all its runs, and a bound kept per statement (the progress handler's) would
+ * start failing points after some thousands of checks. */
+Test(kernel_file, the_space_counts_the_same_however_often_it_is_checked) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
+               "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  pm__problem pr = {.rows = 1000, .cols = 3000};
+  for (int pass = 0; pass < 400; pass++) {
+    cr_assert_eq(valid_points(op, NULL), 45, "pass %d", pass);
+    cr_assert_eq(valid_points(op, &pr), 45, "pass %d", pass);
+  }
+  pm__kernel_file_free(k);
+}
+
+/* ---- Issue 31: what a description holds is what is read --------------------------------------- */
+
+Test(kernel_file, duplicate_keys_and_nul_characters_are_refused_naming_the_field) {
+  ncases = 0;
+  refused("\"name\": \"my_matadd\"", "\"name\": \"my_matadd\", \"name\": \"other\"", "name",
+          "given twice");
+  refused("\"bytes\": " BYTES, "\"bytes\": " BYTES ", \"bytes\": \"0\"", "bytes", "given twice");
+  refused("\"bytes\": " BYTES, "\"bytes\": " BYTES ", \"block\": [\":BLOCK\"]", "block",
+          "given twice");
+  refused("\"BLOCK\": 256, \"VEC\": 1", "\"BLOCK\": 256, \"VEC\": 1, \"VEC\": 2", "seed.VEC",
+          "given twice");
+  refused("\"BLOCK\": 256, \"VEC\": 1", "\"BLOCK\": 256, \"BLOCK\": 256, \"VEC\": 1", "seed.BLOCK",
+          "given twice");
+  refused("\"name\": \"c\", \"type\": \"f32\"", "\"name\": \"c\", \"name\": \"d\", \"type\": \"f32\"",
+          "args[0].name", "given twice");
+  refused("\"dir\": \"out\"", "\"dir\": \"out\", \"dir\": \"in\"", "args[0].dir", "given twice");
+  refused("\"scalar\": \"i32\", \"value\": \":rows\"",
+          "\"scalar\": \"i32\", \"value\": \":rows\", \"value\": \":cols\"", "args[3].value",
+          "given twice");
+  refused("\"VEC\": [1, 2, 4]", "\"VEC\": [1, 2, 4], \"VEC\": [8]", "params.VEC", "given twice");
+  refused("\"entry\": \"my_matadd\"", "\"entry\": \"my_matadd\\u0000junk\"", "entry", "\\u0000");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"matadd.cu\\u0000.txt\"", "source", "\\u0000");
+  refused("\"name\": \"my_matadd\"", "\"name\": \"my_matadd\\u0000\"", "name", "\\u0000");
+  refused("\"summary\": \"C = A", "\"summary\": \"\\u0000C = A", "summary", "\\u0000");
+  refused("\"name\": \"c\", \"type\": \"f32\"", "\"name\": \"c\\u0000d\", \"type\": \"f32\"",
+          "args[0].name", "\\u0000");
+  refused(BYTES, "\"3 * 4 * :rows * :cols\\u0000 + 1\"", "bytes", "\\u0000");
+  refused(CONSTRAINT, "\":BLOCK\\u0000 * 0\"", "constraints[0]", "\\u0000");
+  refused("\"BLOCK\": 256, \"VEC\": 1", "\"BLOCK\": 256, \"V\\u0000EC\": 1", "seed", "\\u0000");
+  refused("\"bytes\":", "\"by\\u0000tes\": 1, \"bytes\":", "(top)", "\\u0000");
+  cr_assert_eq(ncases, 18);
+  /* a NUL byte in the file itself */
+  const char *path = broken("\"summary\": \"C", "\"summary\": \"@C");
+  FILE *f = fopen(path, "r+b");
+  cr_assert_not_null(f);
+  char *text = malloc(16384);
+  size_t n = fread(text, 1, 16384, f);
+  char *at = memchr(text, '@', n);
+  cr_assert_not_null(at);
+  *at = '\0';
+  rewind(f);
+  cr_assert_eq(fwrite(text, 1, n, f), n);
+  fclose(f);
+  free(text);
+  pm__kernel_file *k = (pm__kernel_file *)1;
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "(top): not valid JSON: a NUL byte"), "%s", pm_errmsg(c));
+}
+
+/* The source is named relative to the description and stays in its folder: no absolute path, no
+ * way out by .., nor by a symbolic link (real paths compared). */
+Test(kernel_file, the_source_stays_in_the_descriptions_folder) {
+  char cmd[512];
+  ncases = 0;
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"/etc/passwd\"", "source",
+          "'/etc/passwd': a path relative to the description's folder wanted");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"../../../etc/passwd\"", "source",
+          "is outside the description's folder");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"../matadd.cu\"", "source",
+          "is outside the description's folder");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"\"", "source", "a path relative");
+  snprintf(cmd, sizeof cmd, "ln -sf /etc/passwd %s/passwd.cu && mkdir -p %s/sub && "
+                            "ln -sfn /etc %s/etc && ln -sf ../matadd.cu %s/sub/up.cu", dir, dir, dir, dir);
+  cr_assert_eq(system(cmd), 0);
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"passwd.cu\"", "source",
+          "is outside the description's folder");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"etc/passwd\"", "source",
+          "is outside the description's folder");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"sub\"", "source", "not a regular file");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"sub/nowhere.cu\"", "source",
+          "No such file");
+  cr_assert_eq(ncases, 8);
+  /* inside, by any way of writing it */
+  const char *ok[] = {"./matadd.cu", "sub/../matadd.cu", "sub/up.cu", "sub/m.cu"};
+  snprintf(cmd, sizeof cmd, "cp %s/examples/kernels/matadd.cu %s/sub/m.cu", PM_SOURCE_DIR, dir);
+  cr_assert_eq(system(cmd), 0);
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char to[128];
+    snprintf(to, sizeof to, "\"source\": \"%s\"", ok[i]);
+    const char *path = broken("\"source\": \"matadd.cu\"", to);
+    pm__kernel_file *k = NULL;
+    cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s: %s", ok[i], pm_errmsg(c));
+    pm__kernel_file_free(k);
+  }
+}
+
+/* A value echoed into a message is on the message's one line (refused() checks the line); a
+ * file too large says which and the limit. */
+Test(kernel_file, messages_are_one_line_and_name_the_limit) {
+  ncases = 0;
+  refused("\"name\": \"my_matadd\"", "\"name\": \"my\\nmatadd\"", "name", "'my\\nmatadd'");
+  refused("\"dir\": \"out\"", "\"dir\": \"out\\nsecond line\"", "args[0].dir", "'out\\nsecond line'");
+  refused("\"type\": \"f32\", \"count\": \":rows * :cols\", \"dir\": \"out\"",
+          "\"type\": \"f32\\r\\t\\u0001\", \"count\": \":rows * :cols\", \"dir\": \"out\"",
+          "args[0].type", "'f32\\r\\t\\x01'");
+  refused("\"entry\": \"my_matadd\"", "\"entry\": \"my\\nmatadd\"", "entry", "'my\\nmatadd'");
+  refused("\"source\": \"matadd.cu\"", "\"source\": \"no\\nwhere.cu\"", "source", "no\\nwhere.cu");
+  refused(BYTES, "\"3 * 4 *\\n :rows * :cols / 0\"", "bytes", "'3 * 4 *\\n :rows * :cols / 0'");
+  refused("\"VEC\": [1, 2, 4]", "\"V\\nEC\": [1, 2, 4]", "params.V\\nEC", "C identifier");
+  refused("\"bytes\":", "\"col\\nour\": 1, \"bytes\":", "(top)", "'col\\nour'");
+  cr_assert_eq(ncases, 8);
+  /* a constraint written over two lines prunes with a reason of one */
+  pm__kernel_file *k = NULL;
+  const char *path = broken(CONSTRAINT, "\":BLOCK * :ITEMS * :VEC\\n <= 8192\"");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  pm__limits lim = pm__limits_default();
+  int v[PM__MAX_PARAMS] = {1024, 4, 8};
+  cr_assert_str_eq(op->check(op, v, NULL, &lim), "constraints[0]: :BLOCK * :ITEMS * :VEC\\n <= 8192");
+  pm__kernel_file_free(k);
+  /* a description of 2 MiB, a source of 17 MiB */
+  path = broken("\"summary\": \"C", "\"summary\": \"C");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "head -c 2097152 /dev/zero | tr '\\0' ' ' >> %s", path);
+  cr_assert_eq(system(cmd), 0);
+  k = (pm__kernel_file *)1;
+  double t0 = seconds();
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  cr_assert_lt(seconds() - t0, 1.0);
+  char want[256];
+  snprintf(want, sizeof want, "%s: larger than 1 MiB, the most a kernel description may be", path);
+  cr_assert_str_eq(pm_errmsg(c), want);
+  path = broken("\"summary\": \"C", "\"summary\": \"C");
+  snprintf(cmd, sizeof cmd, "head -c 17825792 /dev/zero | tr '\\0' ' ' >> %s/matadd.cu", dir);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "source: "), "%s", pm_errmsg(c));
+  cr_assert_not_null(strstr(pm_errmsg(c), "matadd.cu: larger than 16 MiB, the most a source may be"),
+                     "%s", pm_errmsg(c));
 }

@@ -1,6 +1,8 @@
 /* kernel_file.c: reading a kernel description (JSON, through SQLite's JSON functions) into an op
- * whose constraints and launch expressions SQLite evaluates (`SELECT (expr)` with :NAME bound);
+ * whose constraints and launch expressions SQLite evaluates (`SELECT (expr)` with :NAME bound,
+ * each expression a statement of its own, bounded and read-only: evaluator_open, expr_make);
  * see kernel_file.h. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -10,22 +12,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "kernel_file.h"
 
 #define MAX_CONSTRAINTS 32
 #define MAX_ARGS 32
-#define MAX_FILE ((size_t)16 << 20) /* bytes of a description or a source */
+#define MAX_FILE ((size_t)16 << 20) /* bytes of a source */
+#define MAX_DESC ((size_t)1 << 20)  /* bytes of a description: each field read parses it anew */
 #define NAME_MAX_LEN 23 /* a parameter's name is its define: "NAME=VALUE" fits 24 bytes */
+
+/* What bounds an expression (README's "Your own kernels"): its text, the strings and blobs it
+ * may make on the way (SQLite's "string or blob too big" past it), how deep it nests, and the
+ * VM instructions of one evaluation (a launch's expression takes tens; nothing allowed loops, so
+ * this is a second line behind the authorizer). */
+#define MAX_EXPR 2048
+#define EXPR_BYTES 8192
+#define EXPR_DEPTH 64
+#define EXPR_TICK 1000 /* VM instructions between two calls of the progress handler */
+#define EXPR_TICKS 10  /* its calls in one evaluation: so at most about 10,000 instructions */
 
 /* One expression of the description, compiled. */
 typedef struct expr {
-  char *text;        /* as written */
+  char *text;        /* as written, its control characters escaped (what messages show) */
   char field[40];    /* where it is written: "grid[1]", "constraints[3]" */
-  sqlite3_stmt *st;  /* SELECT (text) */
+  sqlite3_stmt *st;  /* SELECT (text): its own statement, never pasted beside another */
   int uses_dims;     /* it names a dimension: it needs a problem */
   int uses_params;   /* it names a parameter */
+  int nbinds;        /* st's :NAMEs, each a parameter (binds[i] >= 0, its index) or a */
+  signed char binds[PM__MAX_PARAMS + 2]; /* dimension (-1 - its index) */
 } expr;
+
+/* What the evaluator's authorizer allows while an expression is prepared: one SELECT (the one
+ * `SELECT (text)` makes) and the allowed functions; why it refused, for the message. */
+typedef struct guard {
+  int selects;
+  int ticks; /* the progress handler's calls in this evaluation */
+  char why[160];
+} guard;
 
 /* One argument of the kernel, in order. */
 enum { SCALAR_I32, SCALAR_I64, SCALAR_F32, SCALAR_F64 };
@@ -75,12 +100,11 @@ struct pm__kernel_file {
   int nargs, nbufs;
   arg args[MAX_ARGS];
   double tolerance;
-  sqlite3_stmt *launch_st; /* SELECT grid..., block..., shared, each scalar's value: what a launch
-                              passes, in one step (a new size's first call evaluates it) */
-  sqlite3_stmt *check_st;  /* SELECT check_exprs()'s, in one step: check() with a size */
   launch_memo **memo; /* buckets (a power of two of them), under lock */
   size_t nbuckets, nmemo;
-  sqlite3 *db;          /* an empty database in memory: the expressions' evaluator */
+  sqlite3 *db;          /* an empty database in memory, the expressions' evaluator: bounded
+                           and read-only (evaluator_open) */
+  guard guard;          /* its authorizer's */
   pthread_mutex_t lock; /* the statements are one thread's at a time */
 };
 
@@ -93,20 +117,48 @@ static const char *const top_fields[] = {"name", "summary", "source", "entry", "
 
 typedef struct reader {
   pm_ctx *c;
-  const char *path;
-  sqlite3 *db;
+  const char *path; /* as messages show it: control characters escaped */
+  sqlite3 *db;      /* the reader's own connection (JSON functions), not the evaluator */
   const char *json;
+  char quoted[4][128]; /* quote()'s */
+  int nquoted;
 } reader;
+
+/* s into out (cap bytes) on one line: each control character written as \n, \t, \r or \xNN;
+ * where max is not 0, cut after about max bytes of s (at a character's start) with "...". */
+static char *escape(char *out, size_t cap, const char *s, size_t max) {
+  size_t at = 0, i = 0;
+  for (; s[i] != '\0' && at + 8 < cap; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (max != 0 && i >= max && (ch & 0xc0) != 0x80) break;
+    if (ch == '\n') at += (size_t)snprintf(out + at, cap - at, "\\n");
+    else if (ch == '\t') at += (size_t)snprintf(out + at, cap - at, "\\t");
+    else if (ch == '\r') at += (size_t)snprintf(out + at, cap - at, "\\r");
+    else if (ch < 0x20 || ch == 0x7f) at += (size_t)snprintf(out + at, cap - at, "\\x%02x", ch);
+    else out[at++] = (char)ch;
+  }
+  if (s[i] != '\0' && at + 4 <= cap) memcpy(out + at, "...", 3), at += 3;
+  out[at < cap ? at : cap - 1] = '\0';
+  return out;
+}
+
+/* A value of the description, as a message quotes it: on one line, at most 80 bytes of it (four
+ * at a time: r's buffers are reused in turn). */
+static const char *quote(reader *r, const char *s) {
+  char *out = r->quoted[r->nquoted++ % 4];
+  return escape(out, sizeof r->quoted[0], s ? s : "(null)", 80);
+}
 
 static int fail(reader *r, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(reader *r, const char *field, const char *fmt, ...) {
-  char what[512];
+  char what[768], line[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  return pm__seterr(r->c, PM_EINVAL, "%s: %s: %s", r->path, field, what);
+  escape(line, sizeof line, what, 0); /* one line, whatever a value quoted whole held */
+  return pm__seterr(r->c, PM_EINVAL, "%s: %s: %s", r->path, field, line);
 }
 
 /* The JSON type of the member at JSON path p ("null" where it is missing: json_type's NULL),
@@ -164,26 +216,34 @@ static int array_len(reader *r, const char *p, const char *field, long *n) {
   return PM_OK;
 }
 
-/* Fails naming the first member of the object at p whose key is not in known. */
+/* Fails naming the first member of the object at p whose key is not in known (at most 64), or
+ * that is given twice (SQLite's JSON functions would read the first and ignore the other). */
 static int only_known(reader *r, const char *p, const char *field, const char *const *known) {
   sqlite3_stmt *st = NULL;
   int rc = PM_OK;
+  unsigned long long seen = 0;
   if (sqlite3_prepare_v2(r->db, "SELECT key FROM json_each(?1, ?2)", -1, &st, NULL) != SQLITE_OK)
     return pm__seterr(r->c, PM_ENOMEM, "%s: %s", r->path, sqlite3_errmsg(r->db));
   sqlite3_bind_text(st, 1, r->json, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, p, -1, SQLITE_STATIC);
   while (rc == PM_OK && sqlite3_step(st) == SQLITE_ROW) {
     const char *key = (const char *)sqlite3_column_text(st, 0);
-    int found = 0;
-    for (int i = 0; known[i] != NULL && !found; i++) found = key && strcmp(key, known[i]) == 0;
-    if (!found) {
+    int found = -1;
+    for (int i = 0; known[i] != NULL && i < 64 && found < 0; i++)
+      if (key && strcmp(key, known[i]) == 0) found = i;
+    if (found < 0) {
       char list[256] = "";
       size_t len = 0;
       for (int i = 0; known[i] != NULL && len < sizeof list; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", known[i]);
-      rc = fail(r, field[0] ? field : "(top)", "unknown field '%s' (known: %s)", key ? key : "?",
-                list);
+      rc = fail(r, field[0] ? field : "(top)", "unknown field '%s' (known: %s)",
+                quote(r, key ? key : "?"), list);
+    } else if (seen & (1ull << found)) {
+      char twice[96];
+      snprintf(twice, sizeof twice, "%s%s%s", field, field[0] ? "." : "", known[found]);
+      rc = fail(r, twice, "given twice (a field is given once)");
     }
+    seen |= 1ull << (found & 63);
   }
   sqlite3_finalize(st);
   return rc;
@@ -195,6 +255,63 @@ static int is_identifier(const char *s, size_t max) {
   for (; s[n] != '\0'; n++)
     if (!(isalnum((unsigned char)s[n]) || s[n] == '_')) return 0;
   return n <= max;
+}
+
+/* Where (a field as messages name it: "entry", "args[2].name", "params" for a key of params)
+ * the first string of the valid JSON at w->p, a member's key or a value, holds the escape
+ * \u0000: SQLite's JSON functions would cut the string there, silently. A walk over the text. */
+typedef struct nul_walk {
+  const char *p;
+  char field[128];
+} nul_walk;
+
+static void walk_ws(nul_walk *w) {
+  while (*w->p == ' ' || *w->p == '\t' || *w->p == '\n' || *w->p == '\r') w->p++;
+}
+
+/* Skips the string at w->p (its opening quote); 1 where it holds \u0000. */
+static int walk_string(nul_walk *w) {
+  int nul = 0;
+  for (w->p++; *w->p != '"' && *w->p != '\0'; w->p++)
+    if (*w->p == '\\' && w->p[1] != '\0') {
+      nul |= w->p[1] == 'u' && strncmp(w->p + 2, "0000", 4) == 0;
+      w->p++;
+    }
+  if (*w->p == '"') w->p++;
+  return nul;
+}
+
+/* Walks the value at w->p, whose field is w->field[0..at); 1 (w->field the string's) where a
+ * string in it holds \u0000. */
+static int walk_value(nul_walk *w, size_t at) {
+  size_t cap = sizeof w->field;
+  walk_ws(w);
+  if (*w->p == '"') return walk_string(w);
+  if (*w->p == '{' || *w->p == '[') {
+    char close = *w->p == '{' ? '}' : ']';
+    long i = 0;
+    for (w->p++, walk_ws(w); *w->p != close && *w->p != '\0'; i++) {
+      size_t n = at;
+      if (close == '}') {
+        const char *key = w->p + 1;
+        if (walk_string(w)) return w->field[at] = '\0', 1; /* a key: its object named */
+        int len = (int)(w->p - key - 1);
+        n += (size_t)snprintf(w->field + at, cap - at, "%s%.*s", at ? "." : "", len, key);
+        walk_ws(w);
+        if (*w->p == ':') w->p++;
+      } else {
+        n += (size_t)snprintf(w->field + at, cap - at, "[%ld]", i);
+      }
+      if (walk_value(w, n < cap ? n : cap - 1)) return 1;
+      w->field[at] = '\0';
+      walk_ws(w);
+      if (*w->p == ',') w->p++, walk_ws(w);
+    }
+    if (*w->p == close) w->p++;
+    return 0;
+  }
+  while (*w->p != '\0' && strchr(",]} \t\r\n", *w->p) == NULL) w->p++; /* a number, a literal */
+  return 0;
 }
 
 /* ---- Expressions ---------------------------------------------------------------------------- */
@@ -211,37 +328,179 @@ static int dim_index(const pm__kernel_file *k, const char *name) {
   return -1;
 }
 
-/* Compiles text into e (SELECT (text)), checking that it is one expression naming only
- * :PARAMETERS and :DIMENSIONS (and no parameter where params_ok is 0). */
+/* The functions an expression may call: integer (and a little real) launch arithmetic, nothing
+ * that makes strings or blobs, reads anything or loops. README's "Your own kernels" lists them. */
+static const char *const allowed_functions[] = {"abs",  "ceil", "coalesce", "floor", "ifnull",
+                                                "iif",  "max",  "min",      "nullif", "round",
+                                                NULL};
+
+/* The evaluator's authorizer: what `SELECT (text)` may do while it is prepared. One SELECT (its
+ * own: a second is a subquery, EXISTS, IN (SELECT ...), VALUES or a window), the allowed
+ * functions, and nothing else: no table or schema read, no CTE, no write, ATTACH or PRAGMA. */
+static int authorize(void *arg, int action, const char *a, const char *b, const char *db,
+                     const char *trigger) {
+  guard *g = arg;
+  (void)a, (void)db, (void)trigger;
+  if (action == SQLITE_SELECT && g->selects++ == 0) return SQLITE_OK;
+  if (action == SQLITE_FUNCTION && b != NULL)
+    for (int i = 0; allowed_functions[i] != NULL; i++)
+      if (strcasecmp(b, allowed_functions[i]) == 0) return SQLITE_OK;
+  if (g->why[0] == '\0') {
+    if (action == SQLITE_SELECT)
+      snprintf(g->why, sizeof g->why, "a query inside it (a subquery, EXISTS, IN (SELECT ...), "
+                                      "VALUES or a window): an expression is one value");
+    else if (action == SQLITE_FUNCTION) {
+      size_t at = (size_t)snprintf(g->why, sizeof g->why, "the function %.40s() (allowed: ",
+                                   b ? b : "?");
+      for (int i = 0; allowed_functions[i] != NULL && at < sizeof g->why; i++)
+        at += (size_t)snprintf(g->why + at, sizeof g->why - at, "%s%s", i ? ", " : "",
+                               allowed_functions[i]);
+      if (at < sizeof g->why) snprintf(g->why + at, sizeof g->why - at, ")");
+    } else if (action == SQLITE_READ)
+      snprintf(g->why, sizeof g->why, "a table read: an expression reads nothing");
+    else if (action == SQLITE_RECURSIVE)
+      snprintf(g->why, sizeof g->why, "a recursive query");
+    else
+      snprintf(g->why, sizeof g->why, "a statement's action (SQLite's authorizer code %d): an "
+                                      "expression only computes", action);
+  }
+  return SQLITE_DENY;
+}
+
+/* Evaluation that runs past its budget of VM instructions stops (SQLITE_INTERRUPT). SQLite
+ * calls this every EXPR_TICK instructions that a statement runs, counted over all its runs, not
+ * from each run's start: a run is stopped at its EXPR_TICKS + 1st call, which comes after at
+ * least EXPR_TICKS * EXPR_TICK of its own instructions. */
+static int out_of_steps(void *arg) {
+  guard *g = arg;
+  return ++g->ticks > EXPR_TICKS;
+}
+
+/* k->db: an empty database in memory in which an expression can read nothing, write nothing,
+ * call only the allowed functions, and make no string or blob, nesting or program past the
+ * bounds above. */
+static int evaluator_open(pm_ctx *c, pm__kernel_file *k, const char *shown_path) {
+  if (sqlite3_open_v2(":memory:", &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+      SQLITE_OK)
+    return pm__seterr(c, PM_ENOMEM, "%s: no SQLite database in memory for the expressions",
+                      shown_path);
+  static const int limits[][2] = {
+      {SQLITE_LIMIT_LENGTH, EXPR_BYTES},
+      {SQLITE_LIMIT_SQL_LENGTH, MAX_EXPR + 16},
+      {SQLITE_LIMIT_COLUMN, 8},
+      {SQLITE_LIMIT_EXPR_DEPTH, EXPR_DEPTH},
+      {SQLITE_LIMIT_VDBE_OP, 4 * MAX_EXPR},
+      {SQLITE_LIMIT_FUNCTION_ARG, 16},
+      {SQLITE_LIMIT_ATTACHED, 0},
+      {SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 64},
+      {SQLITE_LIMIT_VARIABLE_NUMBER, PM__MAX_PARAMS + 2},
+      {SQLITE_LIMIT_TRIGGER_DEPTH, 1},
+      {SQLITE_LIMIT_WORKER_THREADS, 0},
+  };
+  for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
+    sqlite3_limit(k->db, limits[i][0], limits[i][1]);
+  sqlite3_db_config(k->db, SQLITE_DBCONFIG_DQS_DML, 0, (int *)NULL); /* "x" is no string */
+  sqlite3_db_config(k->db, SQLITE_DBCONFIG_DQS_DDL, 0, (int *)NULL);
+  sqlite3_db_config(k->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+  sqlite3_db_config(k->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+  sqlite3_set_authorizer(k->db, authorize, &k->guard);
+  sqlite3_progress_handler(k->db, EXPR_TICK, out_of_steps, &k->guard);
+  return PM_OK;
+}
+
+/* Why text cannot be what `SELECT (text)` makes one expression of, or NULL. Its parentheses
+ * (outside quotes) balance without ever closing the one that SELECT (text) opens, so that the
+ * whole text is inside it; it holds no comment (which could swallow that closing parenthesis),
+ * no ';' and no parameter but :NAME. The authorizer and the parse (one column, nothing after)
+ * check the rest. */
+static const char *expr_shape(const char *text) {
+  int depth = 0;
+  if (strlen(text) > MAX_EXPR) return "longer than 2048 characters";
+  if (text[strspn(text, " \t\r\n")] == '\0') return "empty";
+  for (const char *p = text; *p != '\0'; p++) {
+    switch (*p) {
+    case '\'': case '"': case '`': { /* quoted to the next lone quote ('' is one inside) */
+      char q = *p;
+      for (p++; *p != '\0' && !(*p == q && p[1] != q); p += *p == q ? 2 : 1)
+        ;
+      if (*p == '\0') return "a quote left open";
+      break;
+    }
+    case '[':
+      if ((p = strchr(p, ']')) == NULL) return "a '[' left open";
+      break;
+    case '(': depth++; break;
+    case ')':
+      if (--depth < 0) return "a ')' that closes what it did not open";
+      break;
+    case ';': return "a ';': one expression, not statements";
+    case '-':
+      if (p[1] == '-') return "a comment (--)";
+      break;
+    case '/':
+      if (p[1] == '*') return "a comment (/*)";
+      break;
+    case '?': case '$': case '@': case '#': return "parameters are written :NAME";
+    default: break;
+    }
+  }
+  return depth != 0 ? "a '(' left open" : NULL;
+}
+
+/* Compiles text into e (SELECT (text), a statement of its own), checking that it is one
+ * expression, a single value that SQLite parsed whole (expr_shape, one column, nothing left
+ * after it), that the authorizer allowed, naming only :PARAMETERS and :DIMENSIONS (and no
+ * parameter where params_ok is 0). */
 static int expr_make(reader *r, pm__kernel_file *k, const char *field, const char *text,
                      int params_ok, expr *e) {
+  char shown[4 * MAX_EXPR + 16];
   snprintf(e->field, sizeof e->field, "%s", field);
-  if ((e->text = pm__strdup(text)) == NULL) return pm__seterr(r->c, PM_ENOMEM, "out of memory");
+  escape(shown, sizeof shown, text, 0);
+  if ((e->text = pm__strdup(shown)) == NULL) return pm__seterr(r->c, PM_ENOMEM, "out of memory");
+  const char *why = expr_shape(text);
+  if (why != NULL)
+    return fail(r, field, "'%s' is not one SQL expression: %s", quote(r, text), why);
   size_t len = strlen(text) + 16;
   char *sql = pm__malloc(len);
   if (sql == NULL) return pm__seterr(r->c, PM_ENOMEM, "out of memory");
-  snprintf(sql, len, "SELECT (%s)", text);
+  snprintf(sql, len, "SELECT (%s\n)", text); /* a newline would end any comment */
   const char *tail = NULL;
+  k->guard.selects = 0, k->guard.why[0] = '\0';
   int src = sqlite3_prepare_v2(k->db, sql, -1, &e->st, &tail);
-  int more = src == SQLITE_OK && tail != NULL && tail[strspn(tail, " \t\r\n;")] != '\0';
+  int more = src == SQLITE_OK && (tail == NULL || tail[strspn(tail, " \t\r\n")] != '\0');
   free(sql);
-  if (src != SQLITE_OK || e->st == NULL || more)
-    return fail(r, field, "'%s' is not one SQL expression%s%s", text, src != SQLITE_OK ? ": " : "",
-                src != SQLITE_OK ? sqlite3_errmsg(k->db) : "");
-  for (int i = 1; i <= sqlite3_bind_parameter_count(e->st); i++) {
+  if (src == SQLITE_OK && e->st == NULL)
+    why = "nothing";
+  else if (src != SQLITE_OK)
+    why = k->guard.why[0] ? k->guard.why : sqlite3_errmsg(k->db);
+  else if (more)
+    why = "more than one statement";
+  else if (sqlite3_column_count(e->st) != 1)
+    why = "more than one value";
+  else if (!sqlite3_stmt_readonly(e->st))
+    why = "it writes";
+  if (why != NULL)
+    return fail(r, field, "'%s' is not one SQL expression: %s", quote(r, text), why);
+  e->nbinds = sqlite3_bind_parameter_count(e->st);
+  for (int i = 1; i <= e->nbinds; i++) {
     const char *name = sqlite3_bind_parameter_name(e->st, i);
+    int p = name && name[0] == ':' ? param_index(k, name + 1) : -1;
+    int d = name && name[0] == ':' ? dim_index(k, name + 1) : -1;
     if (name == NULL || name[0] != ':')
-      return fail(r, field, "'%s': parameters are written :NAME", text);
-    if (param_index(k, name + 1) >= 0) {
+      return fail(r, field, "'%s': parameters are written :NAME", quote(r, text));
+    if (p >= 0) {
       if (!params_ok)
         return fail(r, field, "'%s' names the parameter %s: it may name the dimensions alone (%s%s%s)",
-                    text, name, k->dims[0], k->ndims > 1 ? ", " : "", k->ndims > 1 ? k->dims[1] : "");
+                    quote(r, text), quote(r, name), k->dims[0], k->ndims > 1 ? ", " : "",
+                    k->ndims > 1 ? k->dims[1] : "");
       e->uses_params = 1;
-    } else if (dim_index(k, name + 1) >= 0) {
+      e->binds[i - 1] = (signed char)p;
+    } else if (d >= 0) {
       e->uses_dims = 1;
+      e->binds[i - 1] = (signed char)(-1 - d);
     } else {
-      return fail(r, field, "'%s' names %s, which is neither a parameter nor a dimension", text,
-                  name);
+      return fail(r, field, "'%s' names %s, which is neither a parameter nor a dimension",
+                  quote(r, text), quote(r, name));
     }
   }
   return PM_OK;
@@ -251,23 +510,6 @@ static void expr_free(expr *e) {
   sqlite3_finalize(e->st);
   free(e->text);
   memset(e, 0, sizeof *e);
-}
-
-/* Evaluates e for point v (may be NULL where e names no parameter) and problem pr (may be NULL
- * where e names no dimension) into *out. 0 done; 1 the value is NULL, not a number, or out of
- * the 64-bit range (SQLite's `1/0` is NULL). Under k's lock. */
-/* Binds st's :NAMEs: the parameters from v (where not NULL), the dimensions from pr (where not
- * NULL); st reset first. */
-static void bind_names(pm__kernel_file *k, sqlite3_stmt *st, const int *v, const pm__problem *pr) {
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
-  for (int i = 1; i <= sqlite3_bind_parameter_count(st); i++) {
-    const char *name = sqlite3_bind_parameter_name(st, i) + 1;
-    int p = param_index(k, name), d = dim_index(k, name);
-    if (p >= 0 && v != NULL) sqlite3_bind_int64(st, i, v[p]);
-    if (d >= 0 && pr != NULL)
-      sqlite3_bind_int64(st, i, k->ndims == 1 ? (long long)pr->n : d == 0 ? pr->rows : pr->cols);
-  }
 }
 
 /* Column col of st's row as a number: 0 done; 1 NULL, not a number, or past 64 bits. */
@@ -286,11 +528,26 @@ static int column_value(sqlite3_stmt *st, int col, long long *out, double *real)
   return 0;
 }
 
+/* Evaluates e for point v (may be NULL where e names no parameter) and problem pr (may be NULL
+ * where e names no dimension; what is not given is NULL) into *out (and *real, where given).
+ * 0 done; 1 the value is NULL, not a number, out of the 64-bit range (SQLite's `1/0` is NULL),
+ * or the evaluation failed (past its bounds). Under k's lock. */
 static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
                       long long *out, double *real) {
-  bind_names(k, e->st, v, pr);
-  int bad = sqlite3_step(e->st) != SQLITE_ROW || column_value(e->st, 0, out, real);
-  sqlite3_reset(e->st);
+  sqlite3_stmt *st = e->st;
+  for (int i = 0; i < e->nbinds; i++) {
+    int s = e->binds[i];
+    if (s >= 0 && v != NULL)
+      sqlite3_bind_int64(st, i + 1, v[s]);
+    else if (s < 0 && pr != NULL)
+      sqlite3_bind_int64(st, i + 1, k->ndims == 1 ? (long long)pr->n : s == -1 ? pr->rows : pr->cols);
+    else
+      sqlite3_bind_null(st, i + 1);
+  }
+  k->guard.selects = 0; /* were SQLite ever to prepare it again, its one SELECT is allowed */
+  k->guard.ticks = 0;
+  int bad = sqlite3_step(st) != SQLITE_ROW || column_value(st, 0, out, real);
+  sqlite3_reset(st);
   return bad;
 }
 
@@ -301,55 +558,37 @@ static int expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__
 
 /* ---- The op's callbacks --------------------------------------------------------------------- */
 
-/* What check() evaluates, in order: the constraints, the block, the grid, the shared memory;
- * returns how many (at most MAX_CONSTRAINTS + 7). */
-static int check_exprs(pm__kernel_file *k, const expr **es) {
-  int n = 0;
-  for (int i = 0; i < k->nconstraints; i++) es[n++] = &k->constraints[i];
-  for (int i = 0; i < k->nblock; i++) es[n++] = &k->block[i];
-  for (int i = 0; i < k->ngrid; i++) es[n++] = &k->grid[i];
-  es[n++] = &k->shared;
-  return n;
-}
-
+/* Each expression is a statement of its own, evaluated in the order the reasons are given (the
+ * constraints, the block, the grid, the shared memory) and no further than the first reason:
+ * a point pruned by its first constraint costs one step. Without a size, what names a dimension
+ * is left out (the grid always is: as far as it counts, it names one). */
 static const char *check(const pm__op *self, const int *v, const pm__problem *pr,
                          const pm__limits *lim) {
   pm__kernel_file *k = (pm__kernel_file *)self;
   const char *why = NULL;
-  const expr *es[MAX_CONSTRAINTS + 7];
-  long long val[MAX_CONSTRAINTS + 7] = {0}, threads = 1;
-  char bad[MAX_CONSTRAINTS + 7] = {0}, skip[MAX_CONSTRAINTS + 7] = {0};
-  int n = check_exprs(k, es), nc = k->nconstraints, nb = k->nblock;
-  pthread_mutex_lock(&k->lock);
-  if (pr != NULL) { /* a size: all of them in one step (serving decides a new size this way) */
-    sqlite3_stmt *st = k->check_st;
-    bind_names(k, st, v, pr);
-    int row = sqlite3_step(st) == SQLITE_ROW;
-    for (int i = 0; i < n; i++) bad[i] = !row || column_value(st, i, &val[i], NULL);
-    sqlite3_reset(st);
-  } else { /* no size: what names no dimension (the grid always does, as far as it counts) */
-    for (int i = 0; i < n; i++)
-      if (!(skip[i] = (char)(es[i]->uses_dims || (i >= nc + nb && i < n - 1))))
-        bad[i] = (char)expr_eval(k, es[i], v, NULL, &val[i]);
-  }
-  pthread_mutex_unlock(&k->lock);
-  for (int i = 0; i < nc && why == NULL; i++)
-    if (!skip[i]) why = bad[i] ? "a constraint does not evaluate to a number"
-                       : val[i] == 0 ? k->reasons[i] : NULL;
+  long long x = 0, threads = 1;
   int block_known = 1;
-  for (int i = nc; i < nc + nb && why == NULL; i++) {
-    if (skip[i]) block_known = 0;
-    else if (bad[i] || val[i] < 1 || val[i] > 1024) why = "a block dimension out of range";
-    else threads *= val[i];
+  pthread_mutex_lock(&k->lock);
+  for (int i = 0; i < k->nconstraints && why == NULL; i++)
+    if (pr != NULL || !k->constraints[i].uses_dims)
+      why = expr_eval(k, &k->constraints[i], v, pr, &x) ? "a constraint does not evaluate to a number"
+            : x == 0                                     ? k->reasons[i]
+                                                         : NULL;
+  for (int i = 0; i < k->nblock && why == NULL; i++) {
+    if (pr == NULL && k->block[i].uses_dims) block_known = 0;
+    else if (expr_eval(k, &k->block[i], v, pr, &x) || x < 1 || x > 1024)
+      why = "a block dimension out of range";
+    else threads *= x;
   }
   if (why == NULL && block_known && threads > lim->max_threads)
     why = "threads per block out of range";
-  for (int i = nc + nb; i < n - 1 && why == NULL; i++)
-    if (!skip[i] && (bad[i] || val[i] < 1 || val[i] > (i == nc + nb ? INT_MAX : 65535)))
+  for (int i = 0; i < k->ngrid && why == NULL && pr != NULL; i++)
+    if (expr_eval(k, &k->grid[i], v, pr, &x) || x < 1 || x > (i == 0 ? INT_MAX : 65535))
       why = "a grid dimension out of range";
-  if (why == NULL && !skip[n - 1] &&
-      (bad[n - 1] || val[n - 1] < 0 || (size_t)val[n - 1] > lim->max_smem))
+  if (why == NULL && (pr != NULL || !k->shared.uses_dims) &&
+      (expr_eval(k, &k->shared, v, pr, &x) || x < 0 || (unsigned long long)x > lim->max_smem))
     why = "the shared memory is more than a block has";
+  pthread_mutex_unlock(&k->lock);
   return why;
 }
 
@@ -399,21 +638,19 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
     for (launch_memo *m = k->memo[h & (k->nbuckets - 1)]; m != NULL; m = m->next)
       if (memo_same(m, v, k->op.nparams, pr)) return m;
   long long x = 0, dims[2][3] = {{1, 1, 1}, {1, 1, 1}};
-  int ns[2] = {k->ngrid, k->nblock}, col = 0, bad = 0;
+  const expr *es[2] = {k->grid, k->block};
+  int ns[2] = {k->ngrid, k->nblock}, bad = 0;
   launch_memo m = {0};
-  sqlite3_stmt *st = k->launch_st;
-  bind_names(k, st, v, pr);
-  if (sqlite3_step(st) != SQLITE_ROW) bad = 1;
   for (int g = 0; g < 2 && !bad; g++)
     for (int i = 0; i < ns[g] && !bad; i++)
-      bad = column_value(st, col++, &dims[g][i], NULL) || dims[g][i] < 1 || dims[g][i] > INT_MAX;
-  if (!bad) bad = column_value(st, col++, &x, NULL) || x < 0;
+      bad = expr_eval(k, &es[g][i], v, pr, &dims[g][i]) || dims[g][i] < 1 || dims[g][i] > INT_MAX;
+  if (!bad) bad = expr_eval(k, &k->shared, v, pr, &x) || x < 0;
   m.shared = (size_t)x;
   for (int i = 0; i < k->nargs && !bad; i++) {
     const arg *a = &k->args[i];
     double real = 0;
     if (!a->scalar) continue;
-    if ((bad = column_value(st, col++, &x, &real)) != 0) break;
+    if ((bad = expr_value(k, &a->e, v, pr, &x, &real)) != 0) break;
     switch (a->type) {
     case SCALAR_I32: m.values[i].i32 = (int)x; break;
     case SCALAR_I64: m.values[i].i64 = x; break;
@@ -421,7 +658,6 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
     default: m.values[i].f64 = real; break;
     }
   }
-  sqlite3_reset(st);
   if (bad) return NULL;
   m.grid = (dim3){(unsigned)dims[0][0], (unsigned)dims[0][1], (unsigned)dims[0][2]};
   m.block = (dim3){(unsigned)dims[1][0], (unsigned)dims[1][1], (unsigned)dims[1][2]};
@@ -490,8 +726,8 @@ static int buffer_count(pm_ctx *c, pm__kernel_file *k, const arg *a, const pm__p
   pthread_mutex_unlock(&k->lock);
   size_t es = pm_dtype_size((pm_dtype)a->type);
   if (bad || x < 1 || (unsigned long long)x > ((unsigned long long)1 << 40) / es)
-    return pm__seterr(c, PM_EINVAL, "%s: args[%d].count: '%s' gives %s for this size: 1 to 2^40 "
-                                    "bytes wanted",
+    return pm__seterr(c, PM_EINVAL, "%s: args[%d].count: '%.100s' gives %s for this size: 1 to "
+                                    "2^40 bytes wanted",
                       k->path, (int)(a - k->args), a->e.text, bad ? "no number" : "a count out of range");
   *count = (size_t)x;
   return PM_OK;
@@ -683,7 +919,7 @@ static int read_params(reader *r, pm__kernel_file *k) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
     const char *t = (const char *)sqlite3_column_text(st, 1);
     char field[64];
-    snprintf(field, sizeof field, "params.%s", name ? name : "?");
+    snprintf(field, sizeof field, "params.%s", quote(r, name ? name : "?"));
     if (k->op.nparams == PM__MAX_PARAMS) {
       rc = fail(r, "params", "more than %d parameters", PM__MAX_PARAMS);
       break;
@@ -721,7 +957,7 @@ static int read_params(reader *r, pm__kernel_file *k) {
       long long x = sqlite3_column_int64(vs, 1);
       if (vt == NULL || strcmp(vt, "integer") != 0 || x < INT_MIN || x > INT_MAX)
         rc = fail(r, field, "values are integers (of C's int); got %s %s", vt ? vt : "?",
-                  (const char *)sqlite3_column_text(vs, 1));
+                  quote(r, (const char *)sqlite3_column_text(vs, 1)));
       else if (p->nvalues == PM__MAX_VALUES)
         rc = fail(r, field, "more than %d values", PM__MAX_VALUES);
       else {
@@ -790,10 +1026,10 @@ static int read_exprs(reader *r, pm__kernel_file *k, const char *name, int min, 
       free(text);
       return fail(r, field, "an expression (a string) wanted, not %s", type);
     }
+    *n = (int)i + 1; /* es[i] is k's to free from here, made or not (its text is taken first) */
     rc = expr_make(r, k, field, text, params_ok, &es[i]);
     free(text);
     if (rc != PM_OK) return rc;
-    *n = (int)i + 1;
   }
   return PM_OK;
 }
@@ -860,13 +1096,13 @@ static int read_args(reader *r, pm__kernel_file *k) {
     if ((rc = only_known(r, p, field, a->scalar ? scalar_fields : buffer_fields)) != PM_OK) break;
     snprintf(p, sizeof p, "$.args[%ld].name", i), snprintf(f2, sizeof f2, "%s.name", field);
     if ((rc = string_at(r, p, f2, 1, &a->name)) == PM_OK && !is_identifier(a->name, 63))
-      rc = fail(r, f2, "'%s' is not a C identifier", a->name);
+      rc = fail(r, f2, "'%s' is not a C identifier", quote(r, a->name));
     if (rc == PM_OK && a->scalar) {
       snprintf(p, sizeof p, "$.args[%ld].scalar", i), snprintf(f2, sizeof f2, "%s.scalar", field);
       if ((rc = string_at(r, p, f2, 1, &s)) == PM_OK) {
         for (a->type = 0; scalars[a->type] != NULL && strcmp(scalars[a->type], s) != 0; a->type++)
           ;
-        if (scalars[a->type] == NULL) rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", s);
+        if (scalars[a->type] == NULL) rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", quote(r, s));
       }
       if (rc == PM_OK) {
         snprintf(p, sizeof p, "args[%ld].value", i);
@@ -875,12 +1111,12 @@ static int read_args(reader *r, pm__kernel_file *k) {
     } else if (rc == PM_OK) {
       snprintf(p, sizeof p, "$.args[%ld].type", i), snprintf(f2, sizeof f2, "%s.type", field);
       if ((rc = string_at(r, p, f2, 1, &t)) == PM_OK && (a->type = pm__dtype_find(t)) < 0)
-        rc = fail(r, f2, "'%s': one of %s wanted", t, PM__DTYPE_NAMES);
+        rc = fail(r, f2, "'%s': one of %s wanted", quote(r, t), PM__DTYPE_NAMES);
       snprintf(p, sizeof p, "$.args[%ld].dir", i), snprintf(f2, sizeof f2, "%s.dir", field);
       if (rc == PM_OK && (rc = string_at(r, p, f2, 1, &dir)) == PM_OK) {
         for (a->dir = 0; dirs[a->dir] != NULL && strcmp(dirs[a->dir], dir) != 0; a->dir++)
           ;
-        if (dirs[a->dir] == NULL) rc = fail(r, f2, "'%s': in, out or inout wanted", dir);
+        if (dirs[a->dir] == NULL) rc = fail(r, f2, "'%s': in, out or inout wanted", quote(r, dir));
       }
       if (rc == PM_OK && k->nbufs == PM__MAX_BUFS)
         rc = fail(r, field, "more than %d buffers", PM__MAX_BUFS);
@@ -915,41 +1151,16 @@ static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   all[n++] = &k->bytes;
   for (int i = 0; i < k->nargs; i++) all[n++] = &k->args[i].e;
   for (int i = 0; i < n; i++)
-    if (expr_eval(k, all[i], k->op.seed, &sample, &x))
-      return fail(r, all[i]->field, "'%s' does not evaluate to a number (at the seed, for %s)",
-                  all[i]->text, k->ndims == 1 ? "n = 1048576" : "1024 x 1024");
+    if (expr_eval(k, all[i], k->op.seed, &sample, &x)) {
+      int err = sqlite3_errcode(k->db); /* the step's, which the reset returned */
+      return fail(r, all[i]->field, "'%s' does not evaluate to a number (at the seed, for %s)%s%s",
+                  quote(r, all[i]->text), k->ndims == 1 ? "n = 1048576" : "1024 x 1024",
+                  err == SQLITE_INTERRUPT ? ": it runs past its bound of VM steps"
+                  : err != SQLITE_OK      ? ": "
+                                          : "",
+                  err != SQLITE_OK && err != SQLITE_INTERRUPT ? sqlite3_errmsg(k->db) : "");
+    }
   return PM_OK;
-}
-
-/* exprs (each checked alone already) as one SELECT, into *out. */
-static int select_all(reader *r, pm__kernel_file *k, const expr *const *es, int n,
-                      sqlite3_stmt **out) {
-  size_t len = 16;
-  for (int i = 0; i < n; i++) len += strlen(es[i]->text) + 4;
-  char *sql = pm__malloc(len);
-  if (sql == NULL) return pm__seterr(r->c, PM_ENOMEM, "out of memory");
-  size_t at = (size_t)snprintf(sql, len, "SELECT ");
-  for (int i = 0; i < n; i++)
-    at += (size_t)snprintf(sql + at, len - at, "%s(%s)", i ? ", " : "", es[i]->text);
-  int rc = sqlite3_prepare_v2(k->db, sql, -1, out, NULL) == SQLITE_OK
-               ? PM_OK
-               : pm__seterr(r->c, PM_ENOMEM, "%s: %s", r->path, sqlite3_errmsg(k->db));
-  free(sql);
-  return rc;
-}
-
-/* k->launch_st (the grid, the block, the shared memory, the scalars) and k->check_st. */
-static int launch_statement(reader *r, pm__kernel_file *k) {
-  const expr *es[MAX_CONSTRAINTS + 7 + MAX_ARGS];
-  int n = 0;
-  for (int i = 0; i < k->ngrid; i++) es[n++] = &k->grid[i];
-  for (int i = 0; i < k->nblock; i++) es[n++] = &k->block[i];
-  es[n++] = &k->shared;
-  for (int i = 0; i < k->nargs; i++)
-    if (k->args[i].scalar) es[n++] = &k->args[i].e;
-  int rc = select_all(r, k, es, n, &k->launch_st);
-  if (rc == PM_OK) rc = select_all(r, k, es, check_exprs(k, es), &k->check_st);
-  return rc;
 }
 
 void pm__kernel_file_free(pm__kernel_file *k) {
@@ -966,8 +1177,6 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
   free(k->reference);
   free(k->source);
-  sqlite3_finalize(k->launch_st);
-  sqlite3_finalize(k->check_st);
   sqlite3_close(k->db);
   pthread_mutex_destroy(&k->lock);
   free(k);
@@ -986,6 +1195,64 @@ const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) 
   return NULL;
 }
 
+/* The source file that k->source_file names, into k->source: a path relative to the folder of
+ * the description at path, which must stay inside that folder (symbolic links followed: their
+ * real paths compared), a regular file of at most MAX_FILE bytes. */
+static int read_source(reader *r, pm__kernel_file *k, const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = NULL, *full = NULL, *real_dir = NULL, *real = NULL;
+  int rc = PM_OK;
+  if (k->source_file[0] == '\0' || k->source_file[0] == '/')
+    return fail(r, "source", "'%s': a path relative to the description's folder wanted",
+                quote(r, k->source_file));
+  int depth = 0; /* as written first: a way out by .. is refused whether or not it leads to a file */
+  for (const char *p = k->source_file; *p != '\0' && depth >= 0;) {
+    size_t n = strcspn(p, "/");
+    depth += n == 2 && strncmp(p, "..", 2) == 0 ? -1 : n == 0 || (n == 1 && *p == '.') ? 0 : 1;
+    p += n + (p[n] == '/');
+  }
+  if (depth < 0)
+    return fail(r, "source", "'%s' is outside the description's folder (a path inside it wanted; "
+                             "symbolic links are followed)", quote(r, k->source_file));
+  size_t dlen = slash == NULL ? 1 : (size_t)(slash - path) + (slash == path);
+  size_t len = dlen + strlen(k->source_file) + 2;
+  if ((dir = pm__malloc(dlen + 1)) == NULL || (full = pm__malloc(len)) == NULL) {
+    rc = pm__seterr(r->c, PM_ENOMEM, "out of memory");
+    goto done;
+  }
+  snprintf(dir, dlen + 1, "%s", slash == NULL ? "." : path);
+  snprintf(full, len, "%s/%s", dir, k->source_file);
+  if ((real_dir = realpath(dir, NULL)) == NULL) {
+    rc = fail(r, "source", "the description's folder: %s", strerror(errno));
+    goto done;
+  }
+  if ((real = realpath(full, NULL)) == NULL) {
+    rc = errno == ENOMEM ? pm__seterr(r->c, PM_ENOMEM, "out of memory")
+                         : fail(r, "source", "%s: %s", quote(r, full), strerror(errno));
+    goto done;
+  }
+  size_t n = strlen(real_dir);
+  if (!(strncmp(real, real_dir, n) == 0 && (real[n] == '/' || (n == 1 && real_dir[0] == '/')))) {
+    rc = fail(r, "source", "'%s' is outside the description's folder (a path inside it wanted; "
+                           "symbolic links are followed)", quote(r, k->source_file));
+    goto done;
+  }
+  int odd = pm__file_not_regular(real); /* a FIFO, device or folder: never waited on */
+  if (odd != 0) {
+    rc = fail(r, "source", "%s: %s", quote(r, full), pm__file_strerror(odd));
+    goto done;
+  }
+  if ((k->source = pm__read_file(real, MAX_FILE, NULL)) == NULL)
+    rc = errno == EFBIG  ? fail(r, "source", "%s: larger than %zu MiB, the most a source may be",
+                                quote(r, full), MAX_FILE >> 20)
+         : errno == ENOMEM ? pm__seterr(r->c, PM_ENOMEM, "%s: out of memory", r->path)
+                           : fail(r, "source", "%s: %s", quote(r, full),
+                                  pm__file_strerror(errno));
+done:
+  free(dir), free(full), free(real_dir), free(real);
+  return rc;
+}
+
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   *out = NULL;
   if (strlen(path) > 1024) /* its messages name it: a line of a path is enough */
@@ -993,28 +1260,40 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   pm__kernel_file *k = pm__calloc(1, sizeof *k);
   if (k == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&k->lock, NULL);
-  reader r = {c, path, NULL, NULL};
+  char shown[4200]; /* the path in messages: on one line */
+  escape(shown, sizeof shown, path, 0);
+  reader r = {c, shown, NULL, NULL, {{0}}, 0};
   char *json = NULL, *summary = NULL, type[16];
+  size_t json_len = 0;
   int rc = PM_OK;
-  if ((k->path = pm__strdup(path)) == NULL) {
+  if ((k->path = pm__strdup(shown)) == NULL) {
     rc = pm__seterr(c, PM_ENOMEM, "out of memory");
     goto done;
   }
-  if ((json = pm__read_file(path, MAX_FILE, NULL)) == NULL) {
-    rc = pm__seterr(c, errno == ENOMEM ? PM_ENOMEM : PM_EIO, "%s: %s", path,
-                    pm__file_strerror(errno));
+  if ((json = pm__read_file(path, MAX_DESC, &json_len)) == NULL) {
+    if (errno == EFBIG)
+      rc = pm__seterr(c, PM_EINVAL, "%s: larger than %zu MiB, the most a kernel description may be",
+                      shown, MAX_DESC >> 20);
+    else
+      rc = pm__seterr(c, errno == ENOMEM ? PM_ENOMEM : PM_EIO, "%s: %s", shown,
+                      pm__file_strerror(errno));
     goto done;
   }
-  if (sqlite3_open_v2(":memory:", &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+  if ((rc = evaluator_open(c, k, shown)) != PM_OK) goto done;
+  if (sqlite3_open_v2(":memory:", &r.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
       SQLITE_OK) {
-    rc = pm__seterr(c, PM_ENOMEM, "%s: no SQLite database in memory for the expressions", path);
+    rc = pm__seterr(c, PM_ENOMEM, "%s: no SQLite database in memory to read it", shown);
     goto done;
   }
-  r.db = k->db, r.json = json;
+  r.json = json;
+  if (strlen(json) != json_len) {
+    rc = fail(&r, "(top)", "not valid JSON: a NUL byte at byte %zu", strlen(json));
+    goto done;
+  }
   { /* valid first: no other JSON function sees a malformed document (pm__db_json_check) */
-    int valid = pm__db_json_check(k->db, json, -1);
+    int valid = pm__db_json_check(r.db, json, -1);
     if (valid < 0) {
-      rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory", path);
+      rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory", shown);
       goto done;
     }
     if (valid && (rc = member(&r, "$", type, NULL)) != PM_OK) goto done;
@@ -1023,40 +1302,34 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       goto done;
     }
   }
+  { /* a string that SQLite would cut at its \u0000: refused, naming its field */
+    nul_walk w = {json, ""};
+    if (walk_value(&w, 0)) {
+      rc = fail(&r, w.field[0] ? w.field : "(top)", "a string holds \\u0000 (a NUL character): "
+                                                    "refused, not cut short there");
+      goto done;
+    }
+  }
   if ((rc = only_known(&r, "$", "", top_fields)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.name", "name", 1, &k->name)) != PM_OK) goto done;
   if (!is_identifier(k->name, 31) || pm__op_find(k->name) != NULL) {
     rc = fail(&r, "name", "'%s': a C identifier of at most 31 characters, not a built-in "
-                          "operation's name", k->name);
+                          "operation's name", quote(&r, k->name));
     goto done;
   }
   if ((rc = string_at(&r, "$.summary", "summary", 0, &summary)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.entry", "entry", 1, &k->entry)) != PM_OK) goto done;
   if (!is_identifier(k->entry, 255)) {
-    rc = fail(&r, "entry", "'%s' is not a C identifier", k->entry);
+    rc = fail(&r, "entry", "'%s' is not a C identifier", quote(&r, k->entry));
     goto done;
   }
   if ((rc = string_at(&r, "$.source", "source", 1, &k->source_file)) != PM_OK) goto done;
-  { /* the source, relative to the description's folder */
-    const char *slash = strrchr(path, '/');
-    size_t dir = k->source_file[0] == '/' || slash == NULL ? 0 : (size_t)(slash - path + 1);
-    size_t len = dir + strlen(k->source_file) + 1;
-    char *full = pm__malloc(len);
-    if (full == NULL) {
-      rc = pm__seterr(c, PM_ENOMEM, "out of memory");
-      goto done;
-    }
-    snprintf(full, len, "%.*s%s", (int)dir, path, k->source_file);
-    k->source = pm__read_file(full, MAX_FILE, NULL);
-    if (k->source == NULL) rc = fail(&r, "source", "%s: %s", full, pm__file_strerror(errno));
-    free(full);
-    if (rc != PM_OK) goto done;
-  }
+  if ((rc = read_source(&r, k, path)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.reference", "reference", 0, &k->reference)) != PM_OK) goto done;
   if (k->reference != NULL && (!is_identifier(k->reference, 255) ||
                                strcmp(k->reference, k->entry) == 0)) {
     rc = fail(&r, "reference", "'%s': another kernel of the source (a C identifier) wanted",
-              k->reference);
+              quote(&r, k->reference));
     goto done;
   }
   for (int e = 0; e < 2; e++) { /* the entry (and reference) defined in the source: a name, '(' */
@@ -1068,8 +1341,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       found = (p == k->source || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) && *after == '(';
     }
     if (name != NULL && !found) {
-      rc = fail(&r, e == 0 ? "entry" : "reference", "'%s' is not a function of %s", name,
-                k->source_file);
+      rc = fail(&r, e == 0 ? "entry" : "reference", "'%s' is not a function of %s", quote(&r, name),
+                quote(&r, k->source_file));
       goto done;
     }
   }
@@ -1103,8 +1376,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       goto done;
     }
   }
-  if ((rc = evaluate_at_seed(&r, k)) != PM_OK || (rc = launch_statement(&r, k)) != PM_OK)
-    goto done;
+  if ((rc = evaluate_at_seed(&r, k)) != PM_OK) goto done;
   {
     size_t len = strlen(path) + 64;
     if ((k->summary = pm__malloc(len)) == NULL) {
@@ -1141,6 +1413,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   }
 
 done:
+  sqlite3_close(r.db);
   free(json);
   free(summary);
   if (rc != PM_OK) {

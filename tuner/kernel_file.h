@@ -10,9 +10,11 @@
 
 typedef struct pm__kernel_file pm__kernel_file;
 
-/* Reads the description at path (its source file is named relative to it). On failure returns
- * PM_EINVAL (a fault in the description: the message names the file, the field and what is
- * wrong), PM_EIO (a file that cannot be read) or PM_ENOMEM, and *out is NULL. */
+/* Reads the description at path (its source file is named relative to its folder, and must be
+ * inside it). On failure returns PM_EINVAL (a fault in the description, an expression that is
+ * not one bounded, read-only SQL value among them, refused here rather than when evaluated: the
+ * message, one line, names the file, the field and what is wrong), PM_EIO (a file that cannot be
+ * read) or PM_ENOMEM, and *out is NULL. */
 int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out);
 void pm__kernel_file_free(pm__kernel_file *k);
 
