@@ -423,6 +423,7 @@ static const field measurement_fields[M_N_] = {
 typedef struct known_gpu {
   char uuid[48];
   int64_t id;
+  int sm_count;
 } known_gpu;
 
 static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known, int nknown,
@@ -458,6 +459,7 @@ static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known,
   d.sm_count = (int)v[G_SMS].i;
   d.mem_bytes = (size_t)v[G_MEM].i;
   snprintf(known[nknown].uuid, sizeof known[nknown].uuid, "%s", d.uuid);
+  known[nknown].sm_count = d.sm_count;
   rc = pm__db_gpu_write(db, &d, (int)v[G_DRIVER].i, (int)v[G_RUNTIME].i, 1, &known[nknown].id,
                         &added);
   if (rc == PM_EINVAL) {
@@ -505,8 +507,9 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
   }
   pm__db_measurement m;
   memset(&m, 0, sizeof m);
+  int sm_count = 0;
   for (int i = 0; i < nknown && m.gpu_id == 0; i++)
-    if (strcmp(known[i].uuid, v[M_GPU].text) == 0) m.gpu_id = known[i].id;
+    if (strcmp(known[i].uuid, v[M_GPU].text) == 0) m.gpu_id = known[i].id, sm_count = known[i].sm_count;
   if (m.gpu_id == 0) {
     rc = pm__seterr(c, PM_EINVAL, "%s.gpu: '%s' is not one of the document's gpus", where,
                     v[M_GPU].text);
@@ -520,6 +523,26 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
                     "%s.status: '%.40s' is not ok, compile_error, launch_error or "
                     "wrong_result",
                     where, v[M_STATUS].text);
+    goto done;
+  }
+  /* An ok row has every timing (a null would be stored as 0: bandwidth 0, or no time), and no
+   * error; a failed row has no timing (the database keeps none of it). */
+  static const int timings[] = {M_MEDIAN, M_MIN, M_MAX, M_SAMPLES, M_GBPS};
+  for (size_t i = 0; i < sizeof timings / sizeof *timings; i++) {
+    const value *t = &v[timings[i]];
+    if (outcome == PM__DB_MEASURED && (!t->present || t->null)) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: %s on an ok row, which needs it", where,
+                      measurement_fields[timings[i]].name, t->present ? "null" : "missing");
+      goto done;
+    }
+    if (outcome != PM__DB_MEASURED && t->present && !t->null) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: given on a row of status %s, which has no timings",
+                      where, measurement_fields[timings[i]].name, v[M_STATUS].text);
+      goto done;
+    }
+  }
+  if (outcome == PM__DB_MEASURED && v[M_ERROR].present && !v[M_ERROR].null) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.error: given on an ok row, which has none", where);
     goto done;
   }
   m.problem.op = v[M_OP].text;
@@ -546,6 +569,20 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
     rc = pm__seterr(c, PM_EINVAL, "%s.max_error: verified, so it is required", where);
     goto done;
   }
+  /* The configuration against its op's space and constraints, as the tuner made it. */
+  const pm__db_op *op = pm__db_op_named(db, m.problem.op);
+  char problem[PM__DB_PROBLEM_MAX], why[512];
+  if (op != NULL && op->check_config != NULL) {
+    if ((rc = pm__db_problem_text(db, &m.problem, problem)) != PM_OK) {
+      snprintf(why, sizeof why, "%s", pm_errmsg(c));
+      rc = pm__seterr(c, PM_EINVAL, "%s: %s", where, why);
+      goto done;
+    }
+    if (!op->check_config(op, &m.problem, m.config, sm_count, why, sizeof why)) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.config: %s (%s %s)", where, why, m.problem.op, problem);
+      goto done;
+    }
+  }
   rc = pm__db_measurement_write(db, &m, v[M_AT].text, 1, &what);
   if (rc == PM_EINVAL) {
     char msg[1024];
@@ -562,23 +599,29 @@ done:
   return rc;
 }
 
-/* Runs fn on each element of the array text json, handed as JSON text: json_each's value is
- * SQL's (a string element is its bare text, which read as JSON is malformed, or an object where
- * it holds one's text), so each element is quoted back into JSON first (an object or array
- * stays as it is; true and false, which SQL makes 1 and 0, stay true and false). */
-static int each_element(pm__db *db, const char *json,
+/* Runs fn on each element of the array text json (the document's member `name`), each an
+ * object handed as its JSON text; any other element is PM_EINVAL naming it. */
+static int each_element(pm__db *db, const char *json, const char *name,
                         int (*fn)(pm__db *, const char *, int, void *), void *arg) {
   int rc = PM_OK, r, i = 0;
   sqlite3_stmt *st = NULL;
   PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
-                                    "SELECT CASE WHEN type IN ('true', 'false') THEN type"
-                                    " ELSE json_quote(value) END FROM json_each(?1)",
+                                    "SELECT type, CASE WHEN type = 'object' THEN value END"
+                                    " FROM json_each(?1)",
                                     -1, &st, NULL));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *elem;
-    PM__SQLITE_TEXT(db, st, 0, elem);
-    if ((rc = fn(db, elem ? elem : "null", i++, arg)) != PM_OK) goto fail;
+    const char *type, *elem;
+    PM__SQLITE_TEXT(db, st, 0, type);
+    PM__SQLITE_TEXT(db, st, 1, elem);
+    /* Only an object is read further: a number (1e999 among them, which SQLite reads as
+     * infinity and cannot write back as JSON), a string or an array is the document's fault. */
+    if (type == NULL || strcmp(type, "object") != 0 || elem == NULL) {
+      rc = pm__seterr(pm__db_ctx(db), PM_EINVAL, "%s[%d]: expected an object, got %s", name, i,
+                      type ? type : "nothing");
+      goto fail;
+    }
+    if ((rc = fn(db, elem, i++, arg)) != PM_OK) goto fail;
   }
   PM__SQLITE_ST(db, st, r);
 fail:
@@ -655,8 +698,10 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   }
   /* All or nothing: one transaction, rolled back at the first fault. */
   if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
-  if ((rc = each_element(db, v[T_GPUS].text, gpu_cb, &s)) != PM_OK ||
-      (rc = each_element(db, v[T_MEASUREMENTS].text, measurement_cb, &s)) != PM_OK) {
+  if ((rc = pm__db_sound(db)) != PM_OK ||
+      (rc = each_element(db, v[T_GPUS].text, "gpus", gpu_cb, &s)) != PM_OK ||
+      (rc = each_element(db, v[T_MEASUREMENTS].text, "measurements", measurement_cb, &s)) !=
+          PM_OK) {
     pm__db_rollback(db);
     goto fail;
   }

@@ -428,17 +428,73 @@ fail:
  * differs (a `gpu` table of other columns, the `winner` view or an index dropped), with *differs
  * (may be NULL) set; an error with *differs 0 where the shape could not be read (out of memory,
  * an I/O error): no finding about the file. */
-static int check_shape(pm__db *db, int64_t version, int *differs) {
+/* The schema migrations 1 .. version make, in a new database in memory (*ref; the caller closes
+ * it). */
+static int reference_schema(pm__db *db, int64_t version, sqlite3 **ref) {
+  int rc = PM_OK;
+  if (sqlite3_open_v2(":memory:", ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    return pm__seterr(db->c, PM_ENOMEM, "tuning database %s: out of memory", db->path);
+  for (int64_t v = 0; v < version; v++)
+    PM__SQLITE(db, sqlite3_exec(*ref, pm__db_migrations[v].source, NULL, NULL, NULL));
+fail:
+  return rc;
+}
+
+/* Calls each(arg, type, name, table) for every object in the file that ref (reference_schema)
+ * does not have, in the order they were made: a table, view, index or trigger of someone
+ * else's. SQLite's own (sqlite_*: autoindexes, sqlite_sequence, sqlite_stat1) are not
+ * counted. each returns nonzero to stop. */
+static int foreign_objects(pm__db *db, sqlite3 *ref,
+                           int (*each)(void *arg, const char *type, const char *name,
+                                       const char *table),
+                           void *arg) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *have = NULL, *known = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(ref, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1, &known,
+                                    NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT type, name, tbl_name FROM sqlite_schema"
+                                    " WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY rowid",
+                                    -1, &have, NULL));
+  while ((r = sqlite3_step(have)) == SQLITE_ROW) {
+    const char *type, *name, *table;
+    PM__SQLITE_TEXT(db, have, 0, type);
+    PM__SQLITE_TEXT(db, have, 1, name);
+    PM__SQLITE_TEXT(db, have, 2, table);
+    if (type == NULL || name == NULL) continue;
+    sqlite3_reset(known);
+    PM__SQLITE(db, sqlite3_bind_text(known, 1, name, -1, SQLITE_TRANSIENT));
+    int k = sqlite3_step(known);
+    PM__SQLITE_ST(db, known, k);
+    if (k == SQLITE_ROW) continue;
+    if (each(arg, type, name, table ? table : "")) break;
+  }
+  if (r != SQLITE_ROW) PM__SQLITE_ST(db, have, r);
+fail:
+  pm__db_finalize(&have);
+  pm__db_finalize(&known);
+  return rc;
+}
+
+/* The first trigger foreign_objects finds, into a found_trigger. */
+typedef struct found_trigger {
+  char name[128], table[128];
+} found_trigger;
+
+static int first_trigger(void *arg, const char *type, const char *name, const char *table) {
+  found_trigger *t = arg;
+  if (strcmp(type, "trigger") != 0) return 0;
+  snprintf(t->name, sizeof t->name, "%s", name);
+  snprintf(t->table, sizeof t->table, "%s", table);
+  return 1;
+}
+
+static int check_shape(pm__db *db, int64_t version, int *differs, int refuse_triggers) {
   int rc = PM_OK, r;
   if (differs) *differs = 0;
   sqlite3 *ref = NULL;
   sqlite3_stmt *want = NULL, *have = NULL;
-  if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-    rc = pm__seterr(db->c, PM_ENOMEM, "tuning database %s: out of memory", db->path);
-    goto fail;
-  }
-  for (int64_t v = 0; v < version; v++)
-    PM__SQLITE(db, sqlite3_exec(ref, pm__db_migrations[v].source, NULL, NULL, NULL));
+  if ((rc = reference_schema(db, version, &ref)) != PM_OK) goto fail;
   PM__SQLITE(db, sqlite3_prepare_v2(ref,
                                     "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
                                     " ORDER BY rowid",
@@ -477,6 +533,22 @@ static int check_shape(pm__db *db, int64_t version, int *differs) {
     }
   }
   PM__SQLITE_ST(db, want, r);
+  /* A trigger runs on the writes of whoever writes its table, pmtune's included: one that is not
+   * pmtune's could change every measurement stored (divide the times by 100). pmtune makes
+   * none. */
+  found_trigger t = {{0}, {0}};
+  if (refuse_triggers) {
+    if ((rc = foreign_objects(db, ref, first_trigger, &t)) != PM_OK) goto fail;
+    if (t.name[0] != '\0') {
+      if (differs) *differs = 1;
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: it has a trigger '%s' on '%s' that pmtune does not "
+                      "make, which would run on pmtune's writes and may change what they store "
+                      "(DROP TRIGGER \"%s\" removes it); the file was left as it is",
+                      db->path, t.name, t.table, t.name);
+      goto fail;
+    }
+  }
 fail:
   pm__db_finalize(&want);
   pm__db_finalize(&have);
@@ -594,7 +666,8 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   }
   /* Before writing, the shape too (a few ms: not on the read-only opens that serve calls, whose
    * queries fail cleanly on a polluted file; db check verifies it). */
-  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest(), NULL)) != PM_OK) goto fail;
+  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest(), NULL, 1)) != PM_OK)
+    goto fail;
   if (!db->readonly && (rc = register_templates(db)) != PM_OK) goto fail;
   *out = db;
   return PM_OK;
@@ -661,6 +734,68 @@ static void add(report *r, int problem, const char *fmt, ...) {
   r->len += (size_t)n;
   r->text[r->len++] = '\n';
   r->text[r->len] = '\0';
+}
+
+/* A line of the check's report for an object of the file that pmtune does not make (see
+ * foreign_objects): a trigger is a problem (pmtune's writes would run it, and refuse to);
+ * a table, view or index of your own is welcome, and said. */
+static int report_foreign(void *arg, const char *type, const char *name, const char *table) {
+  report *r = arg;
+  if (strcmp(type, "trigger") == 0)
+    add(r, 1,
+        "schema        PROBLEM: trigger '%s' on '%s' is not pmtune's: it runs on the writes to "
+        "'%s' and may change what pmtune stores; pmtune writes nothing while it is there "
+        "(DROP TRIGGER \"%s\" removes it)",
+        name, table, table, name);
+  else if (strcmp(type, "table") == 0 || strcmp(name, table) == 0)
+    add(r, 0, "schema        not pmtune's, left alone: %s '%s'", type, name);
+  else
+    add(r, 0, "schema        not pmtune's, left alone: %s '%s' on '%s'", type, name, table);
+  return 0;
+}
+
+int pm__db_sound(pm__db *db) {
+  int rc = PM_OK, step, differs = 0;
+  sqlite3_stmt *st = NULL;
+  /* SQLite's integrity check: structure, indexes against their tables, NOT NULL and CHECK. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(1)", -1, &st, NULL));
+  step = sqlite3_step(st);
+  if ((step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s fails its integrity check (%s, %s): pmtune writes "
+                    "nothing into it (`pmtune db check` says more)",
+                    db->path, sqlite3_errmsg(db->sql), sqlite_code_name(step));
+    goto fail;
+  }
+  PM__SQLITE_ST(db, st, step);
+  const char *m;
+  PM__SQLITE_TEXT(db, st, 0, m);
+  if (step != SQLITE_ROW || m == NULL || strcmp(m, "ok") != 0) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s fails its integrity check (%.300s): pmtune writes "
+                    "nothing into it (`pmtune db check` says more)",
+                    db->path, m ? m : "no answer");
+    goto fail;
+  }
+  pm__db_finalize(&st);
+  /* The schema, and no trigger of anyone else's. */
+  if ((rc = check_shape(db, pm__db_schema_latest(), &differs, 1)) != PM_OK) goto fail;
+  /* No row refers to a missing one. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &st, NULL));
+  step = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, step);
+  if (step == SQLITE_ROW) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s: its %s row %lld refers to a missing %s row: pmtune "
+                    "writes nothing into it (`pmtune db check` says more)",
+                    db->path, (const char *)sqlite3_column_text(st, 0),
+                    (long long)sqlite3_column_int64(st, 1),
+                    (const char *)sqlite3_column_text(st, 2));
+    goto fail;
+  }
+fail:
+  pm__db_finalize(&st);
+  return rc;
 }
 
 /* 1 where PRAGMA integrity_check on h says "ok", 0 where it finds something or cannot run. */
@@ -750,8 +885,13 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     goto done;
   }
   int differs = 0;
-  if ((rc = check_shape(db, db->version_was, &differs)) == PM_OK) {
+  if ((rc = check_shape(db, db->version_was, &differs, 0)) == PM_OK) {
     add(&r, 0, "schema        ok (as migrations 1 to %d make it)", db->version_was);
+    sqlite3 *ref = NULL;
+    if ((rc = reference_schema(db, db->version_was, &ref)) == PM_OK)
+      rc = foreign_objects(db, ref, report_foreign, &r);
+    sqlite3_close(ref);
+    if (rc != PM_OK) goto fail;
   } else if (!differs) { /* the check could not run (out of memory, I/O): an error, no finding */
     goto fail;
   } else {

@@ -68,6 +68,14 @@ typedef struct pm__db_op {
   int (*default_config)(const struct pm__db_op *self, const pm__db_problem *p, char *out,
                         size_t cap);
   const void *owner;
+  /* Whether config (its text, "bx=32 by=8") is a configuration of the op's space that may run
+   * problem p on a GPU of sm_count SMs, as the tuner would have measured it: every parameter
+   * once, in the space's order, each value one of its parameter's, no other parameter, and the
+   * op's constraints met. 1 where it is; 0 where not, why (cap bytes) saying what is wrong
+   * ("999 is not a value of BLOCK"). NULL: configurations are not checked. An import asks it of
+   * every row. */
+  int (*check_config)(const struct pm__db_op *self, const pm__db_problem *p, const char *config,
+                      int sm_count, char *why, size_t cap);
 } pm__db_op;
 
 enum {
@@ -142,8 +150,18 @@ void pm__db_let_go(sqlite3_stmt **st);
 /* The SQLite connection, for tests and for reading what no function here gives. */
 sqlite3 *pm__db_handle(pm__db *db);
 
+/* Whether the file is sound enough to write into: PRAGMA integrity_check finds nothing (an index
+ * that lacks a row would let a write add a duplicate), its schema is as the migrations make it
+ * with no trigger that is not pmtune's (one would run on pmtune's writes and change what they
+ * store), and no row refers to a missing one. PM_OK, or PM_EDB saying the first problem found
+ * (`pmtune db check` lists them all). An import calls it inside its transaction, before it
+ * writes anything. */
+int pm__db_sound(pm__db *db);
+
 /* Runs SQLite's integrity and foreign-key (orphan rows) checks and pmtune's own (application id,
- * schema version, tables present) and counts what is stored. *report (heap; the caller frees
+ * schema version, tables present, every object of the file that the migrations do not make:
+ * a trigger is a problem, a table, view or index of your own is listed) and counts what is
+ * stored. *report (heap; the caller frees
  * it) says what was found, one finding a line; *problems is the number of problems among them.
  * PM_OK when the checks ran, whatever they found. */
 int pm__db_check(pm__db *db, char **report, int *problems);

@@ -281,7 +281,7 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   sqlite3 *h = NULL;
   cr_assert_eq(sqlite3_open(dst, &h), SQLITE_OK);
   char *rows = dbtest_rows(h, "SELECT config, speedup FROM winner");
-  cr_assert_str_eq(rows, "bx=64 by=4|2.0\n");
+  cr_assert_str_eq(rows, "bx=64 by=4 vec=1 ept=1 grid=0 map=0 align=0|2.0\n");
   free(rows);
   sqlite3_close(h);
   /* --all, to the standard output, and back in through the standard input. */
@@ -528,7 +528,7 @@ Test(cli_db, show_seen_lists_the_recorded_sizes_most_called_first) {
              *small = strstr(out, "Fake H100                matadd  rows=100 cols=200");
   cr_assert(a100 && reduce && big && small, "%s", out);
   cr_assert(a100 < reduce && reduce < big && big < small, "per GPU, most called first: %s", out);
-  cr_assert_not_null(strstr(big, "12  bx=64 by=4\n"), "its exact winner: %s", out);
+  cr_assert_not_null(strstr(big, "12  bx=64 by=4 vec=1 ept=1 grid=0 map=0 align=0\n"), "its exact winner: %s", out);
   cr_assert_not_null(strstr(reduce, "40  -\n"), "no winner: %s", out);
   snprintf(args, sizeof args, "show --seen --op reduce --db %s", file);
   cr_assert_eq(run("", args), 0, "%s", err);

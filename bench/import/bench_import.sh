@@ -1,0 +1,28 @@
+#!/bin/sh
+# bench_import.sh: times `pmtune import` of documents of 20,000 and 200,000 measurements
+# (make_doc.py: the shipped H100 results repeated under fabricated GPU UUIDs) into an empty
+# database, into a full one (holding one such document; the new one names other GPUs), and the
+# same document again into that (every row kept). Prints rows a second for each.
+# usage: bench/import/bench_import.sh PMTUNE [WORKDIR]   (from the repository root)
+set -eu
+PMTUNE=${1:?usage: bench_import.sh PMTUNE [WORKDIR]}
+W=${2:-/tmp/pmtune-bench-import}
+SRC=results/nvidia-h100-80gb-hbm3.json
+mkdir -p "$W"
+echo "# $PMTUNE import; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; build of $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ' (with uncommitted changes)')"
+now() { date +%s.%N; }
+for rows in ${ROWS:-20000 200000}; do
+  python3 bench/import/make_doc.py "$SRC" "$rows" "$W/doc-$rows.json" 0
+  python3 bench/import/make_doc.py "$SRC" "$rows" "$W/doc-$rows-other.json" 1
+  for case in empty full again; do  # again: the same document into the full database
+    case $case in
+      empty) rm -f "$W/db-$rows.db" "$W/db-$rows.db-wal" "$W/db-$rows.db-shm"; doc=doc-$rows.json ;;
+      full) doc=doc-$rows-other.json ;;
+      again) doc=doc-$rows.json ;;
+    esac
+    t0=$(now)
+    out=$("$PMTUNE" import "$W/$doc" --db "$W/db-$rows.db" 2>&1) || { echo "$out"; exit 1; }
+    t1=$(now)
+    echo "$rows rows, $case: $(echo "$t1 - $t0" | bc -l | xargs printf '%.2f') s, $(echo "$rows / ($t1 - $t0)" | bc -l | xargs printf '%.0f') rows/s ($out)"
+  done
+done
