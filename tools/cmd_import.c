@@ -86,7 +86,7 @@ int cmd_import(int argc, char **argv) {
   }
   if ((status = cli_kernel_load("import", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, 0, ops, &db) != PM_OK) {
-    status = cli_fail("import", "%s", pm_errmsg(c));
+    status = cli_fail("import", "%s; nothing imported", pm_errmsg(c));
     goto done;
   }
   if (pm__db_import(db, doc, len, &st) != PM_OK) {
