@@ -3,6 +3,7 @@
  * documents; this file checks every field of what it reads before anything is written. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,97 +245,186 @@ static void free_values(value *v, size_t n) {
   memset(v, 0, n * sizeof *v);
 }
 
-/* Reads the JSON object text json into v[] along fields[]: each field at most once, of its type,
- * none unknown, the required ones present. where names the object in messages. */
-static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields, value *v,
-                       const char *where) {
-  int rc = PM_OK, r;
-  pm_ctx *c = pm__db_ctx(db);
-  sqlite3_stmt *st = NULL;
-  memset(v, 0, nfields * sizeof *v);
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_TYPE, "SELECT json_type(?1)", &st));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *what;
-  PM__SQLITE_TEXT(db, st, 0, what);
-  if (what == NULL || strcmp(what, "object") != 0) {
-    rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
-    goto fail;
+/* ---- Import: reading the document ----------------------------------------------------------
+ * The document has passed pm__db_json_check (RFC 8259's syntax) and SQLite's json_valid, and
+ * bad_escape: what follows reads it as the valid JSON it is, in one pass, without checking its
+ * syntax again. (Reading each measurement through SQLite's json_each parsed each one again and
+ * copied each field through SQL: most of an import's time.) Types are named as SQLite's JSON
+ * functions name them: text, integer, real, true, false, null, object, array. */
+
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+/* Past the string whose opening quote is at p. */
+static const char *string_end(const char *p) {
+  for (p++; *p != '"'; p++)
+    if (*p == '\\') p++;
+  return p + 1;
+}
+
+/* Past the value that starts at p. */
+static const char *value_end(const char *p) {
+  if (*p == '"') return string_end(p);
+  if (*p == '{' || *p == '[') {
+    int depth = 0;
+    do {
+      if (*p == '"') {
+        p = string_end(p);
+        continue;
+      }
+      depth += *p == '{' || *p == '[';
+      depth -= *p == '}' || *p == ']';
+      p++;
+    } while (depth > 0);
+    return p;
   }
-  pm__db_let_go(&st);
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_EACH,
-                             "SELECT key, type, atom, value FROM json_each(?1)", &st));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key, *type;
-    PM__SQLITE_TEXT(db, st, 0, key);
-    PM__SQLITE_TEXT(db, st, 1, type);
-    if (key == NULL || type == NULL) { /* json_each gives neither for an object's member */
-      rc = pm__seterr(c, PM_EINVAL, "%s: a member without a name or type", where);
-      goto fail;
+  for (;; p++) /* a number, true, false or null: to the character that ends it */
+    switch (*p) {
+      case '\0': case ',': case ']': case '}': case ' ': case '\t': case '\n': case '\r':
+        return p;
+      default: break;
     }
+}
+
+/* The type of the value at p. */
+static const char *kind_of(const char *p) {
+  switch (*p) {
+    case '"': return "text";
+    case '{': return "object";
+    case '[': return "array";
+    case 't': return "true";
+    case 'f': return "false";
+    case 'n': return "null";
+    default: break;
+  }
+  for (const char *e = value_end(p); p < e; p++)
+    if (*p == '.' || *p == 'e' || *p == 'E') return "real";
+  return "integer";
+}
+
+/* The text of the string from p (its opening quote) to end (past its closing one), unescaped,
+ * into out (at least end - p bytes: it is never longer). */
+static void string_text(const char *p, const char *end, char *out) {
+  for (p++; p < end - 1; p++) {
+    if (*p != '\\') {
+      *out++ = *p;
+      continue;
+    }
+    switch (*++p) {
+      case 'b': *out++ = '\b'; break;
+      case 'f': *out++ = '\f'; break;
+      case 'n': *out++ = '\n'; break;
+      case 'r': *out++ = '\r'; break;
+      case 't': *out++ = '\t'; break;
+      case 'u': {
+        unsigned cp = (unsigned)hexval(p + 1);
+        p += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff) { /* a pair (bad_escape refused a lone one) */
+          cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned)hexval(p + 3) - 0xdc00);
+          p += 6;
+        }
+        if (cp < 0x80) {
+          *out++ = (char)cp;
+        } else if (cp < 0x800) {
+          *out++ = (char)(0xc0 | cp >> 6);
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+          *out++ = (char)(0xe0 | cp >> 12);
+          *out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        } else {
+          *out++ = (char)(0xf0 | cp >> 18);
+          *out++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+          *out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        }
+        break;
+      }
+      default: *out++ = *p; /* " \ / */
+    }
+  }
+  *out = '\0';
+}
+
+/* Reads the JSON object at json into v[] along fields[]: each field at most once, of its type,
+ * none unknown, the required ones present. where names the object in messages. *after (may be
+ * NULL) receives where the object ends, once read whole. */
+static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields, value *v,
+                       const char *where, const char **after) {
+  pm_ctx *c = pm__db_ctx(db);
+  const char *p = skip_ws(json);
+  char key[48];
+  memset(v, 0, nfields * sizeof *v);
+  if (*p != '{') return pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, kind_of(p));
+  for (p = skip_ws(p + 1); *p != '}';) {
+    const char *kend = string_end(p);
+    if (kend - p > (ptrdiff_t)sizeof key) { /* longer than every field's name */
+      char *k = pm__malloc((size_t)(kend - p));
+      if (k == NULL) return pm__seterr(c, PM_ENOMEM, "%s: out of memory", where);
+      string_text(p, kend, k);
+      int rc = pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, k);
+      free(k);
+      return rc;
+    }
+    string_text(p, kend, key);
+    const char *at = skip_ws(skip_ws(kend) + 1), *end = value_end(at); /* past the ':' */
+    p = skip_ws(end);
+    if (*p == ',') p = skip_ws(p + 1);
     size_t k = 0;
     while (k < nfields && strcmp(fields[k].name, key) != 0) k++;
-    if (k == nfields) {
-      rc = pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, key);
-      goto fail;
-    }
+    if (k == nfields) return pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, key);
     const field *f = &fields[k];
-    if (v[k].present) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: given twice", where, f->name);
-      goto fail;
-    }
+    if (v[k].present) return pm__seterr(c, PM_EINVAL, "%s.%s: given twice", where, f->name);
     v[k].present = 1;
-    if (strcmp(type, "null") == 0) {
-      if (!f->nullable) {
-        rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got null", where, f->name,
-                        type_names[f->type]);
-        goto fail;
-      }
+    const char *type = kind_of(at);
+    if (*at == 'n') {
+      if (!f->nullable)
+        return pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got null", where, f->name,
+                          type_names[f->type]);
       v[k].null = 1;
       continue;
     }
-    int ok = 0, col = f->type == F_OBJECT || f->type == F_ARRAY ? 3 : 2;
+    int ok = 0;
     switch (f->type) {
-      case F_TEXT: ok = strcmp(type, "text") == 0; break;
+      case F_TEXT: ok = *at == '"'; break;
       case F_INT: ok = strcmp(type, "integer") == 0; break;
       case F_NUMBER: ok = strcmp(type, "integer") == 0 || strcmp(type, "real") == 0; break;
-      case F_BOOL: ok = strcmp(type, "true") == 0 || strcmp(type, "false") == 0; break;
-      case F_OBJECT: ok = strcmp(type, "object") == 0; break;
-      case F_ARRAY: ok = strcmp(type, "array") == 0; break;
+      case F_BOOL: ok = *at == 't' || *at == 'f'; break;
+      case F_OBJECT: ok = *at == '{'; break;
+      case F_ARRAY: ok = *at == '['; break;
     }
-    if (!ok) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got %s", where, f->name,
-                      type_names[f->type], type);
-      goto fail;
-    }
-    if (f->type == F_INT && sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: integer out of range", where, f->name);
-      goto fail;
-    }
-    if (f->type == F_NUMBER && !isfinite(v[k].d = sqlite3_column_double(st, 2))) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: number out of range", where, f->name);
-      goto fail;
-    }
-    if (f->type == F_INT || f->type == F_BOOL) v[k].i = sqlite3_column_int64(st, 2);
-    if (f->type == F_TEXT || f->type == F_OBJECT || f->type == F_ARRAY) {
-      const char *t;
-      PM__SQLITE_TEXT(db, st, col, t);
-      if (t == NULL || (v[k].text = pm__strdup(t)) == NULL) {
-        rc = pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
-        goto fail;
+    if (!ok)
+      return pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got %s", where, f->name,
+                        type_names[f->type], type);
+    if (f->type == F_INT) {
+      char *e;
+      errno = 0;
+      v[k].i = strtoll(at, &e, 10);
+      if (errno == ERANGE || e != end)
+        return pm__seterr(c, PM_EINVAL, "%s.%s: integer out of range", where, f->name);
+    } else if (f->type == F_NUMBER) {
+      if (!isfinite(v[k].d = strtod(at, NULL)))
+        return pm__seterr(c, PM_EINVAL, "%s.%s: number out of range", where, f->name);
+    } else if (f->type == F_BOOL) {
+      v[k].i = *at == 't';
+    } else { /* a string's text; an object's or array's JSON as it is written */
+      if ((v[k].text = pm__malloc((size_t)(end - at) + 1)) == NULL)
+        return pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
+      if (f->type == F_TEXT) {
+        string_text(at, end, v[k].text);
+      } else {
+        memcpy(v[k].text, at, (size_t)(end - at));
+        v[k].text[end - at] = '\0';
       }
     }
   }
-  PM__SQLITE_ST(db, st, r);
   for (size_t k = 0; k < nfields; k++)
-    if (fields[k].required && !v[k].present) {
-      rc = pm__seterr(c, PM_EINVAL, "%s: no field '%s'", where, fields[k].name);
-      goto fail;
-    }
-fail:
-  pm__db_let_go(&st);
-  return rc;
+    if (fields[k].required && !v[k].present)
+      return pm__seterr(c, PM_EINVAL, "%s: no field '%s'", where, fields[k].name);
+  if (after) *after = p + 1;
+  return PM_OK;
 }
 
 /* A text field of 1..max bytes, printable (newlines and tabs too where multiline). */
@@ -427,13 +517,13 @@ typedef struct known_gpu {
 } known_gpu;
 
 static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known, int nknown,
-                      pm__db_import_stats *st) {
+                      pm__db_import_stats *st, const char **end) {
   pm_ctx *c = pm__db_ctx(db);
   value v[G_N];
   char where[48];
   int rc, added = 0;
   snprintf(where, sizeof where, "gpus[%d]", index);
-  if ((rc = read_object(db, json, gpu_fields, G_N, v, where)) != PM_OK) goto done;
+  if ((rc = read_object(db, json, gpu_fields, G_N, v, where, end)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[G_UUID], where, "uuid", 47, 0)) != PM_OK ||
       (rc = check_text(c, &v[G_NAME], where, "name", 255, 0)) != PM_OK ||
       (rc = check_text(c, &v[G_ARCH], where, "arch", 15, 0)) != PM_OK ||
@@ -474,14 +564,14 @@ done:
 }
 
 static int import_measurement(pm__db *db, const char *json, int index, const known_gpu *known,
-                              int nknown, pm__db_import_stats *st) {
+                              int nknown, pm__db_import_stats *st, const char **end) {
   static const char *const statuses[] = {"ok", "compile_error", "launch_error", "wrong_result"};
   pm_ctx *c = pm__db_ctx(db);
   value v[M_N_];
   char where[48];
   int rc, what = 0;
   snprintf(where, sizeof where, "measurements[%d]", index);
-  if ((rc = read_object(db, json, measurement_fields, M_N_, v, where)) != PM_OK) goto done;
+  if ((rc = read_object(db, json, measurement_fields, M_N_, v, where, end)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[M_GPU], where, "gpu", 47, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_OP], where, "op", 31, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_DTYPE], where, "dtype", 16, 0)) != PM_OK ||
@@ -600,30 +690,42 @@ done:
 }
 
 /* Runs fn on each element of the array text json (the document's member `name`), each an
- * object handed as its JSON text; any other element is PM_EINVAL naming it. */
+ * object handed as its JSON text (read_object reads it to its end); any other element is
+ * PM_EINVAL naming it. */
 static int each_element(pm__db *db, const char *json, const char *name,
-                        int (*fn)(pm__db *, const char *, int, void *), void *arg) {
-  int rc = PM_OK, r, i = 0;
-  sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
-                                    "SELECT type, CASE WHEN type = 'object' THEN value END"
-                                    " FROM json_each(?1)",
-                                    -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *type, *elem;
-    PM__SQLITE_TEXT(db, st, 0, type);
-    PM__SQLITE_TEXT(db, st, 1, elem);
+                        int (*fn)(pm__db *, const char *, int, void *, const char **), void *arg) {
+  int rc, i = 0;
+  for (const char *p = skip_ws(skip_ws(json) + 1); *p != ']'; i++) {
+    const char *end = NULL;
     /* Only an object is read further: a number (1e999 among them, which SQLite reads as
-     * infinity and cannot write back as JSON), a string or an array is the document's fault. */
-    if (type == NULL || strcmp(type, "object") != 0 || elem == NULL) {
-      rc = pm__seterr(pm__db_ctx(db), PM_EINVAL, "%s[%d]: expected an object, got %s", name, i,
-                      type ? type : "nothing");
-      goto fail;
-    }
-    if ((rc = fn(db, elem, i++, arg)) != PM_OK) goto fail;
+     * infinity), a string or an array is the document's fault. */
+    if (*p != '{')
+      return pm__seterr(pm__db_ctx(db), PM_EINVAL, "%s[%d]: expected an object, got %s", name, i,
+                        kind_of(p));
+    if ((rc = fn(db, p, i, arg, &end)) != PM_OK) return rc;
+    p = skip_ws(end);
+    if (*p == ',') p = skip_ws(p + 1);
   }
-  PM__SQLITE_ST(db, st, r);
+  return PM_OK;
+}
+
+/* The page cache of an import, in KiB. */
+#define IMPORT_CACHE_KIB (256 << 10)
+
+/* Sets the connection's page cache to IMPORT_CACHE_KIB, *was receiving what it was (PRAGMA
+ * cache_size's value, never 0). */
+static int cache_size(pm__db *db, int64_t *was) {
+  int rc = PM_OK;
+  sqlite3_stmt *st = NULL;
+  sqlite3 *h = pm__db_handle(db);
+  PM__SQLITE(db, sqlite3_prepare_v2(h, "PRAGMA cache_size", -1, &st, NULL));
+  PM__SQLITE_ST(db, st, sqlite3_step(st));
+  int64_t v = sqlite3_column_int64(st, 0);
+  pm__db_finalize(&st);
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", IMPORT_CACHE_KIB);
+  PM__SQLITE(db, sqlite3_exec(h, sql, NULL, NULL, NULL));
+  *was = v != 0 ? v : -2000;
 fail:
   pm__db_finalize(&st);
   return rc;
@@ -635,18 +737,18 @@ typedef struct import_state {
   pm__db_import_stats st;
 } import_state;
 
-static int gpu_cb(pm__db *db, const char *json, int i, void *arg) {
+static int gpu_cb(pm__db *db, const char *json, int i, void *arg, const char **end) {
   import_state *s = arg;
   if (s->ngpus == IMPORT_MAX_GPUS)
     return pm__seterr(pm__db_ctx(db), PM_EINVAL, "gpus: more than %d", IMPORT_MAX_GPUS);
-  int rc = import_gpu(db, json, i, s->gpus, s->ngpus, &s->st);
+  int rc = import_gpu(db, json, i, s->gpus, s->ngpus, &s->st, end);
   if (rc == PM_OK) s->ngpus++;
   return rc;
 }
 
-static int measurement_cb(pm__db *db, const char *json, int i, void *arg) {
+static int measurement_cb(pm__db *db, const char *json, int i, void *arg, const char **end) {
   import_state *s = arg;
-  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st);
+  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st, end);
 }
 
 int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *stats) {
@@ -655,6 +757,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   sqlite3_stmt *st = NULL;
   value v[T_N];
   import_state s = {0};
+  int64_t cache_was = 0;
   memset(v, 0, sizeof v);
   if (stats) memset(stats, 0, sizeof *stats);
   if (json == NULL) return pm__seterr(c, PM_EINVAL, "import: no document given");
@@ -674,7 +777,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   memcpy(doc, json, len);
   doc[len] = '\0';
   int valid = pm__db_json_check(pm__db_handle(db), doc, (int)len);
-  rc = valid == 1   ? read_object(db, doc, top_fields, T_N, v, "document")
+  rc = valid == 1   ? read_object(db, doc, top_fields, T_N, v, "document", NULL)
        : valid == 0 ? pm__seterr(c, PM_EINVAL,
                                  "import: not valid JSON (or nested deeper than SQLite reads)")
                     : pm__seterr(c, PM_ENOMEM, "import: out of memory checking the document");
@@ -696,7 +799,10 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
     rc = pm__seterr(c, PM_ENOMEM, "import: out of memory");
     goto fail;
   }
-  /* All or nothing: one transaction, rolled back at the first fault. */
+  /* All or nothing: one transaction, rolled back at the first fault. Its pages stay in memory
+   * until it commits (up to IMPORT_CACHE_KIB): with SQLite's default cache (2 MiB) a large
+   * import wrote its pages to the WAL in the middle, and again at commit. */
+  if ((rc = cache_size(db, &cache_was)) != PM_OK) goto fail;
   if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
   if ((rc = pm__db_sound(db)) != PM_OK ||
       (rc = each_element(db, v[T_GPUS].text, "gpus", gpu_cb, &s)) != PM_OK ||
@@ -708,6 +814,11 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
   if (stats) *stats = s.st;
 fail:
+  if (cache_was != 0) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size = %lld", (long long)cache_was);
+    sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL);
+  }
   pm__db_finalize(&st);
   free_values(v, T_N);
   free(s.gpus);

@@ -42,7 +42,22 @@ struct pm__db {
   int readonly;
   int version_was; /* user_version when opened */
   sqlite3_stmt *kept[PM__DB_KEPT_N]; /* pm__db_keep's statements, finalized at close */
+  /* What a write transaction has found already, so that the rows of one import do not ask the
+   * file again (each is valid only in the transaction it was found in: txn, counted by
+   * pm__db_begin, while one is open): the last template found to be an op's, the last GPU and
+   * run found to exist. */
+  unsigned long txn, tpl_txn, ids_txn;
+  char tpl_op[64], tpl_sha[65];
+  int64_t ids_gpu, ids_run;
+  struct params_memo *memo; /* config_from_params' recent answers (heap; NULL: none yet) */
 };
+
+/* config_from_params' answer for a params text: what it reads depends on the text alone. */
+#define MEMO_SLOTS 2048 /* the shipped H100 results hold 780 configurations */
+#define MEMO_TEXT 128   /* longer texts are not remembered */
+typedef struct params_memo {
+  char params[MEMO_TEXT], json[MEMO_TEXT], text[MEMO_TEXT];
+} params_memo;
 
 /* ---- Errors --------------------------------------------------------------------------------- */
 
@@ -163,6 +178,7 @@ fail:
 
 int pm__db_begin(pm__db *db) {
   int rc = PM_OK;
+  db->txn++;
   PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL));
 fail:
   return rc;
@@ -698,6 +714,7 @@ void pm__db_close(pm__db *db) {
   if (db == NULL) return;
   pm__db_rollback(db);
   for (int i = 0; i < PM__DB_KEPT_N; i++) sqlite3_finalize(db->kept[i]);
+  free(db->memo);
   sqlite3_close_v2(db->sql);
   free(db->path);
   free(db);
@@ -1425,8 +1442,43 @@ int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, co
 
 /* Checks a configuration's JSON (an object of 1..64 integers with identifier names), writes it
  * minified to json_out and its text ("bx=32 by=8") to text_out. */
+static int config_from_params_sql(pm__db *db, const char *params,
+                                  char json_out[PM__DB_PARAMS_MAX],
+                                  char text_out[PM__DB_CONFIG_MAX]);
+
+/* FNV-1a of s: the slot of a params text in the memo. */
+static unsigned memo_slot(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s != '\0'; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h % MEMO_SLOTS;
+}
+
+/* The params JSON of a configuration (an object of integers) minified into json_out, and its
+ * text ("bx=32 by=8") into text_out; PM_EINVAL saying what is wrong. The answers for texts
+ * read lately are remembered (an import's rows share a few hundred configurations). */
 static int config_from_params(pm__db *db, const char *params, char json_out[PM__DB_PARAMS_MAX],
                               char text_out[PM__DB_CONFIG_MAX]) {
+  if (params == NULL || strlen(params) >= MEMO_TEXT)
+    return config_from_params_sql(db, params, json_out, text_out);
+  if (db->memo == NULL) db->memo = pm__calloc(MEMO_SLOTS, sizeof *db->memo);
+  params_memo *m = db->memo ? &db->memo[memo_slot(params)] : NULL;
+  if (m != NULL && m->params[0] != '\0' && strcmp(m->params, params) == 0) {
+    snprintf(json_out, PM__DB_PARAMS_MAX, "%s", m->json);
+    snprintf(text_out, PM__DB_CONFIG_MAX, "%s", m->text);
+    return PM_OK;
+  }
+  int rc = config_from_params_sql(db, params, json_out, text_out);
+  if (rc == PM_OK && m != NULL && strlen(json_out) < MEMO_TEXT && strlen(text_out) < MEMO_TEXT) {
+    snprintf(m->params, sizeof m->params, "%s", params);
+    snprintf(m->json, sizeof m->json, "%s", json_out);
+    snprintf(m->text, sizeof m->text, "%s", text_out);
+  }
+  return rc;
+}
+
+static int config_from_params_sql(pm__db *db, const char *params,
+                                  char json_out[PM__DB_PARAMS_MAX],
+                                  char text_out[PM__DB_CONFIG_MAX]) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char keys[64][33];
@@ -1436,10 +1488,10 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   if (params == NULL) return pm__seterr(db->c, PM_EINVAL, "configuration: no params JSON given");
   if (strlen(params) >= 4 * PM__DB_PARAMS_MAX)
     return pm__seterr(db->c, PM_EINVAL, "configuration: params JSON too long");
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) END,"
-                                    " CASE WHEN json_valid(?1) THEN json(?1) END",
-                                    -1, &st, NULL));
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_PARAMS,
+                             "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) END,"
+                             " CASE WHEN json_valid(?1) THEN json(?1) END",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, params, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *type, *min;
@@ -1455,9 +1507,9 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
     goto fail;
   }
   snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
-  pm__db_finalize(&st);
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st, NULL));
+  pm__db_let_go(&st);
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_PARAMS_EACH,
+                             "SELECT key, type, atom FROM json_each(?1)", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));
   int r;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1502,7 +1554,7 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   PM__SQLITE_ST(db, st, r);
   if (nkeys == 0) rc = pm__seterr(db->c, PM_EINVAL, "configuration {}: no parameters");
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 
@@ -1541,31 +1593,40 @@ static int check_timing(pm__db *db, const pm__db_measurement *m, const char *pro
 static int template_known(pm__db *db, const char *op, const char *sha256) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "INSERT INTO template (sha256, op, current, first_seen)"
-                                    " VALUES (?1, ?2, 0, " NOW ") ON CONFLICT (sha256) DO NOTHING",
-                                    -1, &st, NULL));
+  int in_txn = !sqlite3_get_autocommit(db->sql);
+  if (in_txn && db->tpl_txn == db->txn && strcmp(db->tpl_op, op) == 0 &&
+      strcmp(db->tpl_sha, sha256) == 0)
+    return PM_OK; /* found so in this transaction already */
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_TEMPLATE_PUT,
+                             "INSERT INTO template (sha256, op, current, first_seen)"
+                             " VALUES (?1, ?2, 0, " NOW ") ON CONFLICT (sha256) DO NOTHING",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  pm__db_finalize(&st);
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st, NULL));
+  pm__db_let_go(&st);
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_TEMPLATE_GET,
+                             "SELECT op FROM template WHERE sha256 = ?1", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *known;
   PM__SQLITE_TEXT(db, st, 0, known);
-  if (known == NULL || strcmp(known, op) != 0)
+  if (known == NULL || strcmp(known, op) != 0) {
     rc = pm__seterr(db->c, PM_EINVAL, "template %.12s... is %s's, not %s's", sha256,
                     known ? known : "?", op);
+  } else if (in_txn && strlen(op) < sizeof db->tpl_op) {
+    db->tpl_txn = db->txn;
+    snprintf(db->tpl_op, sizeof db->tpl_op, "%s", op);
+    snprintf(db->tpl_sha, sizeof db->tpl_sha, "%s", sha256);
+  }
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 
 int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
                              int only_if_newer, int *what) {
-  int rc = PM_OK, exists = 0;
+  int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX], params[PM__DB_PARAMS_MAX], config[PM__DB_CONFIG_MAX];
   if (what) *what = 0;
@@ -1585,6 +1646,9 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   if ((rc = template_known(db, m->problem.op, m->template_sha256)) != PM_OK) return rc;
 
   /* The GPU and the run must exist: say so, rather than "FOREIGN KEY constraint failed". */
+  int in_txn = !sqlite3_get_autocommit(db->sql);
+  if (in_txn && db->ids_txn == db->txn && db->ids_gpu == m->gpu_id && db->ids_run == m->run_id)
+    goto ids_known; /* found in this transaction already */
   PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_GPU_RUN,
                              "SELECT (SELECT count(*) FROM gpu WHERE id = ?1),"
                              " (SELECT count(*) FROM run WHERE id = ?2)",
@@ -1599,22 +1663,8 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
     goto fail;
   }
   pm__db_let_go(&st);
-
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_EXISTS,
-                             "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
-                             " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
-                             " template_sha256 = ?6",
-                             &st));
-  PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
-  PM__SQLITE(db, sqlite3_bind_text(st, 2, m->problem.op, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 3, m->problem.dtype, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 4, problem, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 5, config, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 6, m->template_sha256, -1, SQLITE_STATIC));
-  int r = sqlite3_step(st);
-  PM__SQLITE_ST(db, st, r);
-  exists = r == SQLITE_ROW;
-  pm__db_let_go(&st);
+  if (in_txn) db->ids_txn = db->txn, db->ids_gpu = m->gpu_id, db->ids_run = m->run_id;
+ids_known:
 
   PM__SQLITE(
       db,
@@ -1655,7 +1705,11 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   if (m->run_id > 0) PM__SQLITE(db, sqlite3_bind_int64(st, 23, m->run_id));
   PM__SQLITE(db, sqlite3_bind_text(st, 24, measured_at, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 25, only_if_newer));
-  r = sqlite3_step(st);
+  /* Which it did, without asking first: a new row sets the connection's last inserted rowid
+   * (pmtune's rows are numbered from 1), an update of a stored one (the upsert's DO UPDATE)
+   * leaves it, and a stored row kept changes nothing. */
+  sqlite3_set_last_insert_rowid(db->sql, 0);
+  int r = sqlite3_step(st);
   if ((r & 0xff) == SQLITE_CONSTRAINT &&
       strstr(sqlite3_errmsg(db->sql), "measurement.template_sha256") != NULL) {
     /* the one-seed index names these columns; say it in words */
@@ -1665,7 +1719,10 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
     goto fail;
   }
   PM__SQLITE_ST(db, st, r);
-  if (what) *what = !exists ? 0 : sqlite3_changes(db->sql) > 0 ? 1 : 2;
+  if (what)
+    *what = sqlite3_changes(db->sql) == 0           ? 2
+            : sqlite3_last_insert_rowid(db->sql) != 0 ? 0
+                                                      : 1;
 fail:
   pm__db_let_go(&st);
   return rc;

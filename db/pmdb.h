@@ -138,10 +138,11 @@ const pm__db_op *pm__db_op_named(const pm__db *db, const char *name);
  * it: pm__db_close does. */
 enum {
   PM__DB_KEPT_GPU_RUN,
-  PM__DB_KEPT_EXISTS,
   PM__DB_KEPT_INSERT,
-  PM__DB_KEPT_JSON_TYPE,
-  PM__DB_KEPT_JSON_EACH,
+  PM__DB_KEPT_PARAMS,
+  PM__DB_KEPT_PARAMS_EACH,
+  PM__DB_KEPT_TEMPLATE_PUT,
+  PM__DB_KEPT_TEMPLATE_GET,
   PM__DB_KEPT_N
 };
 int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);

@@ -3,13 +3,16 @@
 # (make_doc.py: the shipped H100 results repeated under fabricated GPU UUIDs) into an empty
 # database, into a full one (holding one such document; the new one names other GPUs), and the
 # same document again into that (every row kept). Prints rows a second for each.
-# usage: bench/import/bench_import.sh PMTUNE [WORKDIR]   (from the repository root)
+# usage: [ROWS='20000 200000'] [BUILD=commit] bench/import/bench_import.sh PMTUNE [WORKDIR]
+# (from the repository root; PMTUNE a Release build)
 set -eu
 PMTUNE=${1:?usage: bench_import.sh PMTUNE [WORKDIR]}
 W=${2:-/tmp/pmtune-bench-import}
 SRC=results/nvidia-h100-80gb-hbm3.json
 mkdir -p "$W"
-echo "# $PMTUNE import; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; build of $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ' (with uncommitted changes)')"
+# BUILD names the commit PMTUNE was built from where it is not this checkout's (a baseline).
+BUILD=${BUILD:-$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ' (with uncommitted changes)')}
+echo "# bench/import/bench_import.sh $PMTUNE; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; build of $BUILD"
 now() { date +%s.%N; }
 for rows in ${ROWS:-20000 200000}; do
   python3 bench/import/make_doc.py "$SRC" "$rows" "$W/doc-$rows.json" 0
