@@ -1343,6 +1343,7 @@ static int json_value(json_in *in, int depth) {
 int pm__db_json_check(sqlite3 *h, const char *text, int len) {
   json_in in = {text, text + (len < 0 ? strlen(text) : (size_t)len)};
   if (!json_value(&in, 2000) || in.p != in.end) return 0; /* SQLite 3.40 reads 2000 deep */
+  if (h == NULL) return 1; /* the syntax alone: no SQLite JSON function will read it */
   sqlite3_stmt *st = NULL; /* and SQLite's own limits (its depth of nesting) */
   int valid = -1;
   if (sqlite3_prepare_v2(h, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK) {

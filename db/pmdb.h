@@ -121,7 +121,9 @@ void pm__db_schema(const pm__db *db, int *was, int *now);
  * 8259 writes it (nesting at most 2000 deep, as SQLite reads), and json_valid() then applies
  * SQLite's own limits.
  * It parses nothing into values: SQLite does that. Every JSON text from outside (an import, a
- * kernel description) is checked with it before any SQLite JSON function sees it. */
+ * kernel description) is checked with it before any SQLite JSON function sees it. h NULL: the
+ * syntax alone, for a text that no SQLite JSON function reads whole (an import's document,
+ * which exchange.c reads itself; each configuration in it is checked again as it is stored). */
 int pm__db_json_check(sqlite3 *h, const char *text, int len);
 
 /* The names of the ops db was opened with, as a JSON array ('["matadd","reduce"]'), into out

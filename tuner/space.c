@@ -57,6 +57,25 @@ static int default_config(const pm__db_op *self, const pm__db_problem *p, char *
   return 1;
 }
 
+/* Whether config is pm__config_text's text of v, exactly (what the tuner stores). */
+static int canonical(const pm__op *op, const int *v, const char *config) {
+  const char *p = config;
+  for (int i = 0; i < op->nparams; i++) {
+    size_t n = strlen(op->params[i].name);
+    if ((i > 0 && *p++ != ' ') || strncmp(p, op->params[i].name, n) != 0 || p[n] != '=')
+      return 0;
+    p += n + 1;
+    char digits[16];
+    int k = 0;
+    unsigned long long x = v[i] < 0 ? 0ull - (unsigned long long)v[i] : (unsigned long long)v[i];
+    do digits[k++] = (char)('0' + x % 10); while ((x /= 10) != 0);
+    if (v[i] < 0 && *p++ != '-') return 0;
+    while (k > 0)
+      if (*p++ != digits[--k]) return 0;
+  }
+  return *p == '\0';
+}
+
 /* pm__db_op's check_config for every op, built-in or made from a description: the text parsed
  * against the space (pm__config_parse's rules), in the space's order, and the op's constraints
  * (op->check) on the problem, under the limits of any GPU pmtune runs on (1024 threads and
@@ -74,8 +93,8 @@ static int check_config(const pm__db_op *self, const pm__db_problem *p, const ch
     return 0;
   }
   if (config_parse(op, config, v, why, cap) != 0) return 0;
-  pm__config_text(op, v, text, sizeof text);
-  if (strcmp(text, config) != 0) {
+  if (!canonical(op, v, config)) {
+    pm__config_text(op, v, text, sizeof text);
     snprintf(why, cap, "configuration '%s': not in the order of %s's parameters ('%s')", config,
              op->name, text);
     return 0;
