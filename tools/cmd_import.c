@@ -10,9 +10,11 @@
 static const char about[] =
     "Merges a document that 'pmtune export' wrote into the tuning database, so that this\n"
     "machine serves what another machine with the same GPU model tuned. Every field is\n"
-    "checked first; anything wrong imports nothing. A measurement replaces a stored one only\n"
-    "if it was measured later. FILE '-' is the standard input. A document holding a kernel of\n"
-    "your own imports where its description is given (--kernel FILE), which then serves.\n";
+    "checked first, each configuration against its op's space; anything wrong imports\n"
+    "nothing, and nothing is written into a database that fails 'pmtune db check'. A\n"
+    "measurement replaces a stored one only if it was measured later. FILE '-' is the\n"
+    "standard input. A document holding a kernel of your own imports where its description\n"
+    "is given (--kernel FILE), which then serves.\n";
 
 static const cli_help help = {.cmd = "import", .operands = "FILE", .about = about};
 
