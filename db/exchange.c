@@ -717,23 +717,49 @@ static int each_element(pm__db *db, const char *json, const char *name,
 /* The page cache of an import, in KiB. */
 #define IMPORT_CACHE_KIB (256 << 10)
 
-/* Sets the connection's page cache to IMPORT_CACHE_KIB, *was receiving what it was (PRAGMA
- * cache_size's value, never 0). */
-static int cache_size(pm__db *db, int64_t *was) {
+/* What an import changes of the connection, to set back after it. */
+typedef struct import_pragmas {
+  int64_t cache_size; /* 0: nothing changed */
+  int64_t temp_store;
+} import_pragmas;
+
+static int pragma_int(pm__db *db, const char *sql, int64_t *out) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
-  sqlite3 *h = pm__db_handle(db);
-  PM__SQLITE(db, sqlite3_prepare_v2(h, "PRAGMA cache_size", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), sql, -1, &st, NULL));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  int64_t v = sqlite3_column_int64(st, 0);
-  pm__db_finalize(&st);
-  char sql[64];
-  snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", IMPORT_CACHE_KIB);
-  PM__SQLITE(db, sqlite3_exec(h, sql, NULL, NULL, NULL));
-  *was = v != 0 ? v : -2000;
+  *out = sqlite3_column_int64(st, 0);
 fail:
   pm__db_finalize(&st);
   return rc;
+}
+
+/* Sets the connection up for one large transaction: a page cache of IMPORT_CACHE_KIB (with
+ * SQLite's default of 2 MiB, a large import wrote its pages to the WAL in the middle, and again
+ * at commit), and its temporary files in memory (each row's upsert wrote its statement journal
+ * to a file in /var/tmp). *was receives what they were. */
+static int import_pragmas_set(pm__db *db, import_pragmas *was) {
+  int rc;
+  int64_t cache = 0, temp = 0;
+  char sql[64];
+  if ((rc = pragma_int(db, "PRAGMA cache_size", &cache)) != PM_OK ||
+      (rc = pragma_int(db, "PRAGMA temp_store", &temp)) != PM_OK)
+    return rc;
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", IMPORT_CACHE_KIB);
+  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL));
+  was->cache_size = cache != 0 ? cache : -2000;
+  was->temp_store = temp;
+  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db), "PRAGMA temp_store = MEMORY", NULL, NULL, NULL));
+fail:
+  return rc;
+}
+
+static void import_pragmas_reset(pm__db *db, const import_pragmas *was) {
+  char sql[64];
+  if (was->cache_size == 0) return;
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = %lld; PRAGMA temp_store = %lld",
+           (long long)was->cache_size, (long long)was->temp_store);
+  sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL);
 }
 
 typedef struct import_state {
@@ -762,7 +788,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   sqlite3_stmt *st = NULL;
   value v[T_N];
   import_state s = {0};
-  int64_t cache_was = 0;
+  import_pragmas was = {0, 0};
   memset(v, 0, sizeof v);
   if (stats) memset(stats, 0, sizeof *stats);
   if (json == NULL) return pm__seterr(c, PM_EINVAL, "import: no document given");
@@ -806,10 +832,9 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
     rc = pm__seterr(c, PM_ENOMEM, "import: out of memory");
     goto fail;
   }
-  /* All or nothing: one transaction, rolled back at the first fault. Its pages stay in memory
-   * until it commits (up to IMPORT_CACHE_KIB): with SQLite's default cache (2 MiB) a large
-   * import wrote its pages to the WAL in the middle, and again at commit. */
-  if ((rc = cache_size(db, &cache_was)) != PM_OK) goto fail;
+  /* All or nothing: one transaction, rolled back at the first fault; its pages stay in memory
+   * until it commits (import_pragmas_set). */
+  if ((rc = import_pragmas_set(db, &was)) != PM_OK) goto fail;
   if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
   if ((rc = pm__db_sound(db)) != PM_OK ||
       (rc = each_element(db, v[T_GPUS].raw, "gpus", gpu_cb, &s)) != PM_OK ||
@@ -821,11 +846,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
   if (stats) *stats = s.st;
 fail:
-  if (cache_was != 0) {
-    char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA cache_size = %lld", (long long)cache_was);
-    sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL);
-  }
+  import_pragmas_reset(db, &was);
   pm__db_finalize(&st);
   free_values(v, T_N);
   free(s.gpus);

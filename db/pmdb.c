@@ -1373,14 +1373,14 @@ int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
   char names[128] = "";
   out[0] = '\0';
   if (p == NULL || p->op == NULL) return pm__seterr(c, PM_EINVAL, "problem: no op given");
-  for (size_t i = 0, len = 0; db->ops != NULL && db->ops[i] != NULL; i++) {
+  for (size_t i = 0; spec == NULL && db->ops != NULL && db->ops[i] != NULL; i++)
     if (strcmp(db->ops[i]->name, p->op) == 0) spec = db->ops[i];
-    if (len < sizeof names)
+  if (spec == NULL) { /* the names for the message (not on every call: an import's each row) */
+    for (size_t i = 0, len = 0; db->ops != NULL && db->ops[i] != NULL && len < sizeof names; i++)
       len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
                               db->ops[i]->name);
-  }
-  if (spec == NULL)
     return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (%s)", p->op, names);
+  }
   int dtype = pm__dtype_find(p->dtype);
   unsigned dtypes = spec->dtypes ? spec->dtypes : 1u << PM_F32;
   if (dtype < 0 || !(dtypes & 1u << dtype)) {
