@@ -2041,6 +2041,9 @@ Test(db, import_checks_each_configuration_against_its_space_and_each_timing) {
     cr_assert_null(strstr(pm_errmsg(ctx), "SQLITE"), "not the database's fault: %s",
                    pm_errmsg(ctx));
   }
+  /* A refused import sets the connection back as it found it. */
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "PRAGMA foreign_keys"), 1);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "PRAGMA ignore_check_constraints"), 0);
   /* The same rows, right, import: the check refuses what is wrong and only that. */
   char *doc = one_row(ADD_1M, "block=256 vec=1 items=1 grid=0",
                       "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}", OK_ROW);
@@ -2070,5 +2073,15 @@ Test(db, the_shipped_results_import_with_their_configurations_checked) {
     cr_assert_gt(st.added, 0);
     free(doc);
   }
+  /* The import checked the CHECK constraints and references itself, with SQLite's off: what
+   * it wrote passes the check, and the connection has them on again. */
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "PRAGMA foreign_keys"), 1);
+  cr_assert_eq(dbtest_int(h, "PRAGMA ignore_check_constraints"), 0);
+  cr_assert_eq(dbtest_int(h, "PRAGMA temp_store"), 0);
   pm__db_close(db);
+  int problems = -1;
+  char *report = check_report(&problems);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
 }
