@@ -158,6 +158,11 @@ fail:
 /* Whether s[0..len) is UTF-8 without overlong forms, surrogates or code points past U+10FFFF. */
 static int valid_utf8(const unsigned char *s, size_t len) {
   for (size_t i = 0; i < len;) {
+    uint64_t eight;
+    if (i + 8 <= len && (memcpy(&eight, s + i, 8), (eight & 0x8080808080808080ull) == 0)) {
+      i += 8; /* eight ASCII bytes at once: nearly all of a document */
+      continue;
+    }
     unsigned c = s[i];
     size_t n = c < 0x80             ? 0
                : (c & 0xe0) == 0xc0 ? 1
@@ -196,10 +201,21 @@ static int hexval(const char *p) {
  * the strings of the document have neither (it need not be valid JSON otherwise). */
 static int bad_escape(const char *s, size_t len) {
   int in = 0;
+  const char *bs = memchr(s, '\\', len); /* the next backslash at or after i, or NULL */
+  if (bs == NULL) return 0;                /* no escape at all */
   for (size_t i = 0; i < len; i++) {
-    if (!in) {
-      in = s[i] == '"';
+    if (bs != NULL && bs < s + i) bs = memchr(s + i, '\\', len - i);
+    if (!in) { /* to the next quote */
+      const char *q = memchr(s + i, '"', len - i);
+      if (q == NULL) return 0;
+      i = (size_t)(q - s);
+      in = 1;
       continue;
+    }
+    if (s[i] != '"' && s[i] != '\\') { /* to the next quote or backslash in the string */
+      const char *q = memchr(s + i, '"', (bs ? (size_t)(bs - s) : len) - i);
+      i = q ? (size_t)(q - s) : bs ? (size_t)(bs - s) : len;
+      if (i >= len) return 0;
     }
     if (s[i] == '"') {
       in = 0;
@@ -580,7 +596,13 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
   value v[M_N_];
   char where[48];
   int rc, what = 0;
-  snprintf(where, sizeof where, "measurements[%d]", index);
+  /* "measurements[index]", without snprintf (each row's) */
+  char digits[16];
+  int nd = 0;
+  for (unsigned x = (unsigned)index; nd == 0 || x != 0; x /= 10) digits[nd++] = (char)('0' + x % 10);
+  memcpy(where, "measurements[", 13);
+  for (int k = 0; k < nd; k++) where[13 + k] = digits[nd - 1 - k];
+  where[13 + nd] = ']', where[14 + nd] = '\0';
   if ((rc = read_object(db, json, measurement_fields, M_N_, v, where, end)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[M_GPU], where, "gpu", 47, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_OP], where, "op", 31, 0)) != PM_OK ||

@@ -50,6 +50,9 @@ struct pm__db {
   char tpl_op[64], tpl_sha[65];
   int64_t ids_gpu, ids_run;
   struct params_memo *memo; /* config_from_params' recent answers (heap; NULL: none yet) */
+  /* pm__db_problem_text's last answer (its text "" where none), and its problem's strings */
+  pm__db_problem last;
+  char last_op[64], last_dtype[16], last_variant[48], last_text[PM__DB_PROBLEM_MAX];
 };
 
 /* config_from_params' answer for a params text: what it reads depends on the text alone. */
@@ -1367,7 +1370,37 @@ const pm__db_op *pm__db_op_named(const pm__db *db, const char *name) {
   return NULL;
 }
 
+/* Whether p is the problem last checked and written by pm__db_problem_text (db->last_*). */
+static int last_problem(const pm__db *db, const pm__db_problem *p) {
+  return db->last_text[0] != '\0' && p->op != NULL && p->dtype != NULL &&
+         p->rows == db->last.rows && p->cols == db->last.cols && p->n == db->last.n &&
+         p->radius == db->last.radius && strcmp(p->op, db->last_op) == 0 &&
+         strcmp(p->dtype, db->last_dtype) == 0 &&
+         strcmp(p->variant ? p->variant : "", db->last_variant) == 0;
+}
+
+static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]);
+
 int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
+  /* The rows of an import come problem by problem: the last answer, where p is the same. */
+  if (p != NULL && last_problem(db, p)) {
+    memcpy(out, db->last_text, sizeof db->last_text);
+    return PM_OK;
+  }
+  int rc = problem_text(db, p, out);
+  if (rc == PM_OK && strlen(p->op) < sizeof db->last_op &&
+      strlen(p->dtype) < sizeof db->last_dtype &&
+      strlen(p->variant ? p->variant : "") < sizeof db->last_variant) {
+    db->last = *p;
+    snprintf(db->last_op, sizeof db->last_op, "%s", p->op);
+    snprintf(db->last_dtype, sizeof db->last_dtype, "%s", p->dtype);
+    snprintf(db->last_variant, sizeof db->last_variant, "%s", p->variant ? p->variant : "");
+    memcpy(db->last_text, out, sizeof db->last_text);
+  }
+  return rc;
+}
+
+static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
   pm_ctx *c = db->c;
   const pm__db_op *spec = NULL;
   char names[128] = "";
@@ -1464,8 +1497,8 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   if (db->memo == NULL) db->memo = pm__calloc(MEMO_SLOTS, sizeof *db->memo);
   params_memo *m = db->memo ? &db->memo[memo_slot(params)] : NULL;
   if (m != NULL && m->params[0] != '\0' && strcmp(m->params, params) == 0) {
-    snprintf(json_out, PM__DB_PARAMS_MAX, "%s", m->json);
-    snprintf(text_out, PM__DB_CONFIG_MAX, "%s", m->text);
+    memcpy(json_out, m->json, strlen(m->json) + 1); /* each shorter than MEMO_TEXT */
+    memcpy(text_out, m->text, strlen(m->text) + 1);
     return PM_OK;
   }
   int rc = config_from_params_sql(db, params, json_out, text_out);
