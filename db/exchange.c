@@ -829,7 +829,6 @@ static int measurement_cb(pm__db *db, const char *json, int i, void *arg, const 
 int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *stats) {
   pm_ctx *c = pm__db_ctx(db);
   int rc = PM_OK;
-  sqlite3_stmt *st = NULL;
   value v[T_N];
   import_state s = {0};
   import_pragmas was = {0, 0, 0, 0};
@@ -899,7 +898,6 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if (stats) *stats = s.st;
 fail:
   import_pragmas_reset(db, &was);
-  pm__db_finalize(&st);
   free_values(v, T_N);
   free(s.gpus);
   free(doc);

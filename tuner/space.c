@@ -272,7 +272,7 @@ static int config_parse(const pm__op *op, const char *text, int *v, char *why, s
 }
 
 int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v) {
-  char why[PM__CONFIG_TEXT + 128];
+  char why[1024];
   if (config_parse(op, text, v, why, sizeof why) != 0)
     return pm__seterr(c, PM_EINVAL, "%s", why);
   return PM_OK;
