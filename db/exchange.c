@@ -736,27 +736,15 @@ static int each_element(pm__db *db, const char *json, const char *name,
   return PM_OK;
 }
 
-/* The page cache of an import, in KiB. */
-#define IMPORT_CACHE_KIB (256 << 10)
+/* The connection as an import sets it and as pm__db_open leaves it (SQLite's default cache of
+ * 2,000 KiB, temporary files where SQLite puts them, CHECK constraints and foreign keys on). */
+#define IMPORT_PRAGMAS \
+  "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF"
+#define OPEN_PRAGMAS                                                                  \
+  "PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT;"                           \
+  " PRAGMA ignore_check_constraints = OFF; PRAGMA foreign_keys = ON"
 
-/* What an import changes of the connection, to set back after it. */
-typedef struct import_pragmas {
-  int64_t cache_size; /* 0: nothing changed */
-  int64_t temp_store, ignore_checks, foreign_keys;
-} import_pragmas;
-
-static int pragma_int(pm__db *db, const char *sql, int64_t *out) {
-  int rc = PM_OK;
-  sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), sql, -1, &st, NULL));
-  PM__SQLITE_ST(db, st, sqlite3_step(st));
-  *out = sqlite3_column_int64(st, 0);
-fail:
-  pm__db_finalize(&st);
-  return rc;
-}
-
-/* Sets the connection up for one large transaction: a page cache of IMPORT_CACHE_KIB (with
+/* Sets the connection up for one large transaction: a page cache of 256 MiB (with
  * SQLite's default of 2 MiB, a large import wrote its pages to the WAL in the middle, and again
  * at commit); its temporary files in memory (each row's upsert wrote its statement journal to a
  * file in /var/tmp). And, once pm__db_sound has passed the file (pm__db_import), the schema's
@@ -772,38 +760,17 @@ fail:
  * template one template_known wrote or found, and it has no run; with them on, every row's
  * statement kept a journal to undo itself with, a sixth of the time. `pmtune db check` still
  * verifies both (the fuzzer, fuzz_import, checks every database an import leaves with it).
- * *was receives what they were. */
-static int import_pragmas_set(pm__db *db, import_pragmas *was) {
-  int rc;
-  int64_t cache = 0, temp = 0, ignore = 0, keys = 0;
-  char sql[64];
-  if ((rc = pragma_int(db, "PRAGMA cache_size", &cache)) != PM_OK ||
-      (rc = pragma_int(db, "PRAGMA temp_store", &temp)) != PM_OK ||
-      (rc = pragma_int(db, "PRAGMA ignore_check_constraints", &ignore)) != PM_OK ||
-      (rc = pragma_int(db, "PRAGMA foreign_keys", &keys)) != PM_OK)
-    return rc;
-  snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", IMPORT_CACHE_KIB);
-  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL));
-  was->cache_size = cache != 0 ? cache : -2000;
-  was->temp_store = temp;
-  was->ignore_checks = ignore;
-  was->foreign_keys = keys;
-  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db),
-                              "PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF", NULL, NULL,
-                              NULL));
+ * import_pragmas_reset sets the connection back as pm__db_open leaves it. (Literals: pragmas take
+ * no bound values, and no SQL is built from strings.) */
+static int import_pragmas_set(pm__db *db) {
+  int rc = PM_OK;
+  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db), IMPORT_PRAGMAS, NULL, NULL, NULL));
 fail:
   return rc;
 }
 
-static void import_pragmas_reset(pm__db *db, const import_pragmas *was) {
-  char sql[192];
-  if (was->cache_size == 0) return;
-  snprintf(sql, sizeof sql,
-           "PRAGMA cache_size = %lld; PRAGMA temp_store = %lld; PRAGMA ignore_check_constraints = "
-           "%lld; PRAGMA foreign_keys = %lld",
-           (long long)was->cache_size, (long long)was->temp_store, (long long)was->ignore_checks,
-           (long long)was->foreign_keys);
-  sqlite3_exec(pm__db_handle(db), sql, NULL, NULL, NULL);
+static void import_pragmas_reset(pm__db *db) {
+  sqlite3_exec(pm__db_handle(db), OPEN_PRAGMAS, NULL, NULL, NULL);
 }
 
 typedef struct import_state {
@@ -831,7 +798,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   int rc = PM_OK;
   value v[T_N];
   import_state s = {0};
-  import_pragmas was = {0, 0, 0, 0};
+  int pragmas_set = 0;
   memset(v, 0, sizeof v);
   if (stats) memset(stats, 0, sizeof *stats);
   if (json == NULL) return pm__seterr(c, PM_EINVAL, "import: no document given");
@@ -877,7 +844,8 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   }
   /* All or nothing: one transaction, rolled back at the first fault; its pages stay in memory
    * until it commits (import_pragmas_set). */
-  if ((rc = import_pragmas_set(db, &was)) != PM_OK) goto fail;
+  pragmas_set = 1; /* (set back even where setting them failed half way) */
+  if ((rc = import_pragmas_set(db)) != PM_OK) goto fail;
   if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
   /* The file's check first (its CHECK constraints included), then the rows, whose CHECK
    * constraints are checked in C (import_pragmas_set). */
@@ -897,7 +865,7 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
   if (stats) *stats = s.st;
 fail:
-  import_pragmas_reset(db, &was);
+  if (pragmas_set) import_pragmas_reset(db);
   free_values(v, T_N);
   free(s.gpus);
   free(doc);
