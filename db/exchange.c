@@ -3,6 +3,7 @@
  * documents; this file checks every field of what it reads before anything is written. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +158,11 @@ fail:
 /* Whether s[0..len) is UTF-8 without overlong forms, surrogates or code points past U+10FFFF. */
 static int valid_utf8(const unsigned char *s, size_t len) {
   for (size_t i = 0; i < len;) {
+    uint64_t eight;
+    if (i + 8 <= len && (memcpy(&eight, s + i, 8), (eight & 0x8080808080808080ull) == 0)) {
+      i += 8; /* eight ASCII bytes at once: nearly all of a document */
+      continue;
+    }
     unsigned c = s[i];
     size_t n = c < 0x80             ? 0
                : (c & 0xe0) == 0xc0 ? 1
@@ -195,10 +201,21 @@ static int hexval(const char *p) {
  * the strings of the document have neither (it need not be valid JSON otherwise). */
 static int bad_escape(const char *s, size_t len) {
   int in = 0;
+  const char *bs = memchr(s, '\\', len); /* the next backslash at or after i, or NULL */
+  if (bs == NULL) return 0;                /* no escape at all */
   for (size_t i = 0; i < len; i++) {
-    if (!in) {
-      in = s[i] == '"';
+    if (bs != NULL && bs < s + i) bs = memchr(s + i, '\\', len - i);
+    if (!in) { /* to the next quote */
+      const char *q = memchr(s + i, '"', len - i);
+      if (q == NULL) return 0;
+      i = (size_t)(q - s);
+      in = 1;
       continue;
+    }
+    if (s[i] != '"' && s[i] != '\\') { /* to the next quote or backslash in the string */
+      const char *q = memchr(s + i, '"', (bs ? (size_t)(bs - s) : len) - i);
+      i = q ? (size_t)(q - s) : bs ? (size_t)(bs - s) : len;
+      if (i >= len) return 0;
     }
     if (s[i] == '"') {
       in = 0;
@@ -231,7 +248,8 @@ typedef struct field {
 
 typedef struct value {
   int present, null;
-  char *text; /* F_TEXT, F_OBJECT, F_ARRAY: heap */
+  char *text;      /* F_TEXT, F_OBJECT: heap */
+  const char *raw; /* F_ARRAY: where it starts in the document read (which it lives in) */
   int64_t i;  /* F_INT, F_BOOL */
   double d;   /* F_NUMBER */
 } value;
@@ -244,97 +262,195 @@ static void free_values(value *v, size_t n) {
   memset(v, 0, n * sizeof *v);
 }
 
-/* Reads the JSON object text json into v[] along fields[]: each field at most once, of its type,
- * none unknown, the required ones present. where names the object in messages. */
-static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields, value *v,
-                       const char *where) {
-  int rc = PM_OK, r;
-  pm_ctx *c = pm__db_ctx(db);
-  sqlite3_stmt *st = NULL;
-  memset(v, 0, nfields * sizeof *v);
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_TYPE, "SELECT json_type(?1)", &st));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  PM__SQLITE_ST(db, st, sqlite3_step(st));
-  const char *what;
-  PM__SQLITE_TEXT(db, st, 0, what);
-  if (what == NULL || strcmp(what, "object") != 0) {
-    rc = pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, what ? what : "?");
-    goto fail;
-  }
-  pm__db_let_go(&st);
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_JSON_EACH,
-                             "SELECT key, type, atom, value FROM json_each(?1)", &st));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key, *type;
-    PM__SQLITE_TEXT(db, st, 0, key);
-    PM__SQLITE_TEXT(db, st, 1, type);
-    if (key == NULL || type == NULL) { /* json_each gives neither for an object's member */
-      rc = pm__seterr(c, PM_EINVAL, "%s: a member without a name or type", where);
-      goto fail;
-    }
-    size_t k = 0;
-    while (k < nfields && strcmp(fields[k].name, key) != 0) k++;
-    if (k == nfields) {
-      rc = pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, key);
-      goto fail;
-    }
-    const field *f = &fields[k];
-    if (v[k].present) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: given twice", where, f->name);
-      goto fail;
-    }
-    v[k].present = 1;
-    if (strcmp(type, "null") == 0) {
-      if (!f->nullable) {
-        rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got null", where, f->name,
-                        type_names[f->type]);
-        goto fail;
+/* ---- Import: reading the document ----------------------------------------------------------
+ * The document has passed pm__db_json_check (RFC 8259's syntax) and SQLite's json_valid, and
+ * bad_escape: what follows reads it as the valid JSON it is, in one pass, without checking its
+ * syntax again. (Reading each measurement through SQLite's json_each parsed each one again and
+ * copied each field through SQL: most of an import's time.) Types are named as SQLite's JSON
+ * functions name them: text, integer, real, true, false, null, object, array. */
+
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+/* Past the string whose opening quote is at p. */
+static const char *string_end(const char *p) {
+  for (p++; *p != '"'; p++)
+    if (*p == '\\') p++;
+  return p + 1;
+}
+
+/* Past the value that starts at p. */
+static const char *value_end(const char *p) {
+  if (*p == '"') return string_end(p);
+  if (*p == '{' || *p == '[') {
+    int depth = 0;
+    do {
+      if (*p == '"') {
+        p = string_end(p);
+        continue;
       }
+      depth += *p == '{' || *p == '[';
+      depth -= *p == '}' || *p == ']';
+      p++;
+    } while (depth > 0);
+    return p;
+  }
+  for (;; p++) /* a number, true, false or null: to the character that ends it */
+    switch (*p) {
+      case '\0': case ',': case ']': case '}': case ' ': case '\t': case '\n': case '\r':
+        return p;
+      default: break;
+    }
+}
+
+/* The type of the value at p. */
+static const char *kind_of(const char *p) {
+  switch (*p) {
+    case '"': return "text";
+    case '{': return "object";
+    case '[': return "array";
+    case 't': return "true";
+    case 'f': return "false";
+    case 'n': return "null";
+    default: break;
+  }
+  for (;; p++) /* a number: to the character that ends it */
+    switch (*p) {
+      case '.': case 'e': case 'E': return "real";
+      case '\0': case ',': case ']': case '}': case ' ': case '\t': case '\n': case '\r':
+        return "integer";
+      default: break;
+    }
+}
+
+/* The text of the string from p (its opening quote) to end (past its closing one), unescaped,
+ * into out (at least end - p bytes: it is never longer). */
+static void string_text(const char *p, const char *end, char *out) {
+  for (p++; p < end - 1; p++) {
+    if (*p != '\\') {
+      *out++ = *p;
+      continue;
+    }
+    switch (*++p) {
+      case 'b': *out++ = '\b'; break;
+      case 'f': *out++ = '\f'; break;
+      case 'n': *out++ = '\n'; break;
+      case 'r': *out++ = '\r'; break;
+      case 't': *out++ = '\t'; break;
+      case 'u': {
+        unsigned cp = (unsigned)hexval(p + 1);
+        p += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff) { /* a pair (bad_escape refused a lone one) */
+          cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned)hexval(p + 3) - 0xdc00);
+          p += 6;
+        }
+        if (cp < 0x80) {
+          *out++ = (char)cp;
+        } else if (cp < 0x800) {
+          *out++ = (char)(0xc0 | cp >> 6);
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+          *out++ = (char)(0xe0 | cp >> 12);
+          *out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        } else {
+          *out++ = (char)(0xf0 | cp >> 18);
+          *out++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+          *out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+          *out++ = (char)(0x80 | (cp & 0x3f));
+        }
+        break;
+      }
+      default: *out++ = *p; /* " \ / */
+    }
+  }
+  *out = '\0';
+}
+
+/* Reads the JSON object at json into v[] along fields[]: each field at most once, of its type,
+ * none unknown, the required ones present. where names the object in messages. *after (may be
+ * NULL) receives where the object ends, once read whole. */
+static int read_object(pm__db *db, const char *json, const field *fields, size_t nfields, value *v,
+                       const char *where, const char **after) {
+  pm_ctx *c = pm__db_ctx(db);
+  const char *p = skip_ws(json);
+  char key[48];
+  size_t next = 0;
+  memset(v, 0, nfields * sizeof *v);
+  if (*p != '{') return pm__seterr(c, PM_EINVAL, "%s: expected an object, got %s", where, kind_of(p));
+  for (p = skip_ws(p + 1); *p != '}';) {
+    const char *kend = string_end(p);
+    if (kend - p > (ptrdiff_t)sizeof key) { /* longer than every field's name */
+      char *k = pm__malloc((size_t)(kend - p));
+      if (k == NULL) return pm__seterr(c, PM_ENOMEM, "%s: out of memory", where);
+      string_text(p, kend, k);
+      int rc = pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, k);
+      free(k);
+      return rc;
+    }
+    string_text(p, kend, key);
+    const char *at = skip_ws(skip_ws(kend) + 1), *end = value_end(at); /* past the ':' */
+    p = skip_ws(end);
+    if (*p == ',') p = skip_ws(p + 1);
+    /* the field after the last one first: an export writes them in order */
+    size_t k = next < nfields && strcmp(fields[next].name, key) == 0 ? next : 0;
+    while (k < nfields && strcmp(fields[k].name, key) != 0) k++;
+    if (k == nfields) return pm__seterr(c, PM_EINVAL, "%s: unknown field '%.40s'", where, key);
+    next = k + 1;
+    const field *f = &fields[k];
+    if (v[k].present) return pm__seterr(c, PM_EINVAL, "%s.%s: given twice", where, f->name);
+    v[k].present = 1;
+    if (*at == 'n') {
+      if (!f->nullable)
+        return pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got null", where, f->name,
+                          type_names[f->type]);
       v[k].null = 1;
       continue;
     }
-    int ok = 0, col = f->type == F_OBJECT || f->type == F_ARRAY ? 3 : 2;
+    const char *type = kind_of(at);
+    int ok = 0;
     switch (f->type) {
-      case F_TEXT: ok = strcmp(type, "text") == 0; break;
+      case F_TEXT: ok = *at == '"'; break;
       case F_INT: ok = strcmp(type, "integer") == 0; break;
       case F_NUMBER: ok = strcmp(type, "integer") == 0 || strcmp(type, "real") == 0; break;
-      case F_BOOL: ok = strcmp(type, "true") == 0 || strcmp(type, "false") == 0; break;
-      case F_OBJECT: ok = strcmp(type, "object") == 0; break;
-      case F_ARRAY: ok = strcmp(type, "array") == 0; break;
+      case F_BOOL: ok = *at == 't' || *at == 'f'; break;
+      case F_OBJECT: ok = *at == '{'; break;
+      case F_ARRAY: ok = *at == '['; break;
     }
-    if (!ok) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got %s", where, f->name,
-                      type_names[f->type], type);
-      goto fail;
-    }
-    if (f->type == F_INT && sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: integer out of range", where, f->name);
-      goto fail;
-    }
-    if (f->type == F_NUMBER && !isfinite(v[k].d = sqlite3_column_double(st, 2))) {
-      rc = pm__seterr(c, PM_EINVAL, "%s.%s: number out of range", where, f->name);
-      goto fail;
-    }
-    if (f->type == F_INT || f->type == F_BOOL) v[k].i = sqlite3_column_int64(st, 2);
-    if (f->type == F_TEXT || f->type == F_OBJECT || f->type == F_ARRAY) {
-      const char *t;
-      PM__SQLITE_TEXT(db, st, col, t);
-      if (t == NULL || (v[k].text = pm__strdup(t)) == NULL) {
-        rc = pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
-        goto fail;
+    if (!ok)
+      return pm__seterr(c, PM_EINVAL, "%s.%s: expected %s, got %s", where, f->name,
+                        type_names[f->type], type);
+    if (f->type == F_INT) {
+      char *e;
+      errno = 0;
+      v[k].i = strtoll(at, &e, 10);
+      if (errno == ERANGE || e != end)
+        return pm__seterr(c, PM_EINVAL, "%s.%s: integer out of range", where, f->name);
+    } else if (f->type == F_NUMBER) {
+      if (!isfinite(v[k].d = strtod(at, NULL)))
+        return pm__seterr(c, PM_EINVAL, "%s.%s: number out of range", where, f->name);
+    } else if (f->type == F_BOOL) {
+      v[k].i = *at == 't';
+    } else if (f->type == F_ARRAY) { /* each_element reads it where it is */
+      v[k].raw = at;
+    } else { /* a string's text; an object's JSON as it is written */
+      if ((v[k].text = pm__malloc((size_t)(end - at) + 1)) == NULL)
+        return pm__seterr(c, PM_ENOMEM, "%s.%s: out of memory", where, f->name);
+      if (f->type == F_TEXT) {
+        string_text(at, end, v[k].text);
+      } else {
+        memcpy(v[k].text, at, (size_t)(end - at));
+        v[k].text[end - at] = '\0';
       }
     }
   }
-  PM__SQLITE_ST(db, st, r);
   for (size_t k = 0; k < nfields; k++)
-    if (fields[k].required && !v[k].present) {
-      rc = pm__seterr(c, PM_EINVAL, "%s: no field '%s'", where, fields[k].name);
-      goto fail;
-    }
-fail:
-  pm__db_let_go(&st);
-  return rc;
+    if (fields[k].required && !v[k].present)
+      return pm__seterr(c, PM_EINVAL, "%s: no field '%s'", where, fields[k].name);
+  if (after) *after = p + 1;
+  return PM_OK;
 }
 
 /* A text field of 1..max bytes, printable (newlines and tabs too where multiline). */
@@ -423,16 +539,17 @@ static const field measurement_fields[M_N_] = {
 typedef struct known_gpu {
   char uuid[48];
   int64_t id;
+  int sm_count;
 } known_gpu;
 
 static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known, int nknown,
-                      pm__db_import_stats *st) {
+                      pm__db_import_stats *st, const char **end) {
   pm_ctx *c = pm__db_ctx(db);
   value v[G_N];
   char where[48];
   int rc, added = 0;
   snprintf(where, sizeof where, "gpus[%d]", index);
-  if ((rc = read_object(db, json, gpu_fields, G_N, v, where)) != PM_OK) goto done;
+  if ((rc = read_object(db, json, gpu_fields, G_N, v, where, end)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[G_UUID], where, "uuid", 47, 0)) != PM_OK ||
       (rc = check_text(c, &v[G_NAME], where, "name", 255, 0)) != PM_OK ||
       (rc = check_text(c, &v[G_ARCH], where, "arch", 15, 0)) != PM_OK ||
@@ -458,6 +575,7 @@ static int import_gpu(pm__db *db, const char *json, int index, known_gpu *known,
   d.sm_count = (int)v[G_SMS].i;
   d.mem_bytes = (size_t)v[G_MEM].i;
   snprintf(known[nknown].uuid, sizeof known[nknown].uuid, "%s", d.uuid);
+  known[nknown].sm_count = d.sm_count;
   rc = pm__db_gpu_write(db, &d, (int)v[G_DRIVER].i, (int)v[G_RUNTIME].i, 1, &known[nknown].id,
                         &added);
   if (rc == PM_EINVAL) {
@@ -472,14 +590,20 @@ done:
 }
 
 static int import_measurement(pm__db *db, const char *json, int index, const known_gpu *known,
-                              int nknown, pm__db_import_stats *st) {
+                              int nknown, pm__db_import_stats *st, const char **end) {
   static const char *const statuses[] = {"ok", "compile_error", "launch_error", "wrong_result"};
   pm_ctx *c = pm__db_ctx(db);
   value v[M_N_];
   char where[48];
   int rc, what = 0;
-  snprintf(where, sizeof where, "measurements[%d]", index);
-  if ((rc = read_object(db, json, measurement_fields, M_N_, v, where)) != PM_OK) goto done;
+  /* "measurements[index]", without snprintf (each row's) */
+  char digits[16];
+  int nd = 0;
+  for (unsigned x = (unsigned)index; nd == 0 || x != 0; x /= 10) digits[nd++] = (char)('0' + x % 10);
+  memcpy(where, "measurements[", 13);
+  for (int k = 0; k < nd; k++) where[13 + k] = digits[nd - 1 - k];
+  where[13 + nd] = ']', where[14 + nd] = '\0';
+  if ((rc = read_object(db, json, measurement_fields, M_N_, v, where, end)) != PM_OK) goto done;
   if ((rc = check_text(c, &v[M_GPU], where, "gpu", 47, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_OP], where, "op", 31, 0)) != PM_OK ||
       (rc = check_text(c, &v[M_DTYPE], where, "dtype", 16, 0)) != PM_OK ||
@@ -505,8 +629,9 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
   }
   pm__db_measurement m;
   memset(&m, 0, sizeof m);
+  int sm_count = 0;
   for (int i = 0; i < nknown && m.gpu_id == 0; i++)
-    if (strcmp(known[i].uuid, v[M_GPU].text) == 0) m.gpu_id = known[i].id;
+    if (strcmp(known[i].uuid, v[M_GPU].text) == 0) m.gpu_id = known[i].id, sm_count = known[i].sm_count;
   if (m.gpu_id == 0) {
     rc = pm__seterr(c, PM_EINVAL, "%s.gpu: '%s' is not one of the document's gpus", where,
                     v[M_GPU].text);
@@ -520,6 +645,26 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
                     "%s.status: '%.40s' is not ok, compile_error, launch_error or "
                     "wrong_result",
                     where, v[M_STATUS].text);
+    goto done;
+  }
+  /* An ok row has every timing (a null would be stored as 0: bandwidth 0, or no time), and no
+   * error; a failed row has no timing (the database keeps none of it). */
+  static const int timings[] = {M_MEDIAN, M_MIN, M_MAX, M_SAMPLES, M_GBPS};
+  for (size_t i = 0; i < sizeof timings / sizeof *timings; i++) {
+    const value *t = &v[timings[i]];
+    if (outcome == PM__DB_MEASURED && (!t->present || t->null)) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: %s on an ok row, which needs it", where,
+                      measurement_fields[timings[i]].name, t->present ? "null" : "missing");
+      goto done;
+    }
+    if (outcome != PM__DB_MEASURED && t->present && !t->null) {
+      rc = pm__seterr(c, PM_EINVAL, "%s.%s: given on a row of status %s, which has no timings",
+                      where, measurement_fields[timings[i]].name, v[M_STATUS].text);
+      goto done;
+    }
+  }
+  if (outcome == PM__DB_MEASURED && v[M_ERROR].present && !v[M_ERROR].null) {
+    rc = pm__seterr(c, PM_EINVAL, "%s.error: given on an ok row, which has none", where);
     goto done;
   }
   m.problem.op = v[M_OP].text;
@@ -552,6 +697,15 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
     snprintf(msg, sizeof msg, "%s", pm_errmsg(c));
     rc = pm__seterr(c, PM_EINVAL, "%s: %s", where, msg);
   }
+  /* The configuration against its op's space and constraints, as the tuner made it: checked
+   * once the write has found the problem sound (a refusal rolls the whole import back). */
+  const pm__db_op *op = rc == PM_OK ? pm__db_op_named(db, m.problem.op) : NULL;
+  char problem[PM__DB_PROBLEM_MAX], why[512];
+  if (op != NULL && op->check_config != NULL &&
+      !op->check_config(op, &m.problem, m.config, sm_count, why, sizeof why)) {
+    if (pm__db_problem_text(db, &m.problem, problem) != PM_OK) problem[0] = '\0';
+    rc = pm__seterr(c, PM_EINVAL, "%s.config: %s (%s %s)", where, why, m.problem.op, problem);
+  }
   if (rc == PM_OK) {
     st->added += what == 0;
     st->updated += what == 1;
@@ -562,28 +716,61 @@ done:
   return rc;
 }
 
-/* Runs fn on each element of the array text json, handed as JSON text: json_each's value is
- * SQL's (a string element is its bare text, which read as JSON is malformed, or an object where
- * it holds one's text), so each element is quoted back into JSON first (an object or array
- * stays as it is; true and false, which SQL makes 1 and 0, stay true and false). */
-static int each_element(pm__db *db, const char *json,
-                        int (*fn)(pm__db *, const char *, int, void *), void *arg) {
-  int rc = PM_OK, r, i = 0;
-  sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db),
-                                    "SELECT CASE WHEN type IN ('true', 'false') THEN type"
-                                    " ELSE json_quote(value) END FROM json_each(?1)",
-                                    -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC));
-  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *elem;
-    PM__SQLITE_TEXT(db, st, 0, elem);
-    if ((rc = fn(db, elem ? elem : "null", i++, arg)) != PM_OK) goto fail;
+/* Runs fn on each element of the array text json (the document's member `name`), each an
+ * object handed as its JSON text (read_object reads it to its end); any other element is
+ * PM_EINVAL naming it. */
+static int each_element(pm__db *db, const char *json, const char *name,
+                        int (*fn)(pm__db *, const char *, int, void *, const char **), void *arg) {
+  int rc, i = 0;
+  for (const char *p = skip_ws(skip_ws(json) + 1); *p != ']'; i++) {
+    const char *end = NULL;
+    /* Only an object is read further: a number (1e999 among them, which SQLite reads as
+     * infinity), a string or an array is the document's fault. */
+    if (*p != '{')
+      return pm__seterr(pm__db_ctx(db), PM_EINVAL, "%s[%d]: expected an object, got %s", name, i,
+                        kind_of(p));
+    if ((rc = fn(db, p, i, arg, &end)) != PM_OK) return rc;
+    p = skip_ws(end);
+    if (*p == ',') p = skip_ws(p + 1);
   }
-  PM__SQLITE_ST(db, st, r);
+  return PM_OK;
+}
+
+/* The connection as an import sets it and as pm__db_open leaves it (SQLite's default cache of
+ * 2,000 KiB, temporary files where SQLite puts them, CHECK constraints and foreign keys on). */
+#define IMPORT_PRAGMAS \
+  "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF"
+#define OPEN_PRAGMAS                                                                  \
+  "PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT;"                           \
+  " PRAGMA ignore_check_constraints = OFF; PRAGMA foreign_keys = ON"
+
+/* Sets the connection up for one large transaction: a page cache of 256 MiB (with
+ * SQLite's default of 2 MiB, a large import wrote its pages to the WAL in the middle, and again
+ * at commit); its temporary files in memory (each row's upsert wrote its statement journal to a
+ * file in /var/tmp). And, once pm__db_sound has passed the file (pm__db_import), the schema's
+ * CHECK constraints are not evaluated by SQLite, because every one of those on what an import
+ * writes is checked in C before the row is written:
+ *   template.sha256 64 lowercase hex digits, current 0 or 1 (valid_sha, template_known's 0);
+ *   measurement.params a JSON object (config_from_params), is_seed and verified 0 or 1,
+ *   an ok row's 0 < min <= median <= max, samples >= 1, gbps >= 0, a failed row's error
+ *   (check_timing), status one of the four (outcome_names);
+ * evaluating them cost a quarter of an import: SQLite builds a b-tree in memory for the list of
+ * statuses on every row. Foreign keys off, too (outside the transaction, where SQLite takes the
+ * setting): a row's GPU is one the import wrote or found (pm__db_measurement_write asks), its
+ * template one template_known wrote or found, and it has no run; with them on, every row's
+ * statement kept a journal to undo itself with, a sixth of the time. `pmtune db check` still
+ * verifies both (the fuzzer, fuzz_import, checks every database an import leaves with it).
+ * import_pragmas_reset sets the connection back as pm__db_open leaves it. (Literals: pragmas take
+ * no bound values, and no SQL is built from strings.) */
+static int import_pragmas_set(pm__db *db) {
+  int rc = PM_OK;
+  PM__SQLITE(db, sqlite3_exec(pm__db_handle(db), IMPORT_PRAGMAS, NULL, NULL, NULL));
 fail:
-  pm__db_finalize(&st);
   return rc;
+}
+
+static void import_pragmas_reset(pm__db *db) {
+  sqlite3_exec(pm__db_handle(db), OPEN_PRAGMAS, NULL, NULL, NULL);
 }
 
 typedef struct import_state {
@@ -592,26 +779,26 @@ typedef struct import_state {
   pm__db_import_stats st;
 } import_state;
 
-static int gpu_cb(pm__db *db, const char *json, int i, void *arg) {
+static int gpu_cb(pm__db *db, const char *json, int i, void *arg, const char **end) {
   import_state *s = arg;
   if (s->ngpus == IMPORT_MAX_GPUS)
     return pm__seterr(pm__db_ctx(db), PM_EINVAL, "gpus: more than %d", IMPORT_MAX_GPUS);
-  int rc = import_gpu(db, json, i, s->gpus, s->ngpus, &s->st);
+  int rc = import_gpu(db, json, i, s->gpus, s->ngpus, &s->st, end);
   if (rc == PM_OK) s->ngpus++;
   return rc;
 }
 
-static int measurement_cb(pm__db *db, const char *json, int i, void *arg) {
+static int measurement_cb(pm__db *db, const char *json, int i, void *arg, const char **end) {
   import_state *s = arg;
-  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st);
+  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st, end);
 }
 
 int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *stats) {
   pm_ctx *c = pm__db_ctx(db);
   int rc = PM_OK;
-  sqlite3_stmt *st = NULL;
   value v[T_N];
   import_state s = {0};
+  int pragmas_set = 0;
   memset(v, 0, sizeof v);
   if (stats) memset(stats, 0, sizeof *stats);
   if (json == NULL) return pm__seterr(c, PM_EINVAL, "import: no document given");
@@ -630,13 +817,15 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
   if (doc == NULL) return pm__seterr(c, PM_ENOMEM, "import: out of memory");
   memcpy(doc, json, len);
   doc[len] = '\0';
-  int valid = pm__db_json_check(pm__db_handle(db), doc, (int)len);
-  rc = valid == 1   ? read_object(db, doc, top_fields, T_N, v, "document")
+  /* Its syntax, as RFC 8259 writes it: read_object and each_element read it as valid JSON.
+   * (SQLite's json_valid over the whole document was a tenth of an import's time; no SQLite
+   * JSON function reads the whole document now.) */
+  int valid = pm__db_json_check(NULL, doc, (int)len);
+  rc = valid == 1   ? read_object(db, doc, top_fields, T_N, v, "document", NULL)
        : valid == 0 ? pm__seterr(c, PM_EINVAL,
                                  "import: not valid JSON (or nested deeper than SQLite reads)")
                     : pm__seterr(c, PM_ENOMEM, "import: out of memory checking the document");
-  free(doc);
-  if (rc != PM_OK) goto fail;
+  if (rc != PM_OK) goto fail; /* doc lives to the end: the arrays are read where they are */
   if (strcmp(v[T_FORMAT].text, FORMAT) != 0) {
     rc = pm__seterr(c, PM_EINVAL, "document.format: '%.40s', not '%s'", v[T_FORMAT].text, FORMAT);
     goto fail;
@@ -653,18 +842,32 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
     rc = pm__seterr(c, PM_ENOMEM, "import: out of memory");
     goto fail;
   }
-  /* All or nothing: one transaction, rolled back at the first fault. */
+  /* All or nothing: one transaction, rolled back at the first fault; its pages stay in memory
+   * until it commits (import_pragmas_set). */
+  pragmas_set = 1; /* (set back even where setting them failed half way) */
+  if ((rc = import_pragmas_set(db)) != PM_OK) goto fail;
   if ((rc = pm__db_begin(db)) != PM_OK) goto fail;
-  if ((rc = each_element(db, v[T_GPUS].text, gpu_cb, &s)) != PM_OK ||
-      (rc = each_element(db, v[T_MEASUREMENTS].text, measurement_cb, &s)) != PM_OK) {
+  /* The file's check first (its CHECK constraints included), then the rows, whose CHECK
+   * constraints are checked in C (import_pragmas_set). */
+  if ((rc = pm__db_sound(db)) != PM_OK ||
+      (rc = sqlite3_exec(pm__db_handle(db), "PRAGMA ignore_check_constraints = ON", NULL, NULL,
+                         NULL) == SQLITE_OK
+                ? PM_OK
+                : pm__db_sqlite_error(db, sqlite3_errcode(pm__db_handle(db)),
+                                      "PRAGMA ignore_check_constraints", __FILE__, __LINE__)) !=
+          PM_OK ||
+      (rc = each_element(db, v[T_GPUS].raw, "gpus", gpu_cb, &s)) != PM_OK ||
+      (rc = each_element(db, v[T_MEASUREMENTS].raw, "measurements", measurement_cb, &s)) !=
+          PM_OK) {
     pm__db_rollback(db);
     goto fail;
   }
   if ((rc = pm__db_commit(db)) != PM_OK) goto fail;
   if (stats) *stats = s.st;
 fail:
-  pm__db_finalize(&st);
+  if (pragmas_set) import_pragmas_reset(db);
   free_values(v, T_N);
   free(s.gpus);
+  free(doc);
   return rc;
 }

@@ -42,7 +42,25 @@ struct pm__db {
   int readonly;
   int version_was; /* user_version when opened */
   sqlite3_stmt *kept[PM__DB_KEPT_N]; /* pm__db_keep's statements, finalized at close */
+  /* What a write transaction has found already, so that the rows of one import do not ask the
+   * file again (each is valid only in the transaction it was found in: txn, counted by
+   * pm__db_begin, while one is open): the last template found to be an op's, the last GPU and
+   * run found to exist. */
+  unsigned long txn, tpl_txn, ids_txn;
+  char tpl_op[64], tpl_sha[65];
+  int64_t ids_gpu, ids_run;
+  struct params_memo *memo; /* config_from_params' recent answers (heap; NULL: none yet) */
+  /* pm__db_problem_text's last answer (its text "" where none), and its problem's strings */
+  pm__db_problem last;
+  char last_op[64], last_dtype[16], last_variant[48], last_text[PM__DB_PROBLEM_MAX];
 };
+
+/* config_from_params' answer for a params text: what it reads depends on the text alone. */
+#define MEMO_SLOTS 2048 /* the shipped H100 results hold 780 configurations */
+#define MEMO_TEXT 128   /* longer texts are not remembered */
+typedef struct params_memo {
+  char params[MEMO_TEXT], json[MEMO_TEXT], text[MEMO_TEXT];
+} params_memo;
 
 /* ---- Errors --------------------------------------------------------------------------------- */
 
@@ -163,6 +181,7 @@ fail:
 
 int pm__db_begin(pm__db *db) {
   int rc = PM_OK;
+  db->txn++;
   PM__SQLITE(db, sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL));
 fail:
   return rc;
@@ -428,17 +447,73 @@ fail:
  * differs (a `gpu` table of other columns, the `winner` view or an index dropped), with *differs
  * (may be NULL) set; an error with *differs 0 where the shape could not be read (out of memory,
  * an I/O error): no finding about the file. */
-static int check_shape(pm__db *db, int64_t version, int *differs) {
+/* The schema migrations 1 .. version make, in a new database in memory (*ref; the caller closes
+ * it). */
+static int reference_schema(pm__db *db, int64_t version, sqlite3 **ref) {
+  int rc = PM_OK;
+  if (sqlite3_open_v2(":memory:", ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    return pm__seterr(db->c, PM_ENOMEM, "tuning database %s: out of memory", db->path);
+  for (int64_t v = 0; v < version; v++)
+    PM__SQLITE(db, sqlite3_exec(*ref, pm__db_migrations[v].source, NULL, NULL, NULL));
+fail:
+  return rc;
+}
+
+/* Calls each(arg, type, name, table) for every object in the file that ref (reference_schema)
+ * does not have, in the order they were made: a table, view, index or trigger of someone
+ * else's. SQLite's own (sqlite_*: autoindexes, sqlite_sequence, sqlite_stat1) are not
+ * counted. each returns nonzero to stop. */
+static int foreign_objects(pm__db *db, sqlite3 *ref,
+                           int (*each)(void *arg, const char *type, const char *name,
+                                       const char *table),
+                           void *arg) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *have = NULL, *known = NULL;
+  PM__SQLITE(db, sqlite3_prepare_v2(ref, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1, &known,
+                                    NULL));
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT type, name, tbl_name FROM sqlite_schema"
+                                    " WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY rowid",
+                                    -1, &have, NULL));
+  while ((r = sqlite3_step(have)) == SQLITE_ROW) {
+    const char *type, *name, *table;
+    PM__SQLITE_TEXT(db, have, 0, type);
+    PM__SQLITE_TEXT(db, have, 1, name);
+    PM__SQLITE_TEXT(db, have, 2, table);
+    if (type == NULL || name == NULL) continue;
+    sqlite3_reset(known);
+    PM__SQLITE(db, sqlite3_bind_text(known, 1, name, -1, SQLITE_TRANSIENT));
+    int k = sqlite3_step(known);
+    PM__SQLITE_ST(db, known, k);
+    if (k == SQLITE_ROW) continue;
+    if (each(arg, type, name, table ? table : "")) break;
+  }
+  if (r != SQLITE_ROW) PM__SQLITE_ST(db, have, r);
+fail:
+  pm__db_finalize(&have);
+  pm__db_finalize(&known);
+  return rc;
+}
+
+/* The first trigger foreign_objects finds, into a found_trigger. */
+typedef struct found_trigger {
+  char name[128], table[128];
+} found_trigger;
+
+static int first_trigger(void *arg, const char *type, const char *name, const char *table) {
+  found_trigger *t = arg;
+  if (strcmp(type, "trigger") != 0) return 0;
+  snprintf(t->name, sizeof t->name, "%s", name);
+  snprintf(t->table, sizeof t->table, "%s", table);
+  return 1;
+}
+
+static int check_shape(pm__db *db, int64_t version, int *differs, int refuse_triggers) {
   int rc = PM_OK, r;
   if (differs) *differs = 0;
   sqlite3 *ref = NULL;
   sqlite3_stmt *want = NULL, *have = NULL;
-  if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-    rc = pm__seterr(db->c, PM_ENOMEM, "tuning database %s: out of memory", db->path);
-    goto fail;
-  }
-  for (int64_t v = 0; v < version; v++)
-    PM__SQLITE(db, sqlite3_exec(ref, pm__db_migrations[v].source, NULL, NULL, NULL));
+  if ((rc = reference_schema(db, version, &ref)) != PM_OK) goto fail;
   PM__SQLITE(db, sqlite3_prepare_v2(ref,
                                     "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
                                     " ORDER BY rowid",
@@ -477,6 +552,22 @@ static int check_shape(pm__db *db, int64_t version, int *differs) {
     }
   }
   PM__SQLITE_ST(db, want, r);
+  /* A trigger runs on the writes of whoever writes its table, pmtune's included: one that is not
+   * pmtune's could change every measurement stored (divide the times by 100). pmtune makes
+   * none. */
+  found_trigger t = {{0}, {0}};
+  if (refuse_triggers) {
+    if ((rc = foreign_objects(db, ref, first_trigger, &t)) != PM_OK) goto fail;
+    if (t.name[0] != '\0') {
+      if (differs) *differs = 1;
+      rc = pm__seterr(db->c, PM_EDB,
+                      "tuning database %s: it has a trigger '%s' on '%s' that pmtune does not "
+                      "make, which would run on pmtune's writes and may change what they store "
+                      "(DROP TRIGGER \"%s\" removes it); the file was left as it is",
+                      db->path, t.name, t.table, t.name);
+      goto fail;
+    }
+  }
 fail:
   pm__db_finalize(&want);
   pm__db_finalize(&have);
@@ -594,7 +685,8 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   }
   /* Before writing, the shape too (a few ms: not on the read-only opens that serve calls, whose
    * queries fail cleanly on a polluted file; db check verifies it). */
-  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest(), NULL)) != PM_OK) goto fail;
+  if (!db->readonly && (rc = check_shape(db, pm__db_schema_latest(), NULL, 1)) != PM_OK)
+    goto fail;
   if (!db->readonly && (rc = register_templates(db)) != PM_OK) goto fail;
   *out = db;
   return PM_OK;
@@ -625,6 +717,7 @@ void pm__db_close(pm__db *db) {
   if (db == NULL) return;
   pm__db_rollback(db);
   for (int i = 0; i < PM__DB_KEPT_N; i++) sqlite3_finalize(db->kept[i]);
+  free(db->memo);
   sqlite3_close_v2(db->sql);
   free(db->path);
   free(db);
@@ -661,6 +754,68 @@ static void add(report *r, int problem, const char *fmt, ...) {
   r->len += (size_t)n;
   r->text[r->len++] = '\n';
   r->text[r->len] = '\0';
+}
+
+/* A line of the check's report for an object of the file that pmtune does not make (see
+ * foreign_objects): a trigger is a problem (pmtune's writes would run it, and refuse to);
+ * a table, view or index of your own is welcome, and said. */
+static int report_foreign(void *arg, const char *type, const char *name, const char *table) {
+  report *r = arg;
+  if (strcmp(type, "trigger") == 0)
+    add(r, 1,
+        "schema        PROBLEM: trigger '%s' on '%s' is not pmtune's: it runs on the writes to "
+        "'%s' and may change what pmtune stores; pmtune writes nothing while it is there "
+        "(DROP TRIGGER \"%s\" removes it)",
+        name, table, table, name);
+  else if (strcmp(type, "table") == 0 || strcmp(name, table) == 0)
+    add(r, 0, "schema        not pmtune's, left alone: %s '%s'", type, name);
+  else
+    add(r, 0, "schema        not pmtune's, left alone: %s '%s' on '%s'", type, name, table);
+  return 0;
+}
+
+int pm__db_sound(pm__db *db) {
+  int rc = PM_OK, step, differs = 0;
+  sqlite3_stmt *st = NULL;
+  /* SQLite's integrity check: structure, indexes against their tables, NOT NULL and CHECK. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check(1)", -1, &st, NULL));
+  step = sqlite3_step(st);
+  if ((step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s fails its integrity check (%s, %s): pmtune writes "
+                    "nothing into it (`pmtune db check` says more)",
+                    db->path, sqlite3_errmsg(db->sql), sqlite_code_name(step));
+    goto fail;
+  }
+  PM__SQLITE_ST(db, st, step);
+  const char *m;
+  PM__SQLITE_TEXT(db, st, 0, m);
+  if (step != SQLITE_ROW || m == NULL || strcmp(m, "ok") != 0) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s fails its integrity check (%.300s): pmtune writes "
+                    "nothing into it (`pmtune db check` says more)",
+                    db->path, m ? m : "no answer");
+    goto fail;
+  }
+  pm__db_finalize(&st);
+  /* The schema, and no trigger of anyone else's. */
+  if ((rc = check_shape(db, pm__db_schema_latest(), &differs, 1)) != PM_OK) goto fail;
+  /* No row refers to a missing one. */
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &st, NULL));
+  step = sqlite3_step(st);
+  PM__SQLITE_ST(db, st, step);
+  if (step == SQLITE_ROW) {
+    rc = pm__seterr(db->c, PM_EDB,
+                    "tuning database %s: its %s row %lld refers to a missing %s row: pmtune "
+                    "writes nothing into it (`pmtune db check` says more)",
+                    db->path, (const char *)sqlite3_column_text(st, 0),
+                    (long long)sqlite3_column_int64(st, 1),
+                    (const char *)sqlite3_column_text(st, 2));
+    goto fail;
+  }
+fail:
+  pm__db_finalize(&st);
+  return rc;
 }
 
 /* 1 where PRAGMA integrity_check on h says "ok", 0 where it finds something or cannot run. */
@@ -750,8 +905,13 @@ int pm__db_check(pm__db *db, char **text, int *problems) {
     goto done;
   }
   int differs = 0;
-  if ((rc = check_shape(db, db->version_was, &differs)) == PM_OK) {
+  if ((rc = check_shape(db, db->version_was, &differs, 0)) == PM_OK) {
     add(&r, 0, "schema        ok (as migrations 1 to %d make it)", db->version_was);
+    sqlite3 *ref = NULL;
+    if ((rc = reference_schema(db, db->version_was, &ref)) == PM_OK)
+      rc = foreign_objects(db, ref, report_foreign, &r);
+    sqlite3_close(ref);
+    if (rc != PM_OK) goto fail;
   } else if (!differs) { /* the check could not run (out of memory, I/O): an error, no finding */
     goto fail;
   } else {
@@ -1186,6 +1346,7 @@ static int json_value(json_in *in, int depth) {
 int pm__db_json_check(sqlite3 *h, const char *text, int len) {
   json_in in = {text, text + (len < 0 ? strlen(text) : (size_t)len)};
   if (!json_value(&in, 2000) || in.p != in.end) return 0; /* SQLite 3.40 reads 2000 deep */
+  if (h == NULL) return 1; /* the syntax alone: no SQLite JSON function will read it */
   sqlite3_stmt *st = NULL; /* and SQLite's own limits (its depth of nesting) */
   int valid = -1;
   if (sqlite3_prepare_v2(h, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK) {
@@ -1209,20 +1370,50 @@ const pm__db_op *pm__db_op_named(const pm__db *db, const char *name) {
   return NULL;
 }
 
+/* Whether p is the problem last checked and written by pm__db_problem_text (db->last_*). */
+static int last_problem(const pm__db *db, const pm__db_problem *p) {
+  return db->last_text[0] != '\0' && p->op != NULL && p->dtype != NULL &&
+         p->rows == db->last.rows && p->cols == db->last.cols && p->n == db->last.n &&
+         p->radius == db->last.radius && strcmp(p->op, db->last_op) == 0 &&
+         strcmp(p->dtype, db->last_dtype) == 0 &&
+         strcmp(p->variant ? p->variant : "", db->last_variant) == 0;
+}
+
+static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]);
+
 int pm__db_problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
+  /* The rows of an import come problem by problem: the last answer, where p is the same. */
+  if (p != NULL && last_problem(db, p)) {
+    memcpy(out, db->last_text, sizeof db->last_text);
+    return PM_OK;
+  }
+  int rc = problem_text(db, p, out);
+  if (rc == PM_OK && strlen(p->op) < sizeof db->last_op &&
+      strlen(p->dtype) < sizeof db->last_dtype &&
+      strlen(p->variant ? p->variant : "") < sizeof db->last_variant) {
+    db->last = *p;
+    snprintf(db->last_op, sizeof db->last_op, "%s", p->op);
+    snprintf(db->last_dtype, sizeof db->last_dtype, "%s", p->dtype);
+    snprintf(db->last_variant, sizeof db->last_variant, "%s", p->variant ? p->variant : "");
+    memcpy(db->last_text, out, sizeof db->last_text);
+  }
+  return rc;
+}
+
+static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PROBLEM_MAX]) {
   pm_ctx *c = db->c;
   const pm__db_op *spec = NULL;
   char names[128] = "";
   out[0] = '\0';
   if (p == NULL || p->op == NULL) return pm__seterr(c, PM_EINVAL, "problem: no op given");
-  for (size_t i = 0, len = 0; db->ops != NULL && db->ops[i] != NULL; i++) {
+  for (size_t i = 0; spec == NULL && db->ops != NULL && db->ops[i] != NULL; i++)
     if (strcmp(db->ops[i]->name, p->op) == 0) spec = db->ops[i];
-    if (len < sizeof names)
+  if (spec == NULL) { /* the names for the message (not on every call: an import's each row) */
+    for (size_t i = 0, len = 0; db->ops != NULL && db->ops[i] != NULL && len < sizeof names; i++)
       len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
                               db->ops[i]->name);
-  }
-  if (spec == NULL)
     return pm__seterr(c, PM_EINVAL, "problem: unknown op '%.40s' (%s)", p->op, names);
+  }
   int dtype = pm__dtype_find(p->dtype);
   unsigned dtypes = spec->dtypes ? spec->dtypes : 1u << PM_F32;
   if (dtype < 0 || !(dtypes & 1u << dtype)) {
@@ -1285,8 +1476,43 @@ int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, co
 
 /* Checks a configuration's JSON (an object of 1..64 integers with identifier names), writes it
  * minified to json_out and its text ("bx=32 by=8") to text_out. */
+static int config_from_params_sql(pm__db *db, const char *params,
+                                  char json_out[PM__DB_PARAMS_MAX],
+                                  char text_out[PM__DB_CONFIG_MAX]);
+
+/* FNV-1a of s: the slot of a params text in the memo. */
+static unsigned memo_slot(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s != '\0'; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h % MEMO_SLOTS;
+}
+
+/* The params JSON of a configuration (an object of integers) minified into json_out, and its
+ * text ("bx=32 by=8") into text_out; PM_EINVAL saying what is wrong. The answers for texts
+ * read lately are remembered (an import's rows share a few hundred configurations). */
 static int config_from_params(pm__db *db, const char *params, char json_out[PM__DB_PARAMS_MAX],
                               char text_out[PM__DB_CONFIG_MAX]) {
+  if (params == NULL || strlen(params) >= MEMO_TEXT)
+    return config_from_params_sql(db, params, json_out, text_out);
+  if (db->memo == NULL) db->memo = pm__calloc(MEMO_SLOTS, sizeof *db->memo);
+  params_memo *m = db->memo ? &db->memo[memo_slot(params)] : NULL;
+  if (m != NULL && m->params[0] != '\0' && strcmp(m->params, params) == 0) {
+    memcpy(json_out, m->json, strlen(m->json) + 1); /* each shorter than MEMO_TEXT */
+    memcpy(text_out, m->text, strlen(m->text) + 1);
+    return PM_OK;
+  }
+  int rc = config_from_params_sql(db, params, json_out, text_out);
+  if (rc == PM_OK && m != NULL && strlen(json_out) < MEMO_TEXT && strlen(text_out) < MEMO_TEXT) {
+    snprintf(m->params, sizeof m->params, "%s", params);
+    snprintf(m->json, sizeof m->json, "%s", json_out);
+    snprintf(m->text, sizeof m->text, "%s", text_out);
+  }
+  return rc;
+}
+
+static int config_from_params_sql(pm__db *db, const char *params,
+                                  char json_out[PM__DB_PARAMS_MAX],
+                                  char text_out[PM__DB_CONFIG_MAX]) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char keys[64][33];
@@ -1296,10 +1522,10 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   if (params == NULL) return pm__seterr(db->c, PM_EINVAL, "configuration: no params JSON given");
   if (strlen(params) >= 4 * PM__DB_PARAMS_MAX)
     return pm__seterr(db->c, PM_EINVAL, "configuration: params JSON too long");
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) END,"
-                                    " CASE WHEN json_valid(?1) THEN json(?1) END",
-                                    -1, &st, NULL));
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_PARAMS,
+                             "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) END,"
+                             " CASE WHEN json_valid(?1) THEN json(?1) END",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, params, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *type, *min;
@@ -1315,9 +1541,9 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
     goto fail;
   }
   snprintf(json_out, PM__DB_PARAMS_MAX, "%s", min);
-  pm__db_finalize(&st);
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(db->sql, "SELECT key, type, atom FROM json_each(?1)", -1, &st, NULL));
+  pm__db_let_go(&st);
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_PARAMS_EACH,
+                             "SELECT key, type, atom FROM json_each(?1)", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, json_out, -1, SQLITE_STATIC));
   int r;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1362,7 +1588,7 @@ static int config_from_params(pm__db *db, const char *params, char json_out[PM__
   PM__SQLITE_ST(db, st, r);
   if (nkeys == 0) rc = pm__seterr(db->c, PM_EINVAL, "configuration {}: no parameters");
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 
@@ -1401,31 +1627,40 @@ static int check_timing(pm__db *db, const pm__db_measurement *m, const char *pro
 static int template_known(pm__db *db, const char *op, const char *sha256) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
-  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "INSERT INTO template (sha256, op, current, first_seen)"
-                                    " VALUES (?1, ?2, 0, " NOW ") ON CONFLICT (sha256) DO NOTHING",
-                                    -1, &st, NULL));
+  int in_txn = !sqlite3_get_autocommit(db->sql);
+  if (in_txn && db->tpl_txn == db->txn && strcmp(db->tpl_op, op) == 0 &&
+      strcmp(db->tpl_sha, sha256) == 0)
+    return PM_OK; /* found so in this transaction already */
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_TEMPLATE_PUT,
+                             "INSERT INTO template (sha256, op, current, first_seen)"
+                             " VALUES (?1, ?2, 0, " NOW ") ON CONFLICT (sha256) DO NOTHING",
+                             &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
-  pm__db_finalize(&st);
-  PM__SQLITE(
-      db, sqlite3_prepare_v2(db->sql, "SELECT op FROM template WHERE sha256 = ?1", -1, &st, NULL));
+  pm__db_let_go(&st);
+  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_TEMPLATE_GET,
+                             "SELECT op FROM template WHERE sha256 = ?1", &st));
   PM__SQLITE(db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC));
   PM__SQLITE_ST(db, st, sqlite3_step(st));
   const char *known;
   PM__SQLITE_TEXT(db, st, 0, known);
-  if (known == NULL || strcmp(known, op) != 0)
+  if (known == NULL || strcmp(known, op) != 0) {
     rc = pm__seterr(db->c, PM_EINVAL, "template %.12s... is %s's, not %s's", sha256,
                     known ? known : "?", op);
+  } else if (in_txn && strlen(op) < sizeof db->tpl_op) {
+    db->tpl_txn = db->txn;
+    snprintf(db->tpl_op, sizeof db->tpl_op, "%s", op);
+    snprintf(db->tpl_sha, sizeof db->tpl_sha, "%s", sha256);
+  }
 fail:
-  pm__db_finalize(&st);
+  pm__db_let_go(&st);
   return rc;
 }
 
 int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
                              int only_if_newer, int *what) {
-  int rc = PM_OK, exists = 0;
+  int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX], params[PM__DB_PARAMS_MAX], config[PM__DB_CONFIG_MAX];
   if (what) *what = 0;
@@ -1445,6 +1680,9 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   if ((rc = template_known(db, m->problem.op, m->template_sha256)) != PM_OK) return rc;
 
   /* The GPU and the run must exist: say so, rather than "FOREIGN KEY constraint failed". */
+  int in_txn = !sqlite3_get_autocommit(db->sql);
+  if (in_txn && db->ids_txn == db->txn && db->ids_gpu == m->gpu_id && db->ids_run == m->run_id)
+    goto ids_known; /* found in this transaction already */
   PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_GPU_RUN,
                              "SELECT (SELECT count(*) FROM gpu WHERE id = ?1),"
                              " (SELECT count(*) FROM run WHERE id = ?2)",
@@ -1459,22 +1697,8 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
     goto fail;
   }
   pm__db_let_go(&st);
-
-  PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_EXISTS,
-                             "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
-                             " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
-                             " template_sha256 = ?6",
-                             &st));
-  PM__SQLITE(db, sqlite3_bind_int64(st, 1, m->gpu_id));
-  PM__SQLITE(db, sqlite3_bind_text(st, 2, m->problem.op, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 3, m->problem.dtype, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 4, problem, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 5, config, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 6, m->template_sha256, -1, SQLITE_STATIC));
-  int r = sqlite3_step(st);
-  PM__SQLITE_ST(db, st, r);
-  exists = r == SQLITE_ROW;
-  pm__db_let_go(&st);
+  if (in_txn) db->ids_txn = db->txn, db->ids_gpu = m->gpu_id, db->ids_run = m->run_id;
+ids_known:
 
   PM__SQLITE(
       db,
@@ -1515,7 +1739,11 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
   if (m->run_id > 0) PM__SQLITE(db, sqlite3_bind_int64(st, 23, m->run_id));
   PM__SQLITE(db, sqlite3_bind_text(st, 24, measured_at, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 25, only_if_newer));
-  r = sqlite3_step(st);
+  /* Which it did, without asking first: a new row sets the connection's last inserted rowid
+   * (pmtune's rows are numbered from 1), an update of a stored one (the upsert's DO UPDATE)
+   * leaves it, and a stored row kept changes nothing. */
+  sqlite3_set_last_insert_rowid(db->sql, 0);
+  int r = sqlite3_step(st);
   if ((r & 0xff) == SQLITE_CONSTRAINT &&
       strstr(sqlite3_errmsg(db->sql), "measurement.template_sha256") != NULL) {
     /* the one-seed index names these columns; say it in words */
@@ -1525,7 +1753,10 @@ int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char
     goto fail;
   }
   PM__SQLITE_ST(db, st, r);
-  if (what) *what = !exists ? 0 : sqlite3_changes(db->sql) > 0 ? 1 : 2;
+  if (what)
+    *what = sqlite3_changes(db->sql) == 0           ? 2
+            : sqlite3_last_insert_rowid(db->sql) != 0 ? 0
+                                                      : 1;
 fail:
   pm__db_let_go(&st);
   return rc;

@@ -68,6 +68,14 @@ typedef struct pm__db_op {
   int (*default_config)(const struct pm__db_op *self, const pm__db_problem *p, char *out,
                         size_t cap);
   const void *owner;
+  /* Whether config (its text, "bx=32 by=8") is a configuration of the op's space that may run
+   * problem p on a GPU of sm_count SMs, as the tuner would have measured it: every parameter
+   * once, in the space's order, each value one of its parameter's, no other parameter, and the
+   * op's constraints met. 1 where it is; 0 where not, why (cap bytes) saying what is wrong
+   * ("999 is not a value of BLOCK"). NULL: configurations are not checked. An import asks it of
+   * every row. */
+  int (*check_config)(const struct pm__db_op *self, const pm__db_problem *p, const char *config,
+                      int sm_count, char *why, size_t cap);
 } pm__db_op;
 
 enum {
@@ -113,7 +121,9 @@ void pm__db_schema(const pm__db *db, int *was, int *now);
  * 8259 writes it (nesting at most 2000 deep, as SQLite reads), and json_valid() then applies
  * SQLite's own limits.
  * It parses nothing into values: SQLite does that. Every JSON text from outside (an import, a
- * kernel description) is checked with it before any SQLite JSON function sees it. */
+ * kernel description) is checked with it before any SQLite JSON function sees it. h NULL: the
+ * syntax alone, for a text that no SQLite JSON function reads whole (an import's document,
+ * which exchange.c reads itself; each configuration in it is checked again as it is stored). */
 int pm__db_json_check(sqlite3 *h, const char *text, int len);
 
 /* The names of the ops db was opened with, as a JSON array ('["matadd","reduce"]'), into out
@@ -130,10 +140,11 @@ const pm__db_op *pm__db_op_named(const pm__db *db, const char *name);
  * it: pm__db_close does. */
 enum {
   PM__DB_KEPT_GPU_RUN,
-  PM__DB_KEPT_EXISTS,
   PM__DB_KEPT_INSERT,
-  PM__DB_KEPT_JSON_TYPE,
-  PM__DB_KEPT_JSON_EACH,
+  PM__DB_KEPT_PARAMS,
+  PM__DB_KEPT_PARAMS_EACH,
+  PM__DB_KEPT_TEMPLATE_PUT,
+  PM__DB_KEPT_TEMPLATE_GET,
   PM__DB_KEPT_N
 };
 int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);
@@ -142,8 +153,18 @@ void pm__db_let_go(sqlite3_stmt **st);
 /* The SQLite connection, for tests and for reading what no function here gives. */
 sqlite3 *pm__db_handle(pm__db *db);
 
+/* Whether the file is sound enough to write into: PRAGMA integrity_check finds nothing (an index
+ * that lacks a row would let a write add a duplicate), its schema is as the migrations make it
+ * with no trigger that is not pmtune's (one would run on pmtune's writes and change what they
+ * store), and no row refers to a missing one. PM_OK, or PM_EDB saying the first problem found
+ * (`pmtune db check` lists them all). An import calls it inside its transaction, before it
+ * writes anything. */
+int pm__db_sound(pm__db *db);
+
 /* Runs SQLite's integrity and foreign-key (orphan rows) checks and pmtune's own (application id,
- * schema version, tables present) and counts what is stored. *report (heap; the caller frees
+ * schema version, tables present, every object of the file that the migrations do not make:
+ * a trigger is a problem, a table, view or index of your own is listed) and counts what is
+ * stored. *report (heap; the caller frees
  * it) says what was found, one finding a line; *problems is the number of problems among them.
  * PM_OK when the checks ran, whatever they found. */
 int pm__db_check(pm__db *db, char **report, int *problems);

@@ -79,7 +79,7 @@ static inline pm__db *dbtest_open_with_gpu(const char *file, pm_ctx **c, int64_t
   return db;
 }
 
-/* A database with one GPU's winner of matadd 4096x4096 (bx=64 by=4, 1 ms), its seed (2 ms) and
+/* A database with one GPU's winner of matadd 4096x4096 (bx=64 by=4 ..., 1 ms), its seed (2 ms) and
  * a loser (3 ms), written through the library. */
 static inline void dbtest_make_db(const char *file) {
   pm_ctx *c = NULL;
@@ -87,7 +87,10 @@ static inline void dbtest_make_db(const char *file) {
   pm__db *db = dbtest_open_with_gpu(file, &c, &gpu);
   const pm__template *t = pm__template_find("matadd");
   cr_assert_not_null(t);
-  const char *params[] = {"{\"bx\":16,\"by\":16}", "{\"bx\":64,\"by\":4}", "{\"bx\":8,\"by\":8}"};
+  const char *params[] = {
+      "{\"bx\":16,\"by\":16,\"vec\":1,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}",
+      "{\"bx\":64,\"by\":4,\"vec\":1,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}",
+      "{\"bx\":32,\"by\":8,\"vec\":1,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}"};
   const double ms[] = {2.0, 1.0, 3.0};
   for (int i = 0; i < 3; i++) {
     pm__db_measurement m =

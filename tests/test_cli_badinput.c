@@ -596,6 +596,11 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "need --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--radius", "2");
   CASE(2, "--dtype needs --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--dtype", "f16");
   CASE(2, "--dtype does not apply", "tune", "--seen", "--dtype", "f32", "--db", "@DB");
+  /* issue 31: exhaustive measures every valid point, so a budget was ignored without a word */
+  CASE(2, "--strategy exhaustive measures every valid point", "tune", "--strategy", "exhaustive",
+       "--budget", "5", "--db", "@DB");
+  CASE(2, "--strategy exhaustive measures every valid point", "tune", "--budget", "5",
+       "--strategy", "exhaustive", "--op", "add", "--size", "1000", "--db", "@DB");
   CASE(2, "one type here", "space", "--op", "add", "--dtype", "f32,f16");
   CASE(2, "need --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--border", "zero");
   CASE(2, "--config needs --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--config",

@@ -281,7 +281,7 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
   sqlite3 *h = NULL;
   cr_assert_eq(sqlite3_open(dst, &h), SQLITE_OK);
   char *rows = dbtest_rows(h, "SELECT config, speedup FROM winner");
-  cr_assert_str_eq(rows, "bx=64 by=4|2.0\n");
+  cr_assert_str_eq(rows, "bx=64 by=4 vec=1 ept=1 grid=0 map=0 align=0|2.0\n");
   free(rows);
   sqlite3_close(h);
   /* --all, to the standard output, and back in through the standard input. */
@@ -528,7 +528,7 @@ Test(cli_db, show_seen_lists_the_recorded_sizes_most_called_first) {
              *small = strstr(out, "Fake H100                matadd  rows=100 cols=200");
   cr_assert(a100 && reduce && big && small, "%s", out);
   cr_assert(a100 < reduce && reduce < big && big < small, "per GPU, most called first: %s", out);
-  cr_assert_not_null(strstr(big, "12  bx=64 by=4\n"), "its exact winner: %s", out);
+  cr_assert_not_null(strstr(big, "12  bx=64 by=4 vec=1 ept=1 grid=0 map=0 align=0\n"), "its exact winner: %s", out);
   cr_assert_not_null(strstr(reduce, "40  -\n"), "no winner: %s", out);
   snprintf(args, sizeof args, "show --seen --op reduce --db %s", file);
   cr_assert_eq(run("", args), 0, "%s", err);
@@ -698,4 +698,125 @@ Test(cli_db, show_lists_the_types_asked) {
   cr_assert_not_null(strstr(out, "no sizes recorded of those types"), "%s", out);
   snprintf(args, sizeof args, "show --dtype f8 --db %s/t.db", dir);
   expect_usage(args, "'f8' is not a type");
+}
+
+/* Issue 31, defect 9: rows of a kernel of one's own (imported with its description, --kernel)
+ * and of built-in ops whose configuration is none of the space's, or that break a constraint,
+ * or lack a timing, were imported and listed by `show` as winners. Each is refused, in one line
+ * naming the row and the field, and nothing is imported. */
+Test(cli_db, import_refuses_configurations_outside_the_space_of_a_kernel_of_ones_own) {
+  const char *kfile = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+#define KERNEL_ROW                                                                        \
+  "\"op\":\"my_matadd\",\"dtype\":\"f32\",\"rows\":4097,\"cols\":3001,\"n\":null,"      \
+  "\"radius\":null,\"variant\":\"\""
+#define ADD_ROW \
+  "\"op\":\"add\",\"dtype\":\"f32\",\"rows\":null,\"cols\":null,\"n\":4096,\"radius\":null,\"variant\":\"\""
+#define TIMED(gbps)                                                                        \
+  "\"status\":\"ok\",\"error\":null,\"median_ms\":0.05,\"min_ms\":0.04,\"max_ms\":0.06,"   \
+  "\"samples\":20,\"gbps\":" gbps ",\"verified\":true,\"max_error\":0.0"
+  static const struct {
+    const char *problem, *config, *params, *timing, *needle;
+  } cases[] = {
+      {KERNEL_ROW, "BLOCK=999 VEC=1 ITEMS=1", "{\"BLOCK\":999,\"VEC\":1,\"ITEMS\":1}",
+       TIMED("1000.0"), "measurements[0].config: configuration 'BLOCK=999 VEC=1 ITEMS=1': 999 is "
+                        "not a value of BLOCK"},
+      {KERNEL_ROW, "BLOCK=1024 VEC=4 ITEMS=8", "{\"BLOCK\":1024,\"VEC\":4,\"ITEMS\":8}",
+       TIMED("1000.0"), "measurements[0].config: configuration 'BLOCK=1024 VEC=4 ITEMS=8' cannot "
+                        "run this problem"},
+      {KERNEL_ROW, "BLOCK=256 VEC=1", "{\"BLOCK\":256,\"VEC\":1}", TIMED("1000.0"),
+       "ITEMS is missing"},
+      {KERNEL_ROW, "BLOCK=256 VEC=1 ITEMS=1 EVIL=1",
+       "{\"BLOCK\":256,\"VEC\":1,\"ITEMS\":1,\"EVIL\":1}", TIMED("1000.0"),
+       "my_matadd has no parameter 'EVIL'"},
+      {KERNEL_ROW, "BLOCK=256 VEC=1 ITEMS=1", "{\"BLOCK\":256,\"VEC\":1,\"ITEMS\":1}",
+       TIMED("null"), "measurements[0].gbps: null on an ok row"},
+      {ADD_ROW, "block=999 vec=1 items=1 grid=0", "{\"block\":999,\"vec\":1,\"items\":1,\"grid\":0}",
+       TIMED("1000.0"), "999 is not a value of block"},
+      {ADD_ROW, "block=256 vec=3 items=1 grid=0", "{\"block\":256,\"vec\":3,\"items\":1,\"grid\":0}",
+       TIMED("1000.0"), "3 is not a value of vec"},
+  };
+  char doc[4096], file[160], db[160], args[1024], ksha[65];
+  pm_ctx *c = NULL;
+  pm__kernel_file *kf = NULL;
+  pm_options o = {.device = PM_DEVICE_NONE};
+  cr_assert_eq(pm_open(&c, &o), PM_OK);
+  cr_assert_eq(pm__kernel_file_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
+  snprintf(ksha, sizeof ksha, "%s", pm__op_template(pm__kernel_file_op(kf))->sha256);
+  pm__kernel_file_free(kf);
+  pm_close(c);
+  snprintf(file, sizeof file, "%s/one.json", dir);
+  snprintf(db, sizeof db, "%s/dst.db", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases + 1; i++) {
+    int good = i == sizeof cases / sizeof *cases; /* last: the kernel's row, right */
+    snprintf(doc, sizeof doc,
+             "{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[{\"uuid\":\"GPU-31\",\"name\":"
+             "\"Fake H100\",\"cc_major\":9,\"cc_minor\":0,\"arch\":\"sm_90\",\"sm_count\":132,"
+             "\"mem_bytes\":85899345920,\"driver_version\":12040,\"runtime_version\":12080}],"
+             "\"measurements\":[{\"gpu\":\"GPU-31\",%s,\"template_sha256\":\"%s\",\"config\":"
+             "\"%s\",\"params\":%s,\"is_seed\":false,%s,\"measured_at\":"
+             "\"2026-11-26T12:00:00.000Z\"}]}",
+             good ? KERNEL_ROW : cases[i].problem,
+             good || cases[i].problem[6] == 'm' ? ksha : SHA_A,
+             good ? "BLOCK=128 VEC=4 ITEMS=1" : cases[i].config,
+             good ? "{\"BLOCK\":128,\"VEC\":4,\"ITEMS\":1}" : cases[i].params,
+             good ? TIMED("1000.0") : cases[i].timing);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs(doc, f);
+    fclose(f);
+    snprintf(args, sizeof args, "import %s --kernel %s --db %s", file, kfile, db);
+    if (good) {
+      cr_assert_eq(run("", args), 0, "%s", err);
+      break;
+    }
+    expect_failure("", args, cases[i].needle);
+    cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+    snprintf(args, sizeof args, "show --db %s", db);
+    cr_assert_eq(run("", args), 0, "%s", err);
+    cr_assert_null(strstr(out, cases[i].config), "not a winner: %s", out);
+  }
+  snprintf(args, sizeof args, "show --db %s", db);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_not_null(strstr(out, "BLOCK=128 VEC=4 ITEMS=1"), "the right row serves: %s", out);
+  cr_log_info("kernel and built-in rows refused by the space: %zu cases",
+              sizeof cases / sizeof *cases);
+#undef KERNEL_ROW
+#undef ADD_ROW
+#undef TIMED
+}
+
+/* Issue 31, defect 7: `pmtune db check` lists a planted trigger as a problem (status 1) and
+ * every other object that is not pmtune's; import and tune refuse the file, writing nothing. */
+Test(cli_db, db_check_lists_a_planted_trigger_and_import_refuses_the_file) {
+  char file[160], json[160], args[1024];
+  snprintf(file, sizeof file, "%s/src.db", dir);
+  snprintf(json, sizeof json, "%s/w.json", dir);
+  dbtest_make_db(file);
+  snprintf(args, sizeof args, "export %s --db %s", json, file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  snprintf(file, sizeof file, "%s/planted.db", dir);
+  snprintf(args, sizeof args, "db init --db %s", file);
+  cr_assert_eq(run("", args), 0, "%s", err);
+  dbtest_exec(file, "CREATE TRIGGER t AFTER INSERT ON measurement BEGIN UPDATE measurement SET"
+                    " median_ms = median_ms/100 WHERE rowid = new.rowid; END;"
+                    "CREATE VIEW mine AS SELECT 1;");
+  snprintf(args, sizeof args, "db check --db %s", file);
+  cr_assert_eq(run("", args), 1, "%s%s", out, err);
+  cr_assert_not_null(strstr(out, "PROBLEM: trigger 't' on 'measurement' is not pmtune's"), "%s",
+                     out);
+  cr_assert_not_null(strstr(out, "not pmtune's, left alone: view 'mine'"), "%s", out);
+  cr_assert_not_null(strstr(err, "1 problem found"), "%s", err);
+  snprintf(args, sizeof args, "import %s --db %s", json, file);
+  expect_failure("", args, "trigger 't' on 'measurement' that pmtune does not make");
+  cr_assert_not_null(strstr(err, "nothing imported"), "%s", err);
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(file, &h), SQLITE_OK);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 0);
+  sqlite3_close(h);
+  dbtest_exec(file, "DROP TRIGGER t;");
+  cr_assert_eq(run("", args), 0, "%s", err);
+  cr_assert_eq(sqlite3_open(file, &h), SQLITE_OK);
+  cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement WHERE median_ms IN (1.0, 2.0)"), 2,
+               "the times as they were");
+  sqlite3_close(h);
 }

@@ -145,7 +145,10 @@ static char *make_doc(size_t *len) {
   cr_assert_eq(pm__db_begin(db), PM_OK);
   for (int i = 0; i < ROWS; i++) {
     pm__db_measurement m =
-        dbtest_measurement(gpu, dbtest_matadd(64 + i, 4096), sha, "{\"bx\":32,\"by\":8}", 1 + i);
+        dbtest_measurement(gpu, dbtest_matadd(64 + i, 4096), sha,
+                           "{\"bx\":32,\"by\":8,\"vec\":1,\"ept\":1,\"grid\":0,\"map\":0,"
+                           "\"align\":0}",
+                           1 + i);
     cr_assert_eq(pm__db_measurement_write(db, &m, NULL, 0, NULL), PM_OK, "%s", pm_errmsg(c));
   }
   cr_assert_eq(pm__db_commit(db), PM_OK);

@@ -25,7 +25,35 @@ static void teardown(void) {
 
 TestSuite(db, .init = setup, .fini = teardown, .timeout = 60);
 
+/* pmtune's ops as the database knows them, less their spaces (check_config NULL): most tests
+ * here store and exchange short made-up configurations ("bx=64 by=4", "a=1") to test what the
+ * database does with them, which an import would refuse as no configuration of the op's space.
+ * The tests of that check (import_checks_configurations_against_the_space) open with
+ * pm__ops_db() itself. */
+static const pm__db_op *const *ops_without_spaces(void) {
+  static pm__db_op ops[PM__MAX_OPS];
+  static const pm__db_op *list[PM__MAX_OPS + 1];
+  const pm__db_op *const *all = pm__ops_db();
+  int n = 0;
+  for (; all[n] != NULL; n++) {
+    ops[n] = *all[n];
+    ops[n].check_config = NULL;
+    list[n] = &ops[n];
+  }
+  list[n] = NULL;
+  return list;
+}
+
 static pm__db *open_rw(void) {
+  pm__db *db = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, 0, ops_without_spaces(), &db), PM_OK, "%s",
+               pm_errmsg(ctx));
+  return db;
+}
+
+/* The same with pmtune's ops as they are: an import checks each configuration against the
+ * space. */
+static pm__db *open_rw_spaces(void) {
   pm__db *db = NULL;
   cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_OK, "%s", pm_errmsg(ctx));
   return db;
@@ -551,7 +579,7 @@ Test(db, bad_measurements_are_refused_saying_why) {
     expect_msg(cases[i].needle);
   }
   /* a type the op does not take: every built-in takes all four, so an op of this test's own */
-  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32, NULL, NULL};
+  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32, NULL, NULL, NULL};
   static const pm__db_op *const ops[] = {&sum, NULL};
   pm__db *mem = NULL;
   cr_assert_eq(pm__db_open(ctx, NULL, PM__DB_MEMORY, ops, &mem), PM_OK, "%s", pm_errmsg(ctx));
@@ -1745,4 +1773,315 @@ Test(db, json_is_checked_before_sqlite_reads_it) {
                sqlite_says);
   free(doc);
   sqlite3_close(h);
+}
+
+/* ---- Issue 31: objects that are not pmtune's, files that fail the check, configurations ---- */
+
+/* pm__db_check's report on the file at path (heap), opened read-only; *problems its count. */
+static char *check_report(int *problems) {
+  pm__db *db = NULL;
+  char *report = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, PM__DB_READONLY, pm__ops_db(), &db), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_eq(pm__db_check(db, &report, problems), PM_OK, "%s", pm_errmsg(ctx));
+  pm__db_close(db);
+  return report;
+}
+
+/* The number of measurements in the file at path. */
+static int64_t stored(void) {
+  sqlite3 *h = NULL;
+  cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+  int64_t n = dbtest_int(h, "SELECT count(*) FROM measurement");
+  sqlite3_close(h);
+  return n;
+}
+
+/* Defect 7: a trigger planted on measurement divided every imported time by 100, and `db check`
+ * passed. Now the check lists every object the migrations do not make, a trigger as a problem;
+ * opening for writing refuses the file, and an import refuses it even where the trigger came
+ * after the open (inside its transaction), writing nothing. */
+Test(db, a_trigger_that_is_not_pmtunes_fails_the_check_and_nothing_is_written) {
+  pm__db *src = open_rw();
+  populate(src);
+  char *doc = export_text(src, 1, NULL);
+  pm__db_close(src);
+  snprintf(path, sizeof path, "%s/planted.db", dir);
+  pm__db *db = open_rw();
+  pm__db_close(db);
+  dbtest_exec(path,
+              "CREATE TRIGGER t AFTER INSERT ON measurement BEGIN UPDATE measurement SET"
+              " median_ms = median_ms/100 WHERE rowid = new.rowid; END;"
+              "CREATE TRIGGER \"gpu guard\" BEFORE DELETE ON gpu BEGIN SELECT 1; END;"
+              "CREATE VIEW my_view AS SELECT op, median_ms FROM measurement;"
+              "CREATE INDEX my_index ON measurement (median_ms);"
+              "CREATE TABLE my_notes (note TEXT);");
+  int problems = 0;
+  char *report = check_report(&problems);
+  cr_assert_eq(problems, 2, "the two triggers: %s", report);
+  cr_assert_not_null(strstr(report, "PROBLEM: trigger 't' on 'measurement' is not pmtune's"), "%s",
+                     report);
+  cr_assert_not_null(strstr(report, "PROBLEM: trigger 'gpu guard' on 'gpu'"), "%s", report);
+  cr_assert_not_null(strstr(report, "not pmtune's, left alone: view 'my_view'"), "%s", report);
+  cr_assert_not_null(strstr(report, "not pmtune's, left alone: index 'my_index' on 'measurement'"),
+                     "%s", report);
+  cr_assert_not_null(strstr(report, "not pmtune's, left alone: table 'my_notes'"), "%s", report);
+  free(report);
+  db = NULL;
+  cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db(), &db), PM_EDB, "opened for writing");
+  cr_assert_null(db);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "trigger 't' on 'measurement'"), "%s", pm_errmsg(ctx));
+  cr_assert_eq(stored(), 0);
+
+  /* Planted after the open, by another connection: the import's own check finds it. */
+  dbtest_exec(path, "DROP TRIGGER t; DROP TRIGGER \"gpu guard\";");
+  db = open_rw();
+  dbtest_exec(path, "CREATE TRIGGER t AFTER INSERT ON measurement BEGIN UPDATE measurement SET"
+                    " median_ms = median_ms/100 WHERE rowid = new.rowid; END;");
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), NULL), PM_EDB);
+  cr_assert_not_null(strstr(pm_errmsg(ctx), "trigger 't'"), "%s", pm_errmsg(ctx));
+  cr_assert_eq(stored(), 0, "nothing written");
+  /* Dropped: the import writes the times as they are. */
+  dbtest_exec(path, "DROP TRIGGER t;");
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), NULL), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(stored(), 12);
+  cr_assert_eq(dbtest_int(pm__db_handle(db),
+                          "SELECT count(*) FROM measurement WHERE median_ms < 0.01"), 0,
+               "no time divided");
+  pm__db_close(db);
+  problems = -1;
+  report = check_report(&problems);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
+  free(doc);
+}
+
+/* Defect 8: an import wrote into a file that `db check` calls corrupt (an index lacking a row),
+ * which let it store a duplicate. Each way of failing the check below is refused by the import
+ * (PM_EDB, saying why and that nothing is written), and the file keeps what it had. */
+Test(db, import_refuses_a_file_that_fails_the_check) {
+  pm__db *src = open_rw();
+  populate(src);
+  char *doc = export_text(src, 1, NULL);
+  pm__db_close(src);
+  static const struct {
+    const char *name, *sql, *needle;
+  } cases[] = {
+      /* The index made partial (WHERE 0) while a row goes in, then made whole again: the row
+       * is in the table and not in the index. */
+      {"index lacks a row",
+       "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = sql || ' WHERE 0'"
+       " WHERE name = 'measurement_by_problem';\n"
+       "INSERT INTO measurement (gpu_id, op, dtype, rows, cols, n, radius, variant, problem,"
+       " config, params, is_seed, template_sha256, status, error, median_ms, min_ms, max_ms,"
+       " samples, gbps, verified, max_error, run_id, measured_at) SELECT gpu_id, op, dtype, rows,"
+       " cols, n, radius, variant, problem, 'bx=1 by=1', '{\"bx\":1,\"by\":1}', 0,"
+       " template_sha256, status, error, median_ms, min_ms, max_ms, samples, gbps, verified,"
+       " max_error, run_id, measured_at FROM measurement LIMIT 1;\n"
+       "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = substr(sql, 1,"
+       " length(sql) - 8) WHERE name = 'measurement_by_problem';",
+       "fails its integrity check"},
+      {"orphan row",
+       "PRAGMA foreign_keys = OFF; UPDATE measurement SET gpu_id = 999 WHERE rowid ="
+       " (SELECT min(rowid) FROM measurement);",
+       "refers to a missing gpu row"},
+      {"CHECK constraint broken",
+       "PRAGMA ignore_check_constraints = ON; UPDATE measurement SET min_ms = -1 WHERE rowid ="
+       " (SELECT min(rowid) FROM measurement);",
+       "fails its integrity check"},
+  };
+  int n = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++, n++) {
+    snprintf(path, sizeof path, "%s/bad%zu.db", dir, i);
+    pm__db *db = open_rw();
+    add_gpu(db, 0, 0);
+    pm__db_measurement m =
+        dbtest_measurement(1, dbtest_matadd(4096, 4096), SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+    put(db, &m);
+    pm__db_close(db);
+    /* each statement on a connection of its own: a schema written by hand is read anew */
+    char sql[2048];
+    snprintf(sql, sizeof sql, "%s", cases[i].sql);
+    for (char *s = strtok(sql, "\n"); s != NULL; s = strtok(NULL, "\n")) dbtest_exec(path, s);
+    int64_t before = stored();
+    int problems = 0;
+    char *report = check_report(&problems);
+    cr_assert_gt(problems, 0, "%s: db check finds it: %s", cases[i].name, report);
+    free(report);
+    db = open_rw();
+    cr_assert_eq(pm__db_import(db, doc, strlen(doc), NULL), PM_EDB, "%s", cases[i].name);
+    cr_assert_not_null(strstr(pm_errmsg(ctx), cases[i].needle), "%s: %s", cases[i].name,
+                       pm_errmsg(ctx));
+    cr_assert_not_null(strstr(pm_errmsg(ctx), "pmtune writes nothing into it"), "%s: %s",
+                       cases[i].name, pm_errmsg(ctx));
+    pm__db_close(db);
+    cr_assert_eq(stored(), before, "%s: nothing written", cases[i].name);
+  }
+  cr_log_info("import into a file that fails the check: %d cases", n);
+  free(doc);
+}
+
+/* A document of one fake H100 and one matadd/add/reduce measurement: `problem` its problem's
+ * fields, config and params its configuration, `rest` the fields from "status" on. */
+static char *one_row(const char *problem, const char *config, const char *params,
+                     const char *rest) {
+  /* a template is one op's: matadd's rows take SHA_B, the others SHA_A */
+  const char *sha = strstr(problem, "\"matadd\"") ? SHA_B : SHA_A;
+  size_t cap = strlen(problem) + strlen(config) + strlen(params) + strlen(rest) + 1024;
+  char *doc = malloc(cap);
+  cr_assert_not_null(doc);
+  int n = snprintf(
+      doc, cap,
+      "{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[{\"uuid\":\"GPU-31\",\"name\":"
+      "\"Fake H100\",\"cc_major\":9,\"cc_minor\":0,\"arch\":\"sm_90\",\"sm_count\":132,"
+      "\"mem_bytes\":85899345920,\"driver_version\":12040,\"runtime_version\":12080}],"
+      "\"measurements\":[{\"gpu\":\"GPU-31\",%s,\"template_sha256\":\"%s\",\"config\":"
+      "\"%s\",\"params\":%s,\"is_seed\":false,%s,\"measured_at\":\"2026-11-26T12:00:00.000Z\"}]}",
+      problem, sha, config, params, rest);
+  cr_assert(n > 0 && (size_t)n < cap);
+  return doc;
+}
+
+#define MATADD_4K                                                                       \
+  "\"op\":\"matadd\",\"dtype\":\"f32\",\"rows\":4096,\"cols\":4096,\"n\":null,\"radius\":null," \
+  "\"variant\":\"order=row\""
+#define ADD_1M \
+  "\"op\":\"add\",\"dtype\":\"f32\",\"rows\":null,\"cols\":null,\"n\":1000000,\"radius\":null,\"variant\":\"\""
+#define OK_ROW                                                                               \
+  "\"status\":\"ok\",\"error\":null,\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,\"samples\":20," \
+  "\"gbps\":1000.0,\"verified\":true,\"max_error\":0.0"
+
+/* Defect 9 (built-in ops) and 12: an imported row is checked as a tuned row is: its
+ * configuration against its op's space (each value one of its parameter's, every parameter
+ * once, none other, in the space's order) and constraints, each timing of an ok row present
+ * and in range; the message names the row and the field. */
+Test(db, import_checks_each_configuration_against_its_space_and_each_timing) {
+  static const struct {
+    const char *problem, *config, *params, *rest, *needle;
+  } cases[] = {
+      {ADD_1M, "block=999 vec=1 items=1 grid=0",
+       "{\"block\":999,\"vec\":1,\"items\":1,\"grid\":0}", OK_ROW,
+       "measurements[0].config: configuration 'block=999 vec=1 items=1 grid=0': 999 is not a "
+       "value of block"},
+      {ADD_1M, "block=256 vec=3 items=1 grid=0", "{\"block\":256,\"vec\":3,\"items\":1,\"grid\":0}",
+       OK_ROW, "3 is not a value of vec"},
+      {ADD_1M, "block=256 vec=1 items=1", "{\"block\":256,\"vec\":1,\"items\":1}", OK_ROW,
+       "grid is missing"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0 EVIL=1",
+       "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0,\"EVIL\":1}", OK_ROW,
+       "add has no parameter 'EVIL'"},
+      {ADD_1M, "vec=1 block=256 items=1 grid=0", "{\"vec\":1,\"block\":256,\"items\":1,\"grid\":0}",
+       OK_ROW, "not in the order of add's parameters ('block=256 vec=1 items=1 grid=0')"},
+      {MATADD_4K, "bx=16 by=1 vec=1 ept=1 grid=0 map=0 align=0",
+       "{\"bx\":16,\"by\":1,\"vec\":1,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}", OK_ROW,
+       "cannot run this problem: threads per block out of range"},
+      {"\"op\":\"matadd\",\"dtype\":\"f32\",\"rows\":4096,\"cols\":4095,\"n\":null,\"radius\":null,"
+       "\"variant\":\"order=row\"",
+       "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0",
+       "{\"bx\":32,\"by\":8,\"vec\":4,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}", OK_ROW,
+       "packed lines are not aligned to the vector width"},
+      {MATADD_4K, "bx=32 by=8 vec=8 ept=1 grid=0 map=0 align=0",
+       "{\"bx\":32,\"by\":8,\"vec\":8,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}", OK_ROW,
+       "an access of more than 16 bytes"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"gbps\":null,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].gbps: null on an ok row"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].gbps: missing on an ok row"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":null,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"gbps\":1.0,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].median_ms: null on an ok row"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":null,\"gbps\":1.0,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].samples: null on an ok row"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":\"it ran\",\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"gbps\":1.0,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].error: given on an ok row"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"launch_error\",\"error\":\"no\",\"median_ms\":0.1,\"min_ms\":null,"
+       "\"max_ms\":null,\"samples\":null,\"gbps\":null,\"verified\":false,\"max_error\":null",
+       "measurements[0].median_ms: given on a row of status launch_error"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":1e999,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"gbps\":1.0,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].median_ms: number out of range"},
+      {ADD_1M, "block=256 vec=1 items=1 grid=0", "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}",
+       "\"status\":\"ok\",\"error\":null,\"median_ms\":0.1,\"min_ms\":0.09,\"max_ms\":0.12,"
+       "\"samples\":20,\"gbps\":-1e999,\"verified\":true,\"max_error\":0.0",
+       "measurements[0].gbps: number out of range"},
+  };
+  pm__db *db = open_rw_spaces();
+  int n = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++, n++) {
+    char *doc = one_row(cases[i].problem, cases[i].config, cases[i].params, cases[i].rest);
+    expect_import_refused(db, doc, strlen(doc), cases[i].needle);
+    free(doc);
+  }
+  /* Elements that are not objects, 1e999 among them: the document's fault, said as such. */
+  static const struct {
+    const char *doc, *needle;
+  } arrays[] = {
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[1e999]}",
+       "measurements[0]: expected an object, got real"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[-1e999]}",
+       "measurements[0]: expected an object, got real"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[1e999],\"measurements\":[]}",
+       "gpus[0]: expected an object, got real"},
+      {"{\"format\":\"pmtune-export\",\"version\":1,\"gpus\":[],\"measurements\":[[1e999]]}",
+       "measurements[0]: expected an object, got array"},
+  };
+  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++, n++) {
+    expect_import_refused(db, arrays[i].doc, strlen(arrays[i].doc), arrays[i].needle);
+    cr_assert_null(strstr(pm_errmsg(ctx), "SQLITE"), "not the database's fault: %s",
+                   pm_errmsg(ctx));
+  }
+  /* A refused import sets the connection back as it found it. */
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "PRAGMA foreign_keys"), 1);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "PRAGMA ignore_check_constraints"), 0);
+  /* The same rows, right, import: the check refuses what is wrong and only that. */
+  char *doc = one_row(ADD_1M, "block=256 vec=1 items=1 grid=0",
+                      "{\"block\":256,\"vec\":1,\"items\":1,\"grid\":0}", OK_ROW);
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), NULL), PM_OK, "%s", pm_errmsg(ctx));
+  free(doc);
+  doc = one_row(MATADD_4K, "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=0",
+                "{\"bx\":32,\"by\":8,\"vec\":4,\"ept\":1,\"grid\":0,\"map\":0,\"align\":0}", OK_ROW);
+  cr_assert_eq(pm__db_import(db, doc, strlen(doc), NULL), PM_OK, "%s", pm_errmsg(ctx));
+  free(doc);
+  cr_assert_eq(dbtest_int(pm__db_handle(db), "SELECT count(*) FROM measurement"), 2);
+  pm__db_close(db);
+  cr_log_info("rows refused by the space, the constraints and the timings: %d cases", n);
+}
+
+/* The shipped results pass the check of their configurations: what `pmtune tune` stored is
+ * what an import takes. */
+Test(db, the_shipped_results_import_with_their_configurations_checked) {
+  static const char *const files[] = {PM_SOURCE_DIR "/results/nvidia-h100-80gb-hbm3.json",
+                                      PM_SOURCE_DIR "/results/nvidia-h200.json"};
+  pm__db *db = open_rw_spaces();
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    size_t len = 0;
+    char *doc = dbtest_slurp(files[i], &len);
+    cr_assert_not_null(doc, "%s", files[i]);
+    pm__db_import_stats st;
+    cr_assert_eq(pm__db_import(db, doc, len, &st), PM_OK, "%s: %s", files[i], pm_errmsg(ctx));
+    cr_assert_gt(st.added, 0);
+    free(doc);
+  }
+  /* The import checked the CHECK constraints and references itself, with SQLite's off: what
+   * it wrote passes the check, and the connection has them on again. */
+  sqlite3 *h = pm__db_handle(db);
+  cr_assert_eq(dbtest_int(h, "PRAGMA foreign_keys"), 1);
+  cr_assert_eq(dbtest_int(h, "PRAGMA ignore_check_constraints"), 0);
+  cr_assert_eq(dbtest_int(h, "PRAGMA temp_store"), 0);
+  pm__db_close(db);
+  int problems = -1;
+  char *report = check_report(&problems);
+  cr_assert_eq(problems, 0, "%s", report);
+  free(report);
 }

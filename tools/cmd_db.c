@@ -12,7 +12,8 @@ static const char about[] =
     "  path        print which file is in use\n"
     "  init        create it (and its directories), or bring its schema up to date\n"
     "  check       run SQLite's integrity check and pmtune's own (schema version, orphan\n"
-    "              rows) and say what was found; status 1 if anything is wrong\n";
+    "              rows, every object that is not pmtune's: a trigger is a problem) and\n"
+    "              say what was found; status 1 if anything is wrong\n";
 
 static const cli_help help = {.cmd = "db", .operands = "path|init|check", .about = about};
 

@@ -10,10 +10,12 @@
 static const char about[] =
     "Merges a document that 'pmtune export' wrote into the tuning database, so that this\n"
     "machine serves what another machine with the same GPU model tuned. Every field is\n"
-    "checked first; anything wrong imports nothing. A measurement replaces a stored one only\n"
-    "if it was measured later. FILE '-' is the standard input; a gzip document (as results/\n"
-    "ships) is read as the document it holds. A document holding a kernel of\n"
-    "your own imports where its description is given (--kernel FILE), which then serves.\n";
+    "checked first, each configuration against its op's space; anything wrong imports\n"
+    "nothing, and nothing is written into a database that fails 'pmtune db check'. A\n"
+    "measurement replaces a stored one only if it was measured later. FILE '-' is the\n"
+    "standard input; a gzip document (as results/ ships) is read as the document it holds.\n"
+    "A document holding a kernel of your own imports where its description is given\n"
+    "(--kernel FILE), which then serves.\n";
 
 static const cli_help help = {.cmd = "import", .operands = "FILE", .about = about};
 
@@ -95,7 +97,7 @@ int cmd_import(int argc, char **argv) {
   }
   if ((status = cli_kernel_load("import", c, kfile, &kf, &plus, &ops)) != CLI_OK) goto done;
   if (pm__db_open(c, dbpath, 0, ops, &db) != PM_OK) {
-    status = cli_fail("import", "%s", pm_errmsg(c));
+    status = cli_fail("import", "%s; nothing imported", pm_errmsg(c));
     goto done;
   }
   if (pm__db_import(db, doc, len, &st) != PM_OK) {

@@ -542,6 +542,7 @@ int cmd_tune(int argc, char **argv) {
   double seconds = 0;
   int seen = 0, grid = 0;
   unsigned dtypes = 0; /* --dtype: 0 not given */
+  uint64_t budget = 0; /* --budget: 0 not given */
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
   const cli_option options[] = {
@@ -575,8 +576,9 @@ int cmd_tune(int argc, char **argv) {
                  "at random; staged: the same draw, then rounds of the one-axis neighbours of "
                  "the best 4 until a round finds nothing faster; auto (the default): "
                  "exhaustive for spaces of at most 1500 valid points, else staged"),
-      CLI_CALLBACK(0, "budget", "N", &opts.budget, budget_option,
-                   "random, staged: points drawn per problem (default 200)"),
+      CLI_CALLBACK(0, "budget", "N", &budget, budget_option,
+                   "random, staged: points drawn per problem (default 200); not with "
+                   "--strategy exhaustive, which measures every valid point"),
       CLI_CALLBACK(0, "time", "SECONDS", &seconds, time_option,
                    "start no new candidate after this long (the run stops cleanly)"),
       CLI_INT(0, "samples", "N", &opts.samples, 1, 64,
@@ -588,6 +590,12 @@ int cmd_tune(int argc, char **argv) {
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
+  /* exhaustive measures every valid point: a budget would be silently ignored (issue 31) */
+  if (budget > 0 && opts.strategy == PM__STRATEGY_EXHAUSTIVE)
+    return cli_usage_error("tune", "--budget is how many points random and staged draw: "
+                                   "--strategy exhaustive measures every valid point, whatever "
+                                   "the budget (use --strategy random or staged, or --time)");
+  if (budget > 0) opts.budget = budget;
   int nsizes = slist.n;
   const pm__op *only;
   if (kfile != NULL && (opname != NULL || seen > 0 || given.radius != 0 || dtypes != 0 ||

@@ -29,6 +29,8 @@ const pm__op *pm__op_of(pm_op e) {
   return NULL;
 }
 
+static int config_parse(const pm__op *op, const char *text, int *v, char *why, size_t cap);
+
 static pm__db_op db_ops[PM__MAX_OPS];
 static const pm__db_op *db_op_list[PM__MAX_OPS + 1];
 static pthread_once_t db_ops_once = PTHREAD_ONCE_INIT;
@@ -56,10 +58,67 @@ static int default_config(const pm__db_op *self, const pm__db_problem *p, char *
   return 1;
 }
 
+/* Whether config is pm__config_text's text of v, exactly (what the tuner stores). */
+static int canonical(const pm__op *op, const int *v, const char *config) {
+  const char *p = config;
+  for (int i = 0; i < op->nparams; i++) {
+    size_t n = strlen(op->params[i].name);
+    if ((i > 0 && *p++ != ' ') || strncmp(p, op->params[i].name, n) != 0 || p[n] != '=')
+      return 0;
+    p += n + 1;
+    char digits[16];
+    int k = 0;
+    unsigned long long x = v[i] < 0 ? 0ull - (unsigned long long)v[i] : (unsigned long long)v[i];
+    do digits[k++] = (char)('0' + x % 10); while ((x /= 10) != 0);
+    if (v[i] < 0 && *p++ != '-') return 0;
+    while (k > 0)
+      if (*p++ != digits[--k]) return 0;
+  }
+  return *p == '\0';
+}
+
+/* pm__db_op's check_config for every op, built-in or made from a description: the text parsed
+ * against the space (pm__config_parse's rules), in the space's order, and the op's constraints
+ * (op->check) on the problem, under the limits of any GPU pmtune runs on (1024 threads and
+ * 48 KiB of static shared memory a block) with the GPU's SMs; a nondeterministic point is
+ * allowed (`pmtune tune --nondeterministic` measures them). */
+static int check_config(const pm__db_op *self, const pm__db_problem *p, const char *config,
+                        int sm_count, char *why, size_t cap) {
+  const pm__op *op = self->owner;
+  pm__problem pr;
+  int v[PM__MAX_PARAMS] = {0};
+  char text[PM__DB_CONFIG_MAX];
+  if (op == NULL) return 1;
+  if (config == NULL || strlen(config) >= sizeof text) {
+    snprintf(why, cap, "configuration: none given, or longer than %d bytes", PM__DB_CONFIG_MAX - 1);
+    return 0;
+  }
+  if (config_parse(op, config, v, why, cap) != 0) return 0;
+  if (!canonical(op, v, config)) {
+    pm__config_text(op, v, text, sizeof text);
+    snprintf(why, cap, "configuration '%s': not in the order of %s's parameters ('%s')", config,
+             op->name, text);
+    return 0;
+  }
+  if (!pm__problem_of_db(op, p, &pr)) {
+    snprintf(why, cap, "configuration '%s': the problem is not one of %s's", config, op->name);
+    return 0;
+  }
+  pm__limits lim = pm__limits_default();
+  lim.sm_count = sm_count > 0 ? sm_count : 1;
+  lim.allow_nondeterministic = 1;
+  const char *no = op->check(op, v, &pr, &lim);
+  if (no != NULL) {
+    snprintf(why, cap, "configuration '%s' cannot run this problem: %s", config, no);
+    return 0;
+  }
+  return 1;
+}
+
 static pm__db_op db_op_of(const pm__op *op) {
   return (pm__db_op){op->name,        op->dims == 2, op->radius_min, op->radius_max,
                      {op->variants[0], op->variants[1], op->variants[2]},
-                     op->dtypes,      default_config, op};
+                     op->dtypes,      default_config, op, check_config};
 }
 
 static void db_ops_make(void) {
@@ -161,42 +220,62 @@ void pm__config_json(const pm__op *op, const int *v, char *out, size_t len) {
   if (n < len) snprintf(out + n, len - n, "}");
 }
 
-int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v) {
+/* pm__config_parse's work: 0, or -1 with why (cap bytes) saying what is wrong. */
+static int config_parse(const pm__op *op, const char *text, int *v, char *why, size_t cap) {
   int seen[PM__MAX_PARAMS] = {0};
   const char *p = text;
   while (p != NULL && *p != '\0') {
     while (*p == ' ') p++;
     if (*p == '\0') break;
     const char *eq = strchr(p, '=');
-    if (eq == NULL) return pm__seterr(c, PM_EINVAL, "configuration '%s': expected name=value", text);
+    if (eq == NULL) {
+      snprintf(why, cap, "configuration '%s': expected name=value", text);
+      return -1;
+    }
     int i = 0;
     for (; i < op->nparams; i++)
       if (strlen(op->params[i].name) == (size_t)(eq - p) &&
           strncmp(op->params[i].name, p, (size_t)(eq - p)) == 0)
         break;
-    if (i == op->nparams)
-      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s has no parameter '%.*s'", text,
-                        op->name, (int)(eq - p), p);
+    if (i == op->nparams) {
+      snprintf(why, cap, "configuration '%s': %s has no parameter '%.*s'", text, op->name,
+               (int)(eq - p), p);
+      return -1;
+    }
     char *end;
+    errno = 0;
     long val = strtol(eq + 1, &end, 10);
-    if (end == eq + 1 || (*end != ' ' && *end != '\0'))
-      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s needs an integer", text,
-                        op->params[i].name);
+    if (end == eq + 1 || (*end != ' ' && *end != '\0')) {
+      snprintf(why, cap, "configuration '%s': %s needs an integer", text, op->params[i].name);
+      return -1;
+    }
     int ok = 0;
-    for (int k = 0; k < op->params[i].nvalues; k++) ok |= op->params[i].values[k] == val;
-    if (!ok)
-      return pm__seterr(c, PM_EINVAL, "configuration '%s': %ld is not a value of %s", text, val,
-                        op->params[i].name);
-    if (seen[i]++)
-      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s given twice", text,
-                        op->params[i].name);
+    for (int k = 0; k < op->params[i].nvalues; k++)
+      ok |= errno == 0 && op->params[i].values[k] == val;
+    if (!ok) {
+      snprintf(why, cap, "configuration '%s': %.*s is not a value of %s", text,
+               (int)(end - (eq + 1)), eq + 1, op->params[i].name);
+      return -1;
+    }
+    if (seen[i]++) {
+      snprintf(why, cap, "configuration '%s': %s given twice", text, op->params[i].name);
+      return -1;
+    }
     v[i] = (int)val;
     p = end;
   }
   for (int i = 0; i < op->nparams; i++)
-    if (!seen[i])
-      return pm__seterr(c, PM_EINVAL, "configuration '%s': %s is missing", text,
-                        op->params[i].name);
+    if (!seen[i]) {
+      snprintf(why, cap, "configuration '%s': %s is missing", text, op->params[i].name);
+      return -1;
+    }
+  return 0;
+}
+
+int pm__config_parse(pm_ctx *c, const pm__op *op, const char *text, int *v) {
+  char why[1024];
+  if (config_parse(op, text, v, why, sizeof why) != 0)
+    return pm__seterr(c, PM_EINVAL, "%s", why);
   return PM_OK;
 }
 
