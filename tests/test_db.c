@@ -2061,13 +2061,14 @@ Test(db, import_checks_each_configuration_against_its_space_and_each_timing) {
 /* The shipped results pass the check of their configurations: what `pmtune tune` stored is
  * what an import takes. */
 Test(db, the_shipped_results_import_with_their_configurations_checked) {
-  static const char *const files[] = {PM_SOURCE_DIR "/results/nvidia-h100-80gb-hbm3.json",
+  static const char *const files[] = {PM_SOURCE_DIR "/results/nvidia-h100-80gb-hbm3.json.gz",
                                       PM_SOURCE_DIR "/results/nvidia-h200.json"};
   pm__db *db = open_rw_spaces();
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     size_t len = 0;
     char *doc = dbtest_slurp(files[i], &len);
     cr_assert_not_null(doc, "%s", files[i]);
+    cr_assert_eq(pm__gunzip(&doc, &len, (size_t)256 << 20), 0, "%s", files[i]);
     pm__db_import_stats st;
     cr_assert_eq(pm__db_import(db, doc, len, &st), PM_OK, "%s: %s", files[i], pm_errmsg(ctx));
     cr_assert_gt(st.added, 0);

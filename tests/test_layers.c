@@ -119,10 +119,11 @@ static const char *builds_sql(const char *line) {
 }
 
 /* The one line that makes SQL from text by design: a kernel description's expression (issue 18),
- * compiled alone (one statement, checked) in an empty database in memory, its :NAMEs bound. */
+ * compiled alone in an empty database in memory (one statement, parsed whole, under an authorizer
+ * and a progress bound: issue 31), its :NAMEs bound. */
 static const struct {
   const char *file, *text;
-} sql_from_text = {"kernel_file.c", "snprintf(sql, len, \"SELECT (%s)\", text);"};
+} sql_from_text = {"kernel_file.c", "snprintf(sql, len, \"SELECT (%s\\n)\", text);"};
 
 /* Expects no line of layer's file to be one `finds` names (it returns why, or NULL), saying
  * where and `advice`; returns 0. */

@@ -25,7 +25,7 @@ const char *const cli_borders[] = {"clamp", "zero", NULL};
 /* Writes msg to f with each quoted value ('...') longer than CLIP_QUOTED characters cut to its
  * start and "...": a one-line message echoing a 100,000-character argument stays readable.
  * A message of several lines (NVRTC's log) is written whole. */
-enum { CLIP_QUOTED = 64 };
+enum { CLIP_QUOTED = 64, CLIP_UNCLOSED = 320 };
 static void put_clipped(FILE *f, const char *msg) {
   if (strchr(msg, '\n') != NULL) {
     fputs(msg, f);
@@ -33,8 +33,15 @@ static void put_clipped(FILE *f, const char *msg) {
   }
   for (const char *p = msg; *p != '\0';) {
     const char *open = strchr(p, '\''), *close = open ? strchr(open + 1, '\'') : NULL;
-    if (close == NULL) {
-      fputs(p, f);
+    if (close == NULL) { /* a long quotation cut off (a message of a bounded buffer): clipped too;
+                            an apostrophe ("pmtune's") leaves a sentence's rest as it is */
+      size_t rest = open != NULL ? strlen(open + 1) : 0;
+      if (rest <= CLIP_UNCLOSED) {
+        fputs(p, f);
+      } else {
+        fwrite(p, 1, (size_t)(open + 1 - p) + CLIP_QUOTED - 3, f);
+        fprintf(f, "... (%zu characters and more)", rest);
+      }
       return;
     }
     size_t inside = (size_t)(close - open - 1);
