@@ -400,25 +400,6 @@ int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const 
 int pm__db_seen_list(pm__db *db, int64_t gpu_id, const char *op, size_t limit,
                      int (*cb)(void *arg, const pm__db_problem *p, int64_t calls), void *arg);
 
-/* ---- Sizes served without a tuned winner (seen.c) ------------------------------------------- */
-
-/* Adds calls[i] (>= 1) to the count of problem ps[i] (0 <= i < n) on GPU gpu_id, in one
- * transaction: a new row where there is none (first_seen now); last_seen now. The problems are
- * checked as pm__db_measurement_put checks them (op known to the handle's op list, and so on),
- * all of them before anything is written: one bad problem or count writes nothing (PM_EINVAL
- * saying which). gpu_id must be a recorded GPU (pm__db_gpu_put). A count that would pass 2^63-1
- * stays there. n == 0 does nothing. */
-int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const int64_t *calls,
-                    size_t n);
-
-/* The recorded problems of GPU gpu_id (and op, unless NULL), most calls first (equal counts:
- * the first recorded first), at most `limit` (0: all), each handed to cb (which returns nonzero
- * to stop) with its call count. p's strings live until cb returns; cb may read the database,
- * not write it. Rows that are no problem of the handle's ops (an op of another pmtune, a row
- * written by hand) are passed over. Works read-only; a file of schema 1 has recorded none. */
-int pm__db_seen_list(pm__db *db, int64_t gpu_id, const char *op, size_t limit,
-                     int (*cb)(void *arg, const pm__db_problem *p, int64_t calls), void *arg);
-
 /* ---- Templates ------------------------------------------------------------------------------ */
 
 /* Makes sha256 the current template of op: the winner view then shows only its measurements
