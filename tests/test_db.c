@@ -2058,6 +2058,48 @@ Test(db, import_checks_each_configuration_against_its_space_and_each_timing) {
   cr_log_info("rows refused by the space, the constraints and the timings: %d cases", n);
 }
 
+/* pm__gunzip, which reads the shipped results: the H100 file inflates whole; cut short anywhere
+ * or damaged it is EILSEQ (never a shorter text taken as the document), past `max` EFBIG, and the
+ * caller's buffer is kept on every failure; text that is not gzip is left as it is. */
+Test(db, gunzip_inflates_whole_or_says_why_not) {
+  size_t zlen = 0, len;
+  char *z = dbtest_slurp(PM_SOURCE_DIR "/results/nvidia-h100-80gb-hbm3.json.gz", &zlen);
+  cr_assert_not_null(z);
+  char *doc = pm__malloc(zlen);
+  memcpy(doc, z, len = zlen);
+  cr_assert_eq(pm__gunzip(&doc, &len, (size_t)256 << 20), 0);
+  cr_assert(len > 10 * zlen && strlen(doc) == len && strncmp(doc, "{", 1) == 0, "%zu", len);
+  size_t whole = len;
+  free(doc);
+  for (int i = 1; i <= 40; i++) { /* cut short: 40 places over the file, the header included */
+    size_t cut = zlen * (size_t)i / 41 + (i < 4 ? (size_t)i : 0);
+    char *part = pm__malloc(cut + 1);
+    memcpy(part, z, len = cut);
+    cr_assert_eq(pm__gunzip(&part, &len, (size_t)256 << 20), EILSEQ, "cut at %zu of %zu", cut, zlen);
+    cr_assert_eq(len, cut, "the caller's buffer kept");
+    free(part);
+  }
+  for (int i = 1; i <= 20; i++) { /* a byte flipped in the deflate stream or its trailer */
+    char *bad = pm__malloc(zlen);
+    memcpy(bad, z, len = zlen);
+    bad[20 + (zlen - 21) * (size_t)i / 21] ^= 0x5a;
+    int rc = pm__gunzip(&bad, &len, (size_t)256 << 20);
+    cr_assert(rc == EILSEQ, "byte %zu flipped: %d", 20 + (zlen - 21) * (size_t)i / 21, rc);
+    free(bad);
+  }
+  char *big = pm__malloc(zlen);
+  memcpy(big, z, len = zlen);
+  cr_assert_eq(pm__gunzip(&big, &len, whole - 1), EFBIG);
+  cr_assert_eq(len, zlen);
+  free(big);
+  char *plain = pm__strdup("{\"format\":\"pmtune-export\"}"), *was = plain;
+  len = strlen(plain);
+  cr_assert_eq(pm__gunzip(&plain, &len, 1 << 20), 0);
+  cr_assert(plain == was && len == strlen(was), "text that is not gzip is left as it is");
+  free(plain);
+  free(z);
+}
+
 /* The shipped results pass the check of their configurations: what `pmtune tune` stored is
  * what an import takes. */
 Test(db, the_shipped_results_import_with_their_configurations_checked) {
