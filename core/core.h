@@ -197,8 +197,13 @@ int pm__file_open_fd(const char *path);
 /* The same as a stream (fclose it), or NULL with errno set. */
 FILE *pm__file_open(const char *path);
 
-/* The whole file at path, NUL-terminated (heap; its length in *len where len is given), or NULL
- * with errno set: pm__file_open's, fread's, ENOMEM, or EFBIG for a file of more than max bytes. */
+/* All that is left of stream f, NUL-terminated (heap; its length in *len where len is given), or
+ * NULL with errno set: fread's, ENOMEM, or EFBIG where there are more than max bytes. f stays
+ * open. */
+char *pm__read_stream(FILE *f, size_t max, size_t *len);
+
+/* The whole file at path, as pm__read_stream reads it, or NULL with errno set: pm__file_open's
+ * or pm__read_stream's. */
 char *pm__read_file(const char *path, size_t max, size_t *len);
 
 /* Where buf[0, *len) is gzip data (RFC 1952, a shipped results document as results/ keeps it),

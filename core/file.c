@@ -67,9 +67,7 @@ FILE *pm__file_open(const char *path) {
   return f;
 }
 
-char *pm__read_file(const char *path, size_t max, size_t *len) {
-  FILE *f = pm__file_open(path);
-  if (f == NULL) return NULL;
+char *pm__read_stream(FILE *f, size_t max, size_t *len) {
   char *buf = NULL;
   size_t cap = 0, n = 0;
   int err = 0;
@@ -91,7 +89,6 @@ char *pm__read_file(const char *path, size_t max, size_t *len) {
     if (got == 0) break;
   }
   if (err == 0 && ferror(f)) err = errno ? errno : EIO;
-  fclose(f);
   if (err == 0 && n > max) err = EFBIG;
   if (err != 0) {
     free(buf);
@@ -100,6 +97,16 @@ char *pm__read_file(const char *path, size_t max, size_t *len) {
   }
   buf[n] = '\0';
   if (len != NULL) *len = n;
+  return buf;
+}
+
+char *pm__read_file(const char *path, size_t max, size_t *len) {
+  FILE *f = pm__file_open(path);
+  if (f == NULL) return NULL;
+  char *buf = pm__read_stream(f, max, len);
+  int err = errno;
+  fclose(f);
+  errno = err;
   return buf;
 }
 
@@ -172,21 +179,21 @@ int pm__gunzip(char **buf, size_t *len, size_t max) {
     if (out == NULL || n + 1 >= cap) {
       if (out != NULL) cap *= 2;
       if (cap > max + 1) cap = max + 1;
-      char *grown = out == NULL || n + 1 < cap ? realloc(out, cap) : NULL;
+      char *grown = out == NULL || n + 1 < cap ? pm__realloc(out, cap) : NULL;
       if (grown == NULL) {
         err = n + 1 >= max + 1 ? EFBIG : ENOMEM;
         break;
       }
       out = grown;
     }
+    uInt room = cap - 1 - n > UINT32_MAX ? UINT32_MAX : (uInt)(cap - 1 - n);
     z.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-    z.next_out = (unsigned char *)out + n;
-    size_t room = cap - 1 - n;
-    z.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+    z.next_out = (unsigned char *)out + n, z.avail_out = room;
     rc = inflate(&z, Z_NO_FLUSH);
-    n += (room > UINT32_MAX ? UINT32_MAX : room) - z.avail_out;
+    n += room - z.avail_out;
     if (rc == Z_BUF_ERROR && z.avail_out != 0) err = EILSEQ; /* input ended: cut short */
-    else if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) err = rc == Z_MEM_ERROR ? ENOMEM : EILSEQ;
+    else if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+      err = rc == Z_MEM_ERROR ? ENOMEM : EILSEQ;
   }
   inflateEnd(&z);
   if (err != 0) {

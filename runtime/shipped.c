@@ -198,8 +198,9 @@ const char *pm__shipped_sibling(pm_ctx *c, const pm__op *op, int dtype) {
   char group[48];
   if (s->sibling[0] == '\0') return NULL;
   snprintf(group, sizeof group, "%s/%s", op->name, pm_dtype_name((pm_dtype)dtype));
-  for (const char *p = s->sibling_groups; (p = strstr(p, group)) != NULL; p += strlen(group))
-    if ((p == s->sibling_groups || p[-1] == ' ') && (p[strlen(group)] == ' ' || p[strlen(group)] == '\0'))
+  size_t g = strlen(group);
+  for (const char *p = s->sibling_groups; (p = strstr(p, group)) != NULL; p += g)
+    if ((p == s->sibling_groups || p[-1] == ' ') && (p[g] == ' ' || p[g] == '\0'))
       return s->sibling;
   return NULL;
 }

@@ -21,32 +21,6 @@ static const cli_help help = {.cmd = "import", .operands = "FILE", .about = abou
 
 #define MAX_BYTES ((size_t)512 << 20)
 
-/* Reads all of f (at most MAX_BYTES + 1 bytes, so that a larger one is seen as such). */
-static char *slurp(FILE *f, size_t *len) {
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      if (cap > MAX_BYTES) break;
-      char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-      if (p == NULL) {
-        free(buf);
-        return NULL;
-      }
-      buf = p;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  if (ferror(f)) {
-    free(buf);
-    return NULL;
-  }
-  *len = n;
-  return buf ? buf : calloc(1, 1);
-}
-
 int cmd_import(int argc, char **argv) {
   const char *dbpath = NULL, *kfile = NULL;
   int first;
@@ -75,12 +49,12 @@ int cmd_import(int argc, char **argv) {
   size_t len = 0;
   int status = CLI_OK, from_stdin = strcmp(file, "-") == 0;
   FILE *in = from_stdin ? stdin : pm__file_open(file);
-  if (in == NULL || (doc = slurp(in, &len)) == NULL) {
-    status = cli_fail("import", "cannot read '%s': %s", file, pm__file_strerror(errno));
-    goto done;
-  }
-  if (len > MAX_BYTES) {
-    status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file, MAX_BYTES >> 20);
+  if (in == NULL || (doc = pm__read_stream(in, MAX_BYTES, &len)) == NULL) {
+    if (in != NULL && errno == EFBIG)
+      status = cli_fail("import", "%s: larger than %zu MiB; nothing imported", file,
+                        MAX_BYTES >> 20);
+    else
+      status = cli_fail("import", "cannot read '%s': %s", file, pm__file_strerror(errno));
     goto done;
   }
   int zerr = pm__gunzip(&doc, &len, MAX_BYTES); /* a gzip document, as results/ ships */

@@ -1237,11 +1237,7 @@ static int read_source(reader *r, pm__kernel_file *k, const char *path) {
                            "symbolic links are followed)", quote(r, k->source_file));
     goto done;
   }
-  int odd = pm__file_not_regular(real); /* a FIFO, device or folder: never waited on */
-  if (odd != 0) {
-    rc = fail(r, "source", "%s: %s", quote(r, full), pm__file_strerror(odd));
-    goto done;
-  }
+  /* pm__read_file: a FIFO, device or folder refused at once, never waited on */
   if ((k->source = pm__read_file(real, MAX_FILE, NULL)) == NULL)
     rc = errno == EFBIG  ? fail(r, "source", "%s: larger than %zu MiB, the most a source may be",
                                 quote(r, full), MAX_FILE >> 20)
