@@ -62,8 +62,20 @@ typedef struct line {
   size_t n;
   bracket *brackets; /* n - 1: brackets[j] is by_size[j], by_size[j + 1] */
   double lo_aspect, hi_aspect; /* the least and greatest ln(aspect) of its sizes */
+  int kind; /* ANY_SIZE: made of all the group's sizes; else ROUND or UNROUND: of those alone */
 } line;
 #define LINE_GAP 0.7 /* a factor of 2 (ln 2 = 0.69), a little more */
+
+/* Round and unround sizes. A kernel takes its fast paths at a round size (whole vectors, whole
+ * tiles, no tail), and a random one takes its slow paths too: at n = 1,326,910 floats a reduce
+ * measured at 2^20 and 2^21 as fast as the best ran 19% slower than it (H100,
+ * bench/results/2026-11-26b-h100). So each group also has lines of its round sizes alone and of
+ * its unround sizes alone, and a size between two of its own kind, no more than CLASS_SPAN apart,
+ * is decided from them (the grid has both kinds: tuner/op.h); else from all the sizes. Round: a
+ * vector's n a power of two or a multiple of ROUND_ELEMS; a matrix, both its sides so. */
+enum { ANY_SIZE = -1, UNROUND = 0, ROUND = 1 };
+#define ROUND_ELEMS 256
+#define CLASS_SPAN 1.3863 /* ln 4: a grid size of that kind missing between, no more */
 
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
  * distinct sizes in the same order (lookups search those, not the rows); its lines, by aspect. */
@@ -375,10 +387,12 @@ static int by_aspect(const void *x, const void *y) {
   return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Line l of g made of the sizes keys[0, n) (in order of aspect): its sizes in order of elements
- * and the brackets between them. */
-static int make_line(const pm__db_known *k, const group *g, size_key *keys, size_t n, line *l) {
+/* Line l of g made of the sizes keys[0, n) (in order of aspect), of that kind: its sizes in order
+ * of elements and the brackets between them. */
+static int make_line(const pm__db_known *k, const group *g, size_key *keys, size_t n, int kind,
+                     line *l) {
   l->lo_aspect = keys[0].log_aspect, l->hi_aspect = keys[n - 1].log_aspect;
+  l->kind = kind;
   if ((l->by_size = pm__malloc(n * sizeof *l->by_size)) == NULL) return PM_ENOMEM;
   qsort(keys, n, sizeof *keys, by_elements);
   for (size_t i = 0; i < n; i++) l->by_size[i] = keys[i].i;
@@ -392,21 +406,40 @@ static int make_line(const pm__db_known *k, const group *g, size_key *keys, size
   return PM_OK;
 }
 
-/* The group's lines (its sizes split where ln(aspect) jumps by more than LINE_GAP). */
+static int round_size(int64_t rows, int64_t cols, int64_t n) {
+#define ROUND_SIDE(x) ((x) > 0 && (((x) & ((x)-1)) == 0 || (x) % ROUND_ELEMS == 0))
+  return n > 0 ? ROUND_SIDE(n) : ROUND_SIDE(rows) && ROUND_SIDE(cols);
+#undef ROUND_SIDE
+}
+
+/* The group's lines of one kind (its sizes of that kind split where ln(aspect) jumps by more than
+ * LINE_GAP), appended to g->lines. */
+static int index_lines_of(const pm__db_known *k, group *g, int kind, size_key *keys) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->nsizes; i++) {
+    const size_ix *z = &g->sizes[i];
+    if (kind == ANY_SIZE || round_size(z->rows, z->cols, z->n) == kind)
+      keys[n++] = (size_key){z->log_size, z->log_aspect, i};
+  }
+  qsort(keys, n, sizeof *keys, by_aspect);
+  int rc = PM_OK;
+  for (size_t from = 0, i = 1; i <= n && rc == PM_OK; i++)
+    if (i == n || keys[i].log_aspect - keys[i - 1].log_aspect > LINE_GAP) {
+      rc = make_line(k, g, keys + from, i - from, kind, &g->lines[g->nlines++]);
+      from = i;
+    }
+  return rc;
+}
+
+/* The group's lines: of all its sizes, of its round ones, of its unround ones. */
 static int index_lines(const pm__db_known *k, group *g) {
   if (g->nsizes == 0) return PM_OK;
   size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
-  if (keys == NULL || (g->lines = pm__calloc(g->nsizes, sizeof *g->lines)) == NULL)
+  if (keys == NULL || (g->lines = pm__calloc(3 * g->nsizes, sizeof *g->lines)) == NULL)
     return free(keys), PM_ENOMEM;
-  for (size_t i = 0; i < g->nsizes; i++)
-    keys[i] = (size_key){g->sizes[i].log_size, g->sizes[i].log_aspect, i};
-  qsort(keys, g->nsizes, sizeof *keys, by_aspect);
-  int rc = PM_OK;
-  for (size_t from = 0, i = 1; i <= g->nsizes && rc == PM_OK; i++)
-    if (i == g->nsizes || keys[i].log_aspect - keys[i - 1].log_aspect > LINE_GAP) {
-      rc = make_line(k, g, keys + from, i - from, &g->lines[g->nlines++]);
-      from = i;
-    }
+  int rc = index_lines_of(k, g, ANY_SIZE, keys);
+  if (rc == PM_OK) rc = index_lines_of(k, g, ROUND, keys);
+  if (rc == PM_OK) rc = index_lines_of(k, g, UNROUND, keys);
   free(keys);
   return rc;
 }
@@ -617,13 +650,14 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
-/* The line of g whose aspects lie nearest to ln(aspect) a (0 inside its range), the one with
- * more sizes on a tie; NULL where g has none. */
-static const line *line_of(const group *g, double a) {
+/* The line of g of that kind whose aspects lie nearest to ln(aspect) a (0 inside its range), the
+ * one with more sizes on a tie; NULL where g has none. */
+static const line *line_of(const group *g, double a, int kind) {
   const line *best = NULL;
   double best_d = 0;
   for (size_t l = 0; g != NULL && l < g->nlines; l++) {
     const line *x = &g->lines[l];
+    if (x->kind != kind) continue;
     double d = a < x->lo_aspect ? x->lo_aspect - a : a > x->hi_aspect ? a - x->hi_aspect : 0;
     if (best == NULL || d < best_d - 1e-12 || (d <= best_d + 1e-12 && x->n > best->n))
       best = x, best_d = d;
@@ -797,9 +831,14 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     predicted = w->median_ms;
     if ((d = row_of(k, z, dflt)) != NULL) dpredicted = d->median_ms;
   } else {
-    const line *l = line_of(g, aspect);
+    /* between two sizes of p's kind where two lie near enough, else between any two */
+    const line *l = line_of(g, aspect, round_size(p->rows, p->cols, p->n));
     size_t i;
     if ((b = bracket_of(g, l, size, &weight)) != NULL &&
+        g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > CLASS_SPAN)
+      b = NULL;
+    l = line_of(g, aspect, ANY_SIZE);
+    if ((b != NULL || (b = bracket_of(g, l, size, &weight)) != NULL) &&
         (i = alike == NULL ? between(k, b, weight, accept, arg)
                            : between_alike(k, g, b, weight, size, p, accept, alike, arg,
                                            &predicted)) < b->nboth) {

@@ -282,6 +282,55 @@ Test(serve_decide, a_measurement_predicts_only_sizes_run_the_same_way) {
   cr_assert_str_eq(d.config, x);
 }
 
+/* A kernel runs its fast paths at a round size (whole vectors and tiles) and slower ones at a
+ * random size, so an unround size is decided from the unround sizes around it where two lie
+ * within a factor 4 (the grid's odd sizes), a round one from the round sizes; else from any. */
+Test(serve_decide, an_unround_size_is_decided_from_unround_sizes) {
+  const char *wide = "block=512 items=2 vec=4 step=2 combine=3 acc=0 grid=0"; /* best when round */
+  const char *narrow = "block=512 items=8 vec=2 step=2 combine=3 acc=0 grid=0"; /* else */
+  const pm__problem r20 = {.n = 1u << 20}, r21 = {.n = 1u << 21}, r22 = {.n = 1u << 22};
+  const pm__problem o19 = {.n = pm__grid_odd(19)}, o20 = {.n = pm__grid_odd(20)};
+  cr_assert_eq(o19.n, 741455);
+  cr_assert_eq(o20.n, 1482911);
+  put(&pm__op_reduce, r20, wide, 4.0);
+  put(&pm__op_reduce, r20, narrow, 4.4);
+  put(&pm__op_reduce, r21, wide, 8.0);
+  put(&pm__op_reduce, r21, narrow, 8.8);
+  put(&pm__op_reduce, r22, wide, 16.0);
+  put(&pm__op_reduce, r22, narrow, 17.6);
+  put(&pm__op_reduce, o19, wide, 3.6);
+  put(&pm__op_reduce, o19, narrow, 3.0);
+  put(&pm__op_reduce, o20, wide, 7.2);
+  put(&pm__op_reduce, o20, narrow, 6.0);
+  pm__decision d;
+  pm__problem odd = {.n = 1326910, .caller_align = 16}; /* between 2^20 and 2^21, and o19, o20 */
+  cr_assert_eq(decide(&pm__op_reduce, odd, &d), PM__FROM_NEAREST);
+  cr_assert(d.between);
+  cr_assert_str_eq(d.config, narrow, "the odd sizes around it say narrow");
+  cr_assert_eq(d.tuned_n, o20.n, "the nearer odd size");
+  cr_assert_eq(d.other_n, o19.n);
+  pm__problem round = {.n = 5u << 18, .caller_align = 16}; /* 1,310,720: a multiple of 256 */
+  cr_assert_eq(decide(&pm__op_reduce, round, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, wide, "the round sizes around it say wide");
+  cr_assert_eq(d.tuned_n, r20.n);
+  cr_assert_eq(d.other_n, r21.n);
+  /* past o20 no odd size lies within a factor 4 on both sides: the round ones decide */
+  pm__problem past = {.n = 3000001, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_reduce, past, &d), PM__FROM_NEAREST);
+  cr_assert(d.between);
+  cr_assert_str_eq(d.config, wide);
+  cr_assert_eq(d.tuned_n, r22.n);
+  cr_assert_eq(d.other_n, r21.n);
+  /* odd sizes a factor 10 apart (the default tuning's 1000003 and 10000019) decide nothing */
+  put(&pm__op_reduce, (pm__problem){.n = 1000003}, narrow, 4.0);
+  put(&pm__op_reduce, (pm__problem){.n = 1000003}, wide, 4.8);
+  put(&pm__op_reduce, (pm__problem){.n = 10000019}, narrow, 40.0);
+  put(&pm__op_reduce, (pm__problem){.n = 10000019}, wide, 48.0);
+  cr_assert_eq(decide(&pm__op_reduce, past, &d), PM__FROM_NEAREST);
+  cr_assert_str_eq(d.config, wide, "2^21 and 2^22, not 1000003 and 10000019");
+  cr_assert_eq(d.other_n, r21.n);
+}
+
 /* Sizes whose aspects lie together form a line, and a size is decided along the line nearest
  * its aspect: a long thin matrix from long thin ones, not from the square sizes of as many
  * elements. */

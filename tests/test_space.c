@@ -407,3 +407,31 @@ Test(space, the_grid_lies_within_a_factor_2_of_every_size) {
     }
   }
 }
+
+/* A vector's grid also has odd sizes, from which db/known.c decides the unround sizes programs
+ * use: every n from 3 to the largest odd one lies between two odd grid sizes at most a factor 4
+ * apart, in every type; and the odd ones are odd, never a power of two's neighbour twice. */
+Test(space, a_vectors_grid_has_odd_sizes_a_factor_2_apart) {
+  static pm__problem g[4096];
+  for (int i = 0; pm__ops[i] != NULL; i++) {
+    const pm__op *op = pm__ops[i];
+    if (op->dims != 1) continue;
+    int n = pm__op_grid(op, ~0u, g, 4096);
+    for (int t = 0; t < PM__NDTYPES; t++) {
+      if (!(op->dtypes & 1u << t)) continue;
+      unsigned odd[64];
+      int nodd = 0;
+      for (int k = 0; k < n; k++)
+        if (g[k].dtype == t && g[k].n % 2 == 1 && g[k].n > 1) odd[nodd++] = g[k].n;
+      cr_assert_geq(nodd, 25, "%s %s: %d odd sizes", op->name, pm_dtype_name((pm_dtype)t), nodd);
+      cr_assert_eq(odd[0], 3u);
+      for (int j = 1; j < nodd; j++) {
+        cr_assert_gt(odd[j], odd[j - 1]);
+        cr_assert_leq(odd[j], 2u * odd[j - 1] + 1, "%s: %u after %u", op->name, odd[j], odd[j - 1]);
+        cr_assert_neq(odd[j] & (odd[j] - 1), 0u, "%u", odd[j]);
+      }
+      cr_assert_geq(odd[nodd - 1] * (double)pm_dtype_size((pm_dtype)t), PM__GRID_MAX_BYTES / 2,
+                    "%s %s: up to %u", op->name, pm_dtype_name((pm_dtype)t), odd[nodd - 1]);
+    }
+  }
+}

@@ -187,7 +187,9 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 /* The grid of sizes results/ ships (`pmtune tune --grid`), so that no size is more than about a
  * factor 2 in elements from a shipped one, and no matrix more than a factor 2 in aspect from a
  * line of them: a vector's n = 2^k for k = 0 .. PM__GRID_LOG2_N (every power of two: a reduce
- * changes code path at sizes a factor 4 could step over); a matrix square, 2^k x 2^k for k =
+ * changes code path at sizes a factor 4 could step over), and the odd n between each two,
+ * pm__grid_odd(k) for k = 1 .. PM__GRID_LOG2_N - 1 (a size of a program's is rarely round, and
+ * kernels run slower paths there: db/known.c decides an unround size from these); a matrix square, 2^k x 2^k for k =
  * PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and for k below PM__GRID_LOG2_SIDE_MAX also 4
  * and 16 times as wide as tall and as tall as wide (2^(k-1) x 2^(k+1), 2^(k-2) x 2^(k+2) and
  * their transposes, no side under 8): lines of aspect 1/16, 1/4, 1, 4 and 16, each sampled every
@@ -200,6 +202,7 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 #define PM__GRID_SIDE_LEAST 8
 #define PM__GRID_MAX_BYTES (2048.0 * 1024 * 1024)
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max);
+unsigned pm__grid_odd(int k); /* 2^(k + 1/2), made odd: 3, 5, 11, 23, 45, 91, 181, 363, ... */
 
 /* The op of that name, or NULL. */
 const pm__op *pm__op_find(const char *name);

@@ -429,6 +429,8 @@ static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n,
     }
 }
 
+unsigned pm__grid_odd(int k) { return (unsigned)ldexp(sqrt(2.0), k) | 1u; }
+
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
   static const int thin[] = {1, 2}; /* a side 2^a times the square's, the other 2^a times less */
   int n = 0;
@@ -439,6 +441,11 @@ int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
       for (int k = 0; k <= PM__GRID_LOG2_N; k++) {
         if (ldexp(esize, k) > PM__GRID_MAX_BYTES) break;
         grid_add(op, (pm__problem){.n = 1u << k, .dtype = t}, out, &n, max);
+      }
+      for (int k = 1; k < PM__GRID_LOG2_N; k++) { /* the odd ones: 3, 5, 11, 23, 45, 91, ... */
+        unsigned odd = pm__grid_odd(k);
+        if (esize * odd > PM__GRID_MAX_BYTES) break;
+        grid_add(op, (pm__problem){.n = odd, .dtype = t}, out, &n, max);
       }
       continue;
     }
