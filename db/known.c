@@ -77,6 +77,13 @@ enum { ANY_SIZE = -1, UNROUND = 0, ROUND = 1 };
 #define ROUND_ELEMS 256
 #define CLASS_SPAN 1.3863 /* ln 4: a grid size of that kind missing between, no more */
 
+/* Between sizes or from the nearest, the default serves unless another configuration is
+ * predicted at least this much faster: a prediction from other sizes errs by a few percent
+ * (an H100's 166 blocks of a bf16 add at n = 679,936, interpolated from 2^19's 128 and 2^20's
+ * 256, ran 11% slower than predicted, and than the default predicted 0.6% slower), and the
+ * default is what knowing nothing gives. */
+#define DEFAULT_MARGIN 0.03
+
 /* The rows of one (op, dtype, variant, radius): rows[begin, end), sizes ascending, and its
  * distinct sizes in the same order (lookups search those, not the rows); its lines, by aspect. */
 typedef struct pm__db_known_group {
@@ -865,8 +872,10 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     }
   }
   if (w == NULL) return PM_ENOTFOUND; /* quietly: the caller words it if it must */
-  /* never worse than knowing nothing: where the default is predicted faster, it serves */
-  int guarded = d != NULL && d != w && dpredicted < predicted &&
+  /* never worse than knowing nothing: where the default is predicted faster, it serves; and
+   * from other sizes, unless another is predicted at least DEFAULT_MARGIN faster */
+  int guarded = d != NULL && d != w &&
+                dpredicted < predicted * (*exact ? 1 : 1 + DEFAULT_MARGIN) &&
                 (accept == NULL || accept(arg, d->config));
   winner_of(guarded ? d : w, out);
   out->predicted_ms = guarded ? dpredicted : predicted;

@@ -30,7 +30,8 @@ typedef struct pm__decision {
                            from the user's database */
   double predicted_ms;  /* exact, nearest: the time predicted at this size (pm__db_winner's) */
   double default_ms;    /* the same for the built-in default, where it was measured (else 0) */
-  int guarded;          /* the default served: predicted faster than the best tuned */
+  int guarded;          /* the default served: predicted faster than the best tuned, or (from
+                         * other sizes) less than 3% slower */
   char why[512];                            /* default: why nothing tuned was used */
 } pm__decision;
 

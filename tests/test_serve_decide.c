@@ -251,11 +251,36 @@ Test(serve_decide, between_two_sizes_the_default_serves_where_it_interpolates_be
   cr_assert_str_eq(d.config, dflt);
   cr_assert_float_eq(d.predicted_ms, exp(0.5 * log(1.1) + 0.5 * log(11.0)), 1e-9);
   cr_assert_float_eq(d.default_ms, d.predicted_ms, 1e-12);
-  pm__problem near_lo = {.n = 1u << 21, .caller_align = 16}; /* a quarter: x 1.075 */
+  pm__problem near_lo = {.n = 1300000, .caller_align = 16}; /* x predicted 8% faster */
   cr_assert_eq(decide(&pm__op_add, near_lo, &d), PM__FROM_NEAREST);
   cr_assert_str_eq(d.config, x);
   cr_assert(d.predicted_ms < d.default_ms, "%g %g", d.predicted_ms, d.default_ms);
   expect_point(&pm__op_add, &d);
+}
+
+/* From other sizes the default serves unless another is predicted at least 3% faster (a
+ * prediction errs by a few percent); at a size measured, the faster of the two. */
+Test(serve_decide, from_other_sizes_the_default_serves_unless_another_is_3pct_faster) {
+  const char *x = "block=128 vec=4 items=1 grid=0";
+  for (int t = 0; t < 2; t++) { /* f32: x 2% faster than the default at both; f16: 5% */
+    pm__problem lo = {.n = 1u << 20, .dtype = t ? PM_F16 : PM_F32, .caller_align = 16};
+    pm__problem hi = lo, mid = lo;
+    hi.n = 1u << 21, mid.n = 1500001;
+    char dflt[PM__CONFIG_TEXT];
+    default_text(&pm__op_add, lo, dflt);
+    double slower = t ? 1.05 : 1.02;
+    put(&pm__op_add, lo, x, 1.0);
+    put(&pm__op_add, lo, dflt, slower);
+    put(&pm__op_add, hi, x, 2.0);
+    put(&pm__op_add, hi, dflt, 2 * slower);
+    pm__decision d;
+    cr_assert_eq(decide(&pm__op_add, mid, &d), PM__FROM_NEAREST);
+    cr_assert(d.between);
+    cr_assert_str_eq(d.config, t ? x : dflt, "x %.0f%% faster", 100 * (slower - 1));
+    cr_assert_eq(d.guarded, !t);
+    cr_assert_eq(decide(&pm__op_add, lo, &d), PM__FROM_EXACT);
+    cr_assert_str_eq(d.config, x, "measured here: the faster");
+  }
 }
 
 /* A measurement predicts another size only where the configuration takes the same code path

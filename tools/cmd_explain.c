@@ -164,7 +164,10 @@ int cmd_explain(int argc, char **argv) {
       if (d.default_ms > 0)
         printf("; the built-in default %.4f ms (%.2fx)%s", d.default_ms,
                d.default_ms / d.predicted_ms,
-               d.guarded ? ": the default serves, predicted faster than the best tuned" : "");
+               !d.guarded                     ? ""
+               : d.source == PM__FROM_EXACT ? ": the default serves, measured faster here"
+                                            : ": the default serves, nothing tuned is predicted 3% "
+                                              "faster");
       else
         printf("; the built-in default was not measured there");
       printf("\n");

@@ -5,7 +5,8 @@
 # its output to $OUT/tune-odd.txt, its export to $OUT/odd.json.gz. No candidate starts after
 # ${TIME:-500} s in all, so that exporting fits the device's 600 s.
 cd /work/main
-[ -d build/tools ] || cp -a .device/build build
+# this build, over what an earlier call on this machine left (build/random, the databases, stays)
+mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 rm -f .device/lib/libstdc++.so.6
 export LD_LIBRARY_PATH=$PWD/.device/lib PMTUNE_RESULTS=none
 echo "commit $(cat .device/COMMIT)"; nvidia-smi -L

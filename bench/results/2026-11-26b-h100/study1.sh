@@ -5,7 +5,8 @@
 # resumed: the default tuning is then skipped and the exact tunings already stored reused. Each
 # op's folder comes back in $OUT/study.tar.gz, the databases as $OUT/tuned.db and $OUT/exact.db.
 cd /work/main
-[ -d build/tools ] || cp -a .device/build build
+# this build, over what an earlier call on this machine left (build/random, the databases, stays)
+mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 rm -f .device/lib/libstdc++.so.6
 export LD_LIBRARY_PATH=$PWD/.device/lib PM_COMMIT=$(cat .device/COMMIT)
 echo "commit $PM_COMMIT"; nvidia-smi -L
