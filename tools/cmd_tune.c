@@ -566,7 +566,7 @@ int cmd_tune(int argc, char **argv) {
                             "--radius, --order or --border"),
       CLI_FLAG(0, "grid", &grid,
                "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
-               "to 2^30; squares 2^k x 2^k from 16x16 to 16384x16384 and, below the largest, "
+               "to 2^30 and the odd n = 2^(k+1/2) between; squares 2^k x 2^k from 16x16 to 16384x16384 and, below the largest, "
                "4 and 16 times as wide as tall and as tall as wide (no side under 8); each "
                "variant and radius; in every type (--dtype: those); no buffer over 2 GiB"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
