@@ -435,3 +435,39 @@ Test(space, a_vectors_grid_has_odd_sizes_a_factor_2_apart) {
     }
   }
 }
+
+/* A matrix's grid has, for each round size 2^r x 2^c whose buffer fits, its unround twin
+ * pm__grid_odd(r) x pm__grid_odd(c) (odd sides, twice the elements, the same aspect), from which
+ * db/known.c decides the unround sizes programs use; a twin whose buffer would not fit is left out. */
+Test(space, a_matrix_grid_has_the_unround_twin_of_each_round_size) {
+  static pm__problem g[8192];
+  for (int i = 0; pm__ops[i] != NULL; i++) {
+    const pm__op *op = pm__ops[i];
+    if (op->dims != 2) continue;
+    int n = pm__op_grid(op, ~0u, g, 8192), round = 0, twins = 0;
+    cr_assert(n > 0 && n < 4096, "%s: %d", op->name, n);
+    for (int k = 0; k < n; k++) {
+      unsigned r = g[k].rows, c = g[k].cols;
+      if (r & (r - 1) || c & (c - 1)) {
+        cr_assert(r % 2 == 1 && c % 2 == 1, "%s: %ux%u neither round nor odd", op->name, r, c);
+        twins++;
+        continue;
+      }
+      round++;
+      int lr = 0, lc = 0;
+      while ((1u << lr) < r) lr++;
+      while ((1u << lc) < c) lc++;
+      pm__problem t = g[k];
+      t.rows = pm__grid_odd(lr), t.cols = pm__grid_odd(lc);
+      int fits = (double)t.rows * t.cols * pm_dtype_size((pm_dtype)t.dtype) <= PM__GRID_MAX_BYTES;
+      int found = 0;
+      for (int j = 0; j < n && !found; j++)
+        found = g[j].rows == t.rows && g[j].cols == t.cols && g[j].dtype == t.dtype &&
+                g[j].variant == t.variant && g[j].radius == t.radius;
+      cr_assert_eq(found, fits, "%s %s %ux%u: twin %ux%u %s", op->name,
+                   pm_dtype_name((pm_dtype)t.dtype), r, c, t.rows, t.cols,
+                   fits ? "missing" : "over the limit, yet there");
+    }
+    cr_assert_gt(twins, round * 9 / 10, "%s: %d twins of %d round sizes", op->name, twins, round);
+  }
+}

@@ -189,17 +189,19 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
  * line of them: a vector's n = 2^k for k = 0 .. PM__GRID_LOG2_N (every power of two: a reduce
  * changes code path at sizes a factor 4 could step over), and the odd n between each two,
  * pm__grid_odd(k) for k = 1 .. PM__GRID_LOG2_N - 1 (a size of a program's is rarely round, and
- * kernels run slower paths there: db/known.c decides an unround size from these); a matrix square, 2^k x 2^k for k =
- * PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and for k below PM__GRID_LOG2_SIDE_MAX also 4
- * and 16 times as wide as tall and as tall as wide (2^(k-1) x 2^(k+1), 2^(k-2) x 2^(k+2) and
- * their transposes, no side under 8): lines of aspect 1/16, 1/4, 1, 4 and 16, each sampled every
- * factor 4 in elements (the largest, 2^28 elements, square alone); no size whose buffer passes
- * PM__GRID_MAX_BYTES. Each in every variant and radius of the op, in each type of dtypes it
+ * kernels run slower paths there: db/known.c decides an unround size from these); a matrix
+ * square, 2^k x 2^k for k = PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and for k below
+ * PM__GRID_LOG2_SIDE_MAX also 4 and 16 times as wide as tall and as tall as wide (2^(k-1) x
+ * 2^(k+1), 2^(k-2) x 2^(k+2) and their transposes, no side under 2^PM__GRID_LOG2_SIDE_LEAST):
+ * lines of aspect 1/16, 1/4, 1, 4 and 16, each sampled every factor 4 in elements (the largest,
+ * 2^28 elements, square alone); and each one's unround twin, both sides pm__grid_odd (2^r x 2^c
+ * -> pm__grid_odd(r) x pm__grid_odd(c): twice the elements, the same aspect, odd sides); no size
+ * whose buffer passes PM__GRID_MAX_BYTES. Each in every variant and radius of the op, in each type of dtypes it
  * takes (bit t for pm_dtype t), into out[0, max); returns how many. */
 #define PM__GRID_LOG2_N 30
 #define PM__GRID_LOG2_SIDE_MIN 4
 #define PM__GRID_LOG2_SIDE_MAX 14
-#define PM__GRID_SIDE_LEAST 8
+#define PM__GRID_LOG2_SIDE_LEAST 3
 #define PM__GRID_MAX_BYTES (2048.0 * 1024 * 1024)
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max);
 unsigned pm__grid_odd(int k); /* 2^(k + 1/2), made odd: 3, 5, 11, 23, 45, 91, 181, 363, ... */

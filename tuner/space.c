@@ -431,6 +431,16 @@ static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n,
 
 unsigned pm__grid_odd(int k) { return (unsigned)ldexp(sqrt(2.0), k) | 1u; }
 
+/* Appends the matrix 2^r x 2^c, or (odd) its unround twin pm__grid_odd(r) x pm__grid_odd(c),
+ * where its buffer fits PM__GRID_MAX_BYTES. */
+static void grid_matrix(const pm__op *op, int r, int c, int odd, int t, pm__problem *out, int *n,
+                        int max) {
+  pm__problem pr = {.rows = odd ? pm__grid_odd(r) : 1u << r,
+                    .cols = odd ? pm__grid_odd(c) : 1u << c, .dtype = t};
+  if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) <= PM__GRID_MAX_BYTES)
+    grid_add(op, pr, out, n, max);
+}
+
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
   static const int thin[] = {1, 2}; /* a side 2^a times the square's, the other 2^a times less */
   int n = 0;
@@ -449,16 +459,16 @@ int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
       }
       continue;
     }
-    for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
-      if (ldexp(esize, 2 * k) > PM__GRID_MAX_BYTES) break;
-      grid_add(op, (pm__problem){.rows = 1u << k, .cols = 1u << k, .dtype = t}, out, &n, max);
-      for (int i = 0; k < PM__GRID_LOG2_SIDE_MAX && i < (int)(sizeof thin / sizeof *thin); i++) {
-        unsigned small = 1u << (k - thin[i]), large = 1u << (k + thin[i]);
-        if (small < PM__GRID_SIDE_LEAST) continue;
-        grid_add(op, (pm__problem){.rows = small, .cols = large, .dtype = t}, out, &n, max);
-        grid_add(op, (pm__problem){.rows = large, .cols = small, .dtype = t}, out, &n, max);
+    for (int odd = 0; odd < 2; odd++) /* the round sizes, then their unround twins */
+      for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
+        if (ldexp(esize, 2 * k) > PM__GRID_MAX_BYTES) break;
+        grid_matrix(op, k, k, odd, t, out, &n, max);
+        for (int i = 0; k < PM__GRID_LOG2_SIDE_MAX && i < (int)(sizeof thin / sizeof *thin); i++) {
+          if (k - thin[i] < PM__GRID_LOG2_SIDE_LEAST) continue;
+          grid_matrix(op, k - thin[i], k + thin[i], odd, t, out, &n, max);
+          grid_matrix(op, k + thin[i], k - thin[i], odd, t, out, &n, max);
+        }
       }
-    }
   }
   return n;
 }
