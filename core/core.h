@@ -227,6 +227,11 @@ int pm__file_create(pm__file_out *o, const char *path);
  * removed and the path left as it was. Either way o is done with. */
 int pm__file_commit(pm__file_out *o);
 
+/* The same, but only where nothing is at the path yet (the temporary linked there, which no
+ * second writer can race): EEXIST, the temporary removed and what is there left as it was,
+ * where anything is. */
+int pm__file_commit_new(pm__file_out *o);
+
 /* Closes o->f and removes the temporary; the path is left as it was. Harmless on a zeroed o, or
  * one committed already; keeps errno. */
 void pm__file_abort(pm__file_out *o);

@@ -141,17 +141,22 @@ int pm__file_create(pm__file_out *o, const char *path) {
   return 0;
 }
 
-int pm__file_commit(pm__file_out *o) {
+static int commit(pm__file_out *o, int replace) {
   int bad = ferror(o->f) ? (errno ? errno : EIO) : 0;
   if (fclose(o->f) != 0 && bad == 0) bad = errno ? errno : EIO;
   o->f = NULL;
   struct stat st; /* a link, FIFO or directory put there meanwhile is not replaced either */
-  if (bad == 0 && lstat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) bad = refusal(st.st_mode);
-  if (bad == 0 && rename(o->tmp, o->path) != 0) bad = errno;
-  if (bad == 0) free(o->tmp), o->tmp = NULL;
+  if (bad == 0 && lstat(o->path, &st) == 0 && (!replace || !S_ISREG(st.st_mode)))
+    bad = replace ? refusal(st.st_mode) : EEXIST;
+  if (bad == 0 && (replace ? rename(o->tmp, o->path) : link(o->tmp, o->path)) != 0) bad = errno;
+  if (bad == 0 && replace) free(o->tmp), o->tmp = NULL; /* linked: the temporary goes below */
   pm__file_abort(o);
   return bad == 0 ? 0 : (errno = bad, -1);
 }
+
+int pm__file_commit(pm__file_out *o) { return commit(o, 1); }
+
+int pm__file_commit_new(pm__file_out *o) { return commit(o, 0); }
 
 void pm__file_abort(pm__file_out *o) {
   if (o == NULL) return;

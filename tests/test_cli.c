@@ -53,7 +53,7 @@ Test(cli, help_lists_the_commands) {
   result *r = run("--help");
   cr_assert_eq(r->status, 0);
   const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
-                        "report", "db", "export", "import"};
+                        "report", "db", "export", "import", "kernel"};
   for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
     char line[32];
     snprintf(line, sizeof line, "\n  %s ", cmds[i]);
@@ -66,7 +66,7 @@ Test(cli, help_lists_the_commands) {
 Test(cli, help_cmd_and_cmd_help_say_the_same) {
   static char a[65536];
   const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
-                        "report", "db", "export", "import"};
+                        "report", "db", "export", "import", "kernel"};
   for (int i = 0; i < (int)(sizeof cmds / sizeof *cmds); i++) {
     char args[64];
     snprintf(args, sizeof args, "help %s", cmds[i]);
@@ -138,6 +138,62 @@ Test(cli, space_reads_a_kernel_file) {
   cr_assert_not_null(strstr(r->err, "/nonexistent/k.json"), "%s", r->err);
   expect_usage_error("space --op matadd --kernel k.json", "--op and --kernel: one or the other");
   expect_usage_error("space --kernel k.json --dtype bf16", "a kernel file has its own");
+}
+
+/* `pmtune kernel new NAME` writes a kernel and its description whose space prints and whose
+ * seed compiles as they are; it never replaces a file, and writes both or neither. */
+Test(cli, kernel_new_writes_a_kernel_whose_space_prints_and_seed_compiles) {
+  char dir[] = "/tmp/pmtune-cli-new-XXXXXX", args[512], path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(args, sizeof args, "kernel new my_scale --dir %s", dir);
+  result *r = run(args);
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "my_scale.json"), "%s", r->out);
+  snprintf(args, sizeof args, "space --kernel %s/my_scale.json --size 1000003", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "seed: BLOCK=256 ITEMS=1"), "%s", r->out);
+  snprintf(args, sizeof args, "compile --kernel %s/my_scale.json --arch sm_90", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_not_null(strstr(r->out, "-DBLOCK=256 -DITEMS=1"), "%s", r->out);
+  snprintf(args, sizeof args, "compile --kernel %s/my_scale.json --arch sm_90 --config "
+                              "'BLOCK=1024 ITEMS=4'", dir);
+  cr_assert_eq(run(args)->status, 0, "the largest point compiles too: %s", R.err);
+  /* again: both exist; one alone is not replaced either, and the other is not written */
+  snprintf(path, sizeof path, "%s/my_scale.json", dir);
+  static char before[8192], after[8192];
+  slurp(path, before, sizeof before);
+  cr_assert_gt(strlen(before), 100, "%s", path);
+  snprintf(args, sizeof args, "kernel new my_scale --dir %s", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 1);
+  cr_assert_eq(lines(r->err), 1, "%s", r->err);
+  cr_assert_not_null(strstr(r->err, "my_scale.cu' exists"), "%s", r->err);
+  snprintf(path, sizeof path, "%s/other.json", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("mine\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "kernel new other --dir %s", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 1);
+  cr_assert_not_null(strstr(r->err, "other.json' exists"), "%s", r->err);
+  snprintf(path, sizeof path, "%s/other.cu", dir);
+  cr_assert_neq(access(path, F_OK), 0, "nothing written beside a file that exists");
+  snprintf(path, sizeof path, "%s/my_scale.json", dir);
+  slurp(path, after, sizeof after);
+  cr_assert_str_eq(after, before);
+  snprintf(args, sizeof args, "kernel new k --dir %s/my_scale.cu", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 1);
+  cr_assert_not_null(strstr(r->err, "not a folder"), "%s", r->err);
+  snprintf(args, sizeof args, "kernel new k --dir %s/missing", dir);
+  r = run(args);
+  cr_assert_eq(r->status, 1);
+  cr_assert_not_null(strstr(r->err, "No such file"), "%s", r->err);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
 }
 
 /* A point of a kernel of one's own compiles without a GPU; a point outside its space is bad
@@ -377,7 +433,7 @@ Test(cli, readme_table_names_the_options_of_each_commands_help) {
   cr_assert_not_null(section, "README.md has no section \"Using `pmtune`\"");
   const char *end = strstr(section + 1, "\n## ");
   const char *cmds[] = {"devices", "compile", "space", "tune", "show", "explain", "bench",
-                        "report", "db", "export", "import"};
+                        "report", "db", "export", "import", "kernel"};
   int rows[sizeof cmds / sizeof *cmds] = {0};
   for (const char *line = section; line != NULL && (end == NULL || line < end);
        line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {

@@ -222,7 +222,7 @@ typedef struct opt_spec {
 
 typedef struct cmd_spec {
   const char *name;
-  const char *operand; /* the operand of a right command line ("check"), or NULL */
+  const char *operand; /* the operands of a right command line ("check", "new probe"), or NULL */
   opt_spec opts[20];
 } cmd_spec;
 
@@ -317,6 +317,7 @@ static const cmd_spec commands[] = {
      {{"--db", K_PATH, "@DB", 1, {NULL}},
       {"--kernel", K_PATH, PM_SOURCE_DIR "/examples/kernels/matadd.json", 0, {NULL}},
       {NULL}}},
+    {"kernel", "new probe", {{"--dir", K_PATH, "@DIR", 1, {NULL}}, {NULL}}},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -333,7 +334,17 @@ static int base_args(const cmd_spec *c, const opt_spec *skip, const char **args)
       args[n++] = o->name;
       args[n++] = o->valid;
     }
-  if (c->operand != NULL) args[n++] = c->operand;
+  if (c->operand != NULL) { /* one or two words */
+    static char first[32];
+    const char *space = strchr(c->operand, ' ');
+    if (space == NULL) {
+      args[n++] = c->operand;
+    } else {
+      snprintf(first, sizeof first, "%.*s", (int)(space - c->operand), c->operand);
+      args[n++] = first;
+      args[n++] = space + 1;
+    }
+  }
   return n;
 }
 
@@ -545,6 +556,15 @@ Test(badinput, unknown_options_and_operands) {
   CASE(2, "FILE is empty", "export", "", "--db", "@DB");
   CASE(2, "no FILE given", "import", "--db", "@DB");
   CASE(2, "FILE is empty", "import", "", "--db", "@DB");
+  CASE(2, "no action given (new)", "kernel", "--dir", "@DIR");
+  CASE(2, "unknown action 'old'", "kernel", "old", "k", "--dir", "@DIR");
+  CASE(2, "new: no NAME given", "kernel", "new", "--dir", "@DIR");
+  CASE(2, "'1k' is not a C identifier", "kernel", "new", "1k", "--dir", "@DIR");
+  CASE(2, "'' is not a C identifier", "kernel", "new", "", "--dir", "@DIR");
+  CASE(2, "is not a C identifier of at most 31", "kernel", "new", "@LONG", "--dir", "@DIR");
+  CASE(2, "'a-b' is not a C identifier", "kernel", "new", "a-b", "--dir", "@DIR");
+  CASE(2, "'reduce' is a built-in op's name", "kernel", "new", "reduce", "--dir", "@DIR");
+  CASE(2, "--dir is empty", "kernel", "new", "k", "--dir", "");
   /* a required option missing */
   CASE(2, "no --op", "space");
   CASE(2, "no --op", "compile", "--arch", "sm_90");

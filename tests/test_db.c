@@ -2128,3 +2128,40 @@ Test(db, the_shipped_results_import_with_their_configurations_checked) {
   cr_assert_eq(problems, 0, "%s", report);
   free(report);
 }
+
+/* pm__file_commit_new (pmtune kernel new): a new file appears whole; where anything is at the
+ * path (a file, a link, a folder), EEXIST, that left as it was and no temporary left behind. */
+Test(db, commit_new_writes_only_where_nothing_is) {
+  char file[192], link_to[192], folder[192];
+  snprintf(file, sizeof file, "%s/new.txt", dir);
+  snprintf(link_to, sizeof link_to, "%s/link", dir);
+  snprintf(folder, sizeof folder, "%s/folder", dir);
+  pm__file_out o;
+  cr_assert_eq(pm__file_create(&o, file), 0);
+  fputs("first\n", o.f);
+  cr_assert_eq(pm__file_commit_new(&o), 0);
+  size_t len;
+  char *got = dbtest_slurp(file, &len);
+  cr_assert_str_eq(got, "first\n");
+  free(got);
+  cr_assert_eq(pm__file_create(&o, file), 0);
+  fputs("second\n", o.f);
+  errno = 0;
+  cr_assert_eq(pm__file_commit_new(&o), -1);
+  cr_assert_eq(errno, EEXIST);
+  got = dbtest_slurp(file, &len);
+  cr_assert_str_eq(got, "first\n", "the file there is kept");
+  free(got);
+  cr_assert_eq(symlink("new.txt", link_to), 0);
+  cr_assert_eq(mkdir(folder, 0755), 0);
+  const char *taken[] = {link_to, folder};
+  for (int i = 0; i < 2; i++) {
+    if (pm__file_create(&o, taken[i]) != 0) continue; /* refused at once: fine too */
+    fputs("x\n", o.f);
+    cr_assert_eq(pm__file_commit_new(&o), -1, "%s", taken[i]);
+    cr_assert_eq(errno, EEXIST);
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls %s | grep tmp)\"", dir);
+  cr_assert_eq(system(cmd), 0, "no temporary left in %s", dir);
+}

@@ -259,7 +259,8 @@ void cli_kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm
   X(report, "draw the tuned results as SVG: bars per op, heat maps per size")  \
   X(db, "the tuning database: which file, create it, check it")       \
   X(export, "write the tuning results to a JSON file for other machines") \
-  X(import, "merge tuning results that another machine exported")
+  X(import, "merge tuning results that another machine exported")                \
+  X(kernel, "write a kernel of your own to start from: a .cu file and its description")
 
 #define CLI_DECLARE(name, summary) int cmd_##name(int argc, char **argv);
 CLI_COMMANDS(CLI_DECLARE)
