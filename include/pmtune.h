@@ -189,15 +189,27 @@ int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k);
 
 /* Runs k on the problem dims (as its description's "dims": {n}, or {rows, cols}; each 1 to
  * 2^31 - 1) over its buffers: buffers[i] is the device pointer of its i-th buffer argument (in
- * the order of "args", scalars left out: their values are the description's), each a multiple
- * of its element's size. The kernel tuned for exactly this size, else the one of the nearest
- * tuned size (among those valid for this size), else the seed; asynchronously on stream, and
+ * the order of "args", scalars left out), each a multiple of its element's size; each scalar its
+ * description's "value" (pm_kernel_launch_with gives them per call). The kernel tuned for
+ * exactly this size, else what is known between and near it, else the seed; asynchronously on stream, and
  * capturable into a CUDA graph like every call. A call of a size met before costs what a
  * built-in call does: a cache lookup, and the launch. Tuned points were checked on buffers
  * cudaMalloc gave (512-byte aligned): a kernel making wider accesses than its elements needs
  * such buffers. */
 int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
                      struct CUstream_st *stream);
+
+/* pm_kernel_launch with the scalar arguments' values of this call: scalars[i] points to the i-th
+ * scalar argument's value (in the order of "args", buffers left out), of its type ("i32":
+ * int32_t, "i64": int64_t, "f32": float, "f64": double); NULL, there, for its description's
+ * "value". nscalars is how many scalars the description has; scalars NULL with nscalars 0 gives
+ * none (pm_kernel_launch). A scalar with no "value" must be given: PM_EINVAL names it, as it
+ * names a count that is not the description's.
+ * Scalars do not choose the configuration (the size does): tuning ran with each description's
+ * value, 1 where it has none. */
+int pm_kernel_launch_with(pm_kernel *k, const size_t *dims, void *const *buffers,
+                          const void *const *scalars, size_t nscalars,
+                          struct CUstream_st *stream);
 
 /* What the context fell back on, and why, the first time it did (a database that could not be
  * read, a size served by the default), or NULL where it never did. Kept until pm_close. With

@@ -329,9 +329,11 @@ int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k) {
   return pm__serve_kernel_open(c, path, k);
 }
 
-int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
-                     struct CUstream_st *stream) {
-  static const char fn[] = "pm_kernel_launch";
+/* pm_kernel_launch and pm_kernel_launch_with: the arguments checked, each refusal naming what
+ * is wrong, then served. */
+static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
+                         const void *const *scalars, size_t nscalars, struct CUstream_st *stream,
+                         const char *fn) {
   if (k == NULL) return PM_EINVAL; /* no context to say why on */
   pm_ctx *c = k->c;
   const pm__op *op = k->op;
@@ -345,8 +347,21 @@ int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
   pm__problem pr = {0};
   if (op->dims == 1) pr.n = (unsigned)dims[0];
   else pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
+  int described = pm__kernel_file_scalars(k->kf);
+  if ((scalars != NULL || nscalars != 0) && nscalars != (size_t)described)
+    return pm__seterr(c, PM_EINVAL, "%s: %s: %zu scalars given, %d described", fn, op->name,
+                      nscalars, described);
+  for (int i = 0; i < described; i++) {
+    int has_value = 0;
+    const char *name = pm__kernel_file_scalar(k->kf, i, NULL, &has_value);
+    if ((scalars == NULL || scalars[i] == NULL) && !has_value)
+      return pm__seterr(c, PM_EINVAL, "%s: %s: scalar %d (%s) has no value in the description: "
+                                      "the call must give it (pm_kernel_launch_with)",
+                        fn, op->name, i, name);
+  }
   pm__data d;
   d.nbufs = nbufs;
+  d.scalars = scalars;
   for (int i = 0; i < nbufs; i++) {
     int t = PM_F32;
     const char *name = pm__kernel_file_buffer(k->kf, i, &t);
@@ -358,4 +373,15 @@ int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
     d.bufs[i].dev = buffers[i];
   }
   return pm__serve_kernel(k, &pr, &d, stream);
+}
+
+int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
+                     struct CUstream_st *stream) {
+  return launch_kernel(k, dims, buffers, NULL, 0, stream, "pm_kernel_launch");
+}
+
+int pm_kernel_launch_with(pm_kernel *k, const size_t *dims, void *const *buffers,
+                          const void *const *scalars, size_t nscalars,
+                          struct CUstream_st *stream) {
+  return launch_kernel(k, dims, buffers, scalars, nscalars, stream, "pm_kernel_launch_with");
 }

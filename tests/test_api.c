@@ -353,6 +353,47 @@ Test(api, kernel_calls_refuse_bad_arguments) {
   cr_assert_eq(pm_kernel_launch(NULL, dims, bufs, NULL), PM_EINVAL);
 }
 
+/* Scalars at the call (issue 32): a scalar without a value in its description must be given;
+ * a count that is not the description's is refused, naming both. */
+Test(api, kernel_scalars_are_checked_at_the_call) {
+  char dir[] = "/tmp/pmtune-api-scalar-XXXXXX", cu[64], json[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(cu, sizeof cu, "%s/scale.cu", dir);
+  snprintf(json, sizeof json, "%s/scale.json", dir);
+  FILE *f = fopen(cu, "w");
+  cr_assert_not_null(f);
+  fputs("extern \"C\" __global__ void scale(float *o, const float *i, float alpha, int n) {}\n", f);
+  fclose(f);
+  f = fopen(json, "w");
+  cr_assert_not_null(f);
+  fputs("{\"name\": \"scale\", \"source\": \"scale.cu\", \"entry\": \"scale\", \"dims\": [\"n\"],"
+        " \"params\": {\"B\": [64, 256]}, \"seed\": {\"B\": 256}, \"grid\": [\"(:n + :B - 1) / :B\"],"
+        " \"block\": [\":B\"], \"args\": [{\"name\": \"o\", \"type\": \"f32\", \"count\": \":n\","
+        " \"dir\": \"out\"}, {\"name\": \"i\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
+        " {\"name\": \"alpha\", \"scalar\": \"f32\"}, {\"name\": \"n\", \"scalar\": \"i32\","
+        " \"value\": \":n\"}], \"bytes\": \"8 * :n\"}", f);
+  fclose(f);
+  pm_kernel *k = NULL;
+  cr_assert_eq(pm_kernel_open(c, json, &k), PM_OK, "%s", pm_errmsg(c));
+  float *p = P(0x10000), alpha = 2;
+  int n = 10;
+  void *bufs[2] = {p, p};
+  size_t dims[1] = {10};
+  const void *none[2] = {NULL, NULL}, *both[3] = {&alpha, &n, &alpha};
+  refused(pm_kernel_launch(k, dims, bufs, NULL), "pm_kernel_launch: scale: scalar 0 (alpha)",
+          "has no value in the description");
+  refused(pm_kernel_launch_with(k, dims, bufs, NULL, 0, NULL), "scalar 0 (alpha)", "no value");
+  refused(pm_kernel_launch_with(k, dims, bufs, none, 2, NULL), "scalar 0 (alpha)", "no value");
+  refused(pm_kernel_launch_with(k, dims, bufs, both, 1, NULL), "1 scalars given", "2 described");
+  refused(pm_kernel_launch_with(k, dims, bufs, both, 3, NULL), "3 scalars given", "2 described");
+  refused(pm_kernel_launch_with(k, dims, bufs, NULL, 2, NULL), "scalar 0 (alpha)", "no value");
+  refused(pm_kernel_launch_with(k, NULL, bufs, both, 2, NULL), "pm_kernel_launch_with: scale",
+          "a NULL dims");
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
 Test(api, kernel_open_needs_a_device) {
   pm_ctx *none = NULL;
   pm_kernel *k = (pm_kernel *)1;

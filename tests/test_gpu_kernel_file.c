@@ -267,6 +267,89 @@ static void served_add(pm_ctx *u, pm_kernel *k, size_t rows, size_t cols, int gr
   free(a), free(b), free(got);
 }
 
+/* A scalar given at the call (issue 32): alpha has no value in its description, so tuning ran
+ * with 1 and every call gives it; out = alpha * in checked for each alpha, by a call and by a
+ * graph captured with its value; a call without it is refused naming it. */
+Test(gpu_kernel_file, a_scalar_is_given_at_the_call) {
+  char cu[128], json[128];
+  snprintf(cu, sizeof cu, "%s/scale.cu", dir);
+  snprintf(json, sizeof json, "%s/scale.json", dir);
+  FILE *f = fopen(cu, "w");
+  cr_assert_not_null(f);
+  fputs("#ifndef BLOCK\n#define BLOCK 256\n#endif\n"
+        "extern \"C\" __global__ void scale(float *out, const float *in, float alpha, int n) {\n"
+        "  int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+        "  if (i < n) out[i] = alpha * in[i];\n}\n", f);
+  fclose(f);
+  f = fopen(json, "w");
+  cr_assert_not_null(f);
+  fputs("{\"name\": \"scale\", \"source\": \"scale.cu\", \"entry\": \"scale\", \"dims\": [\"n\"],"
+        " \"params\": {\"BLOCK\": [64, 128, 256]}, \"seed\": {\"BLOCK\": 256},"
+        " \"grid\": [\"(:n + :BLOCK - 1) / :BLOCK\"], \"block\": [\":BLOCK\"],"
+        " \"args\": [{\"name\": \"out\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"out\"},"
+        " {\"name\": \"in\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
+        " {\"name\": \"alpha\", \"scalar\": \"f32\"},"
+        " {\"name\": \"n\", \"scalar\": \"i32\", \"value\": \":n\"}], \"bytes\": \"8 * :n\"}", f);
+  fclose(f);
+  const pm__op *op = load(json);
+  pm__problem pr = {.n = 5000};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert(r.have_winner);
+  cr_assert_eq(r.wrong, 0u);
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path};
+  pm_kernel *k = NULL;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, json, &k), PM_OK, "%s", pm_errmsg(u));
+  enum { N = 7001 };
+  static float in[N], got[N];
+  float *din, *dout;
+  uint64_t seed = pm_test_seed();
+  for (int i = 0; i < N; i++) in[i] = (float)(pm_test_rand(&seed) % 2000) / 7.0f - 100.0f;
+  CUDA_OK(cudaMalloc((void **)&din, sizeof in));
+  CUDA_OK(cudaMalloc((void **)&dout, sizeof got));
+  CUDA_OK(cudaMemcpy(din, in, sizeof in, cudaMemcpyHostToDevice));
+  size_t dims[1] = {N};
+  void *bufs[2] = {dout, din};
+  cr_assert_eq(pm_kernel_launch(k, dims, bufs, NULL), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(u), "scalar 0 (alpha) has no value"), "%s", pm_errmsg(u));
+  const float alphas[3] = {3.0f, -0.5f, 2.0f};
+  for (int t = 0; t < 3; t++) {
+    float alpha = alphas[t];
+    const void *scalars[2] = {&alpha, NULL}; /* n: its description's */
+    CUDA_OK(cudaMemset(dout, 0xff, sizeof got));
+    if (t < 2) {
+      cr_assert_eq(pm_kernel_launch_with(k, dims, bufs, scalars, 2, NULL), PM_OK, "%s",
+                   pm_errmsg(u));
+    } else { /* captured: the graph keeps the value it was captured with */
+      cudaStream_t s;
+      cudaGraph_t g;
+      cudaGraphExec_t x;
+      CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      cr_assert_eq(pm_kernel_launch_with(k, dims, bufs, scalars, 2, s), PM_OK, "%s",
+                   pm_errmsg(u));
+      CUDA_OK(cudaStreamEndCapture(s, &g));
+      alpha = 99.0f; /* after the capture: not what runs */
+      CUDA_OK(cudaGraphInstantiate(&x, g, 0));
+      CUDA_OK(cudaGraphLaunch(x, s));
+      CUDA_OK(cudaStreamSynchronize(s));
+      CUDA_OK(cudaGraphExecDestroy(x));
+      CUDA_OK(cudaGraphDestroy(g));
+      CUDA_OK(cudaStreamDestroy(s));
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, dout, sizeof got, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++)
+      cr_assert_eq(got[i], alphas[t] * in[i], "alpha %g: [%d] %a, want %a", alphas[t], i, got[i],
+                   alphas[t] * in[i]);
+  }
+  CUDA_OK(cudaFree(din));
+  CUDA_OK(cudaFree(dout));
+  pm_close(u);
+}
+
 /* Tuned at one size, then served by one call from a context on that database: the winner at
  * that size (exact), the nearest tuned size's elsewhere, inside a graph's capture too (its first
  * call of the size there: the kernel loaded with the capture relaxed); without a database, the

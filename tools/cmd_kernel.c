@@ -12,7 +12,8 @@
 
 static const char about[] =
     "Writes a kernel of your own to start from: DIR/NAME.cu, a CUDA kernel (out = alpha * in\n"
-    "over n floats, its block size and elements a thread -D defines to tune), and\n"
+    "over n floats, its block size and elements a thread -D defines to tune, alpha given by\n"
+    "each call: pm_kernel_launch_with), and\n"
     "DIR/NAME.json, its description (dims, parameters, constraints, seed, launch, arguments),\n"
     "which 'pmtune space', 'compile' and 'tune' take with --kernel as they are. Edit both\n"
     "into your kernel (examples/kernels/README.md walks it through). NAME is a C identifier\n"
@@ -60,7 +61,7 @@ static const char json_text[] =
     "  \"args\": [\n"
     "    {\"name\": \"out\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"out\"},\n"
     "    {\"name\": \"in\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},\n"
-    "    {\"name\": \"alpha\", \"scalar\": \"f32\", \"value\": \"2.0\"},\n"
+    "    {\"name\": \"alpha\", \"scalar\": \"f32\"},\n"
     "    {\"name\": \"n\", \"scalar\": \"i32\", \"value\": \":n\"}\n"
     "  ],\n"
     "  \"bytes\": \"2 * 4 * :n\"\n"

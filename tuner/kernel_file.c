@@ -59,8 +59,9 @@ typedef struct arg {
   int scalar; /* 1: a scalar (type SCALAR_*), passed by value; 0: a buffer (type a pm_dtype) */
   int type;
   int dir;    /* a buffer's PM__BUF_* */
-  int buf;    /* a buffer's index in pm__data's bufs */
-  expr e;     /* a buffer's count (of the dimensions), a scalar's value */
+  int buf;    /* a buffer's index in pm__data's bufs; a scalar's among the scalars */
+  expr e;     /* a buffer's count (of the dimensions), a scalar's value (1 where none is given) */
+  int has_value; /* a scalar whose description gives its value: a call may leave it out */
 } arg;
 
 typedef union value {
@@ -97,7 +98,7 @@ struct pm__kernel_file {
   char *reasons[MAX_CONSTRAINTS]; /* "constraints[2] (:BX * :BY <= 1024)" */
   int ngrid, nblock;
   expr grid[3], block[3], shared, bytes;
-  int nargs, nbufs;
+  int nargs, nbufs, nscalars;
   arg args[MAX_ARGS];
   double tolerance;
   launch_memo **memo; /* buckets (a power of two of them), under lock */
@@ -706,8 +707,13 @@ static int launch_entry(pm__kernel_file *k, pm_ctx *c, const pm__kernel *kern, i
                  : pm__seterr(c, PM_EINVAL, "%s: the launch's grid, block, shared memory or a "
                                             "scalar gives no number for this point and size",
                               k->path);
-  for (int i = 0; i < k->nargs; i++)
-    args[i] = k->args[i].scalar ? (void *)&values[i] : (void *)&d->bufs[k->args[i].buf].dev;
+  for (int i = 0; i < k->nargs; i++) {
+    const arg *a = &k->args[i];
+    const void *given = a->scalar && d->scalars != NULL ? d->scalars[a->buf] : NULL;
+    if (given != NULL) /* the call's value, in its type */
+      memcpy(&values[i], given, a->type == SCALAR_I32 || a->type == SCALAR_F32 ? 4 : 8);
+    args[i] = a->scalar ? (void *)&values[i] : (void *)&d->bufs[a->buf].dev;
+  }
   return pm__kernel_launch(c, kern, which, grid, block, shared, stream, args);
 }
 
@@ -1104,9 +1110,12 @@ static int read_args(reader *r, pm__kernel_file *k) {
           ;
         if (scalars[a->type] == NULL) rc = fail(r, f2, "'%s': i32, i64, f32 or f64 wanted", quote(r, s));
       }
-      if (rc == PM_OK) {
+      snprintf(p, sizeof p, "$.args[%ld].value", i);
+      if (rc == PM_OK && (rc = member(r, p, type, NULL)) == PM_OK) {
+        a->has_value = strcmp(type, "missing") != 0; /* else each call gives it; tuning runs 1 */
+        a->buf = k->nscalars++;
         snprintf(p, sizeof p, "args[%ld].value", i);
-        rc = read_one_expr(r, k, p, NULL, 1, &a->e);
+        rc = read_one_expr(r, k, p, "1", 1, &a->e);
       }
     } else if (rc == PM_OK) {
       snprintf(p, sizeof p, "$.args[%ld].type", i), snprintf(f2, sizeof f2, "%s.type", field);
@@ -1185,6 +1194,20 @@ void pm__kernel_file_free(pm__kernel_file *k) {
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
 
 int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
+
+int pm__kernel_file_scalars(const pm__kernel_file *k) { return k->nscalars; }
+
+const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
+                                   int *has_value) {
+  static const char *const names[] = {"i32", "i64", "f32", "f64"}; /* SCALAR_* order */
+  for (int a = 0; a < k->nargs; a++)
+    if (k->args[a].scalar && k->args[a].buf == i) {
+      if (type != NULL) *type = names[k->args[a].type];
+      if (has_value != NULL) *has_value = k->args[a].has_value;
+      return k->args[a].name;
+    }
+  return NULL;
+}
 
 const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) {
   for (int a = 0; a < k->nargs; a++)

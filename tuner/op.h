@@ -95,6 +95,8 @@ typedef struct pm__data {
   } consts;
   int nbufs;               /* an op made from a description: its buffers, in argument order */
   pm__buf bufs[PM__MAX_BUFS];
+  const void *const *scalars; /* and a call's scalars: [i] the i-th scalar argument's value (as
+                                 its type), NULL (or the array NULL) for its description's */
 } pm__data;
 
 typedef struct pm__op {
