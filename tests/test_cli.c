@@ -140,6 +140,36 @@ Test(cli, space_reads_a_kernel_file) {
   expect_usage_error("space --kernel k.json --dtype bf16", "a kernel file has its own");
 }
 
+/* The gallery (examples/kernels): each description's space prints for a size, and its seed and
+ * its largest point compile without a GPU. */
+Test(cli, every_gallery_kernel_prints_its_space_and_compiles) {
+  static const struct {
+    const char *name, *size, *largest;
+  } gallery[] = {
+      {"matadd", "4097x3001", "BLOCK=1024 VEC=4 ITEMS=2"},
+      {"transpose", "4097x3001", "TILE=64 BY=16 PAD=2"},
+      {"axpy", "1000003", "BLOCK=1024 VEC=4 ITEMS=2"},
+      {"softmax", "4096x1000", "THREADS=1024 ROWS=1 VEC=4"},
+      {"layernorm", "4096x1000", "THREADS=1024 ROWS=1 VEC=4"},
+  };
+  for (size_t i = 0; i < sizeof gallery / sizeof *gallery; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "space --kernel %s/examples/kernels/%s.json --size %s",
+             PM_SOURCE_DIR, gallery[i].name, gallery[i].size);
+    result *r = run(args);
+    cr_assert_eq(r->status, 0, "%s: %s", gallery[i].name, r->err);
+    cr_assert_not_null(strstr(r->out, "valid for"), "%s: %s", gallery[i].name, r->out);
+    snprintf(args, sizeof args, "compile --kernel %s/examples/kernels/%s.json --arch sm_90",
+             PM_SOURCE_DIR, gallery[i].name);
+    r = run(args);
+    cr_assert_eq(r->status, 0, "%s's seed: %s", gallery[i].name, r->err);
+    snprintf(args, sizeof args, "compile --kernel %s/examples/kernels/%s.json --arch sm_90 "
+                                "--config '%s'", PM_SOURCE_DIR, gallery[i].name, gallery[i].largest);
+    r = run(args);
+    cr_assert_eq(r->status, 0, "%s's %s: %s", gallery[i].name, gallery[i].largest, r->err);
+  }
+}
+
 /* `pmtune kernel new NAME` writes a kernel and its description whose space prints and whose
  * seed compiles as they are; it never replaces a file, and writes both or neither. */
 Test(cli, kernel_new_writes_a_kernel_whose_space_prints_and_seed_compiles) {
