@@ -1,6 +1,5 @@
 /* cmd_kernel.c: `pmtune kernel new NAME`, a kernel of your own to start from: NAME.cu and its
  * description NAME.json, whose space prints and whose seed compiles as they are. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kernel_file.h"
 #include "op.h"
 
 static const char about[] =
@@ -67,14 +67,6 @@ static const char json_text[] =
     "  \"bytes\": \"2 * 4 * :n\"\n"
     "}\n";
 
-static int is_identifier(const char *s) {
-  size_t n = 0;
-  if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
-  for (; s[n]; n++)
-    if (!(isalnum((unsigned char)s[n]) || s[n] == '_')) return 0;
-  return n <= 31;
-}
-
 /* Writes text (a format of the name alone) to path, only where nothing is there yet. */
 static int write_new(const char *path, const char *text, const char *name) {
   pm__file_out o;
@@ -101,7 +93,7 @@ int cmd_kernel(int argc, char **argv) {
   if (first + 1 == argc) return cli_usage_error("kernel", "new: no NAME given");
   const char *name = argv[first + 1];
   if (first + 2 < argc) return cli_usage_error("kernel", "unexpected argument '%s'", argv[first + 2]);
-  if (!is_identifier(name))
+  if (!pm__is_identifier(name, 31))
     return cli_usage_error("kernel", "new: '%s' is not a C identifier of at most 31 characters",
                            name);
   if (pm__op_find(name) != NULL)

@@ -250,7 +250,7 @@ static int only_known(reader *r, const char *p, const char *field, const char *c
   return rc;
 }
 
-static int is_identifier(const char *s, size_t max) {
+int pm__is_identifier(const char *s, size_t max) {
   if (s == NULL || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
   size_t n = 0;
   for (; s[n] != '\0'; n++)
@@ -930,7 +930,7 @@ static int read_params(reader *r, pm__kernel_file *k) {
       rc = fail(r, "params", "more than %d parameters", PM__MAX_PARAMS);
       break;
     }
-    if (!is_identifier(name, NAME_MAX_LEN)) {
+    if (!pm__is_identifier(name, NAME_MAX_LEN)) {
       rc = fail(r, field, "a parameter's name is its -D define: a C identifier of at most %d "
                           "characters", NAME_MAX_LEN);
       break;
@@ -1101,7 +1101,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
     snprintf(p, sizeof p, "$.args[%ld]", i);
     if ((rc = only_known(r, p, field, a->scalar ? scalar_fields : buffer_fields)) != PM_OK) break;
     snprintf(p, sizeof p, "$.args[%ld].name", i), snprintf(f2, sizeof f2, "%s.name", field);
-    if ((rc = string_at(r, p, f2, 1, &a->name)) == PM_OK && !is_identifier(a->name, 63))
+    if ((rc = string_at(r, p, f2, 1, &a->name)) == PM_OK && !pm__is_identifier(a->name, 63))
       rc = fail(r, f2, "'%s' is not a C identifier", quote(r, a->name));
     if (rc == PM_OK && a->scalar) {
       snprintf(p, sizeof p, "$.args[%ld].scalar", i), snprintf(f2, sizeof f2, "%s.scalar", field);
@@ -1331,21 +1331,21 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   }
   if ((rc = only_known(&r, "$", "", top_fields)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.name", "name", 1, &k->name)) != PM_OK) goto done;
-  if (!is_identifier(k->name, 31) || pm__op_find(k->name) != NULL) {
+  if (!pm__is_identifier(k->name, 31) || pm__op_find(k->name) != NULL) {
     rc = fail(&r, "name", "'%s': a C identifier of at most 31 characters, not a built-in "
                           "operation's name", quote(&r, k->name));
     goto done;
   }
   if ((rc = string_at(&r, "$.summary", "summary", 0, &summary)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.entry", "entry", 1, &k->entry)) != PM_OK) goto done;
-  if (!is_identifier(k->entry, 255)) {
+  if (!pm__is_identifier(k->entry, 255)) {
     rc = fail(&r, "entry", "'%s' is not a C identifier", quote(&r, k->entry));
     goto done;
   }
   if ((rc = string_at(&r, "$.source", "source", 1, &k->source_file)) != PM_OK) goto done;
   if ((rc = read_source(&r, k, path)) != PM_OK) goto done;
   if ((rc = string_at(&r, "$.reference", "reference", 0, &k->reference)) != PM_OK) goto done;
-  if (k->reference != NULL && (!is_identifier(k->reference, 255) ||
+  if (k->reference != NULL && (!pm__is_identifier(k->reference, 255) ||
                                strcmp(k->reference, k->entry) == 0)) {
     rc = fail(&r, "reference", "'%s': another kernel of the source (a C identifier) wanted",
               quote(&r, k->reference));

@@ -37,6 +37,10 @@ int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch
  * reference) as written: a kernel not declared extern "C" has a mangled name. */
 int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__cubin *bin);
 
+/* Whether s is a C identifier of at most max characters: what a kernel's name, entry, parameters
+ * and arguments must be (`pmtune kernel new` checks a name the same way). */
+int pm__is_identifier(const char *s, size_t max);
+
 /* How many buffer arguments the kernel takes, and buffer i's name (its dtype in *dtype, where
  * given); NULL where there is no buffer i. */
 int pm__kernel_file_buffers(const pm__kernel_file *k);
