@@ -590,7 +590,8 @@ done:
 }
 
 static int import_measurement(pm__db *db, const char *json, int index, const known_gpu *known,
-                              int nknown, pm__db_import_stats *st, const char **end) {
+                              int nknown, int known_ops, pm__db_import_stats *st,
+                              const char **end) {
   static const char *const statuses[] = {"ok", "compile_error", "launch_error", "wrong_result"};
   pm_ctx *c = pm__db_ctx(db);
   value v[M_N_];
@@ -618,6 +619,10 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
       (rc = check_int(c, &v[M_RADIUS], where, "radius", 1, 3)) != PM_OK ||
       (rc = check_int(c, &v[M_SAMPLES], where, "samples", 1, 1 << 30)) != PM_OK)
     goto done;
+  if (known_ops && pm__db_op_named(db, v[M_OP].text) == NULL) { /* checked, not written */
+    st->passed_over++;
+    goto done;
+  }
   if (v[M_VARIANT].present && strlen(v[M_VARIANT].text) > 32) {
     rc = pm__seterr(c, PM_EINVAL, "%s.variant: longer than 32 bytes", where);
     goto done;
@@ -776,6 +781,7 @@ static void import_pragmas_reset(pm__db *db) {
 typedef struct import_state {
   known_gpu *gpus;
   int ngpus;
+  int known_ops; /* pm__db_import_known: measurements of other ops passed over */
   pm__db_import_stats st;
 } import_state;
 
@@ -790,14 +796,15 @@ static int gpu_cb(pm__db *db, const char *json, int i, void *arg, const char **e
 
 static int measurement_cb(pm__db *db, const char *json, int i, void *arg, const char **end) {
   import_state *s = arg;
-  return import_measurement(db, json, i, s->gpus, s->ngpus, &s->st, end);
+  return import_measurement(db, json, i, s->gpus, s->ngpus, s->known_ops, &s->st, end);
 }
 
-int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *stats) {
+static int import(pm__db *db, const char *json, size_t len, int known_ops,
+                  pm__db_import_stats *stats) {
   pm_ctx *c = pm__db_ctx(db);
   int rc = PM_OK;
   value v[T_N];
-  import_state s = {0};
+  import_state s = {.known_ops = known_ops};
   int pragmas_set = 0;
   memset(v, 0, sizeof v);
   if (stats) memset(stats, 0, sizeof *stats);
@@ -870,4 +877,12 @@ fail:
   free(s.gpus);
   free(doc);
   return rc;
+}
+
+int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *st) {
+  return import(db, json, len, 0, st);
+}
+
+int pm__db_import_known(pm__db *db, const char *json, size_t len, pm__db_import_stats *st) {
+  return import(db, json, len, 1, st);
 }

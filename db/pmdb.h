@@ -439,6 +439,7 @@ typedef struct pm__db_import_stats {
   int added;      /* measurements that were not stored */
   int updated;    /* stored, and replaced by a later measurement of the document */
   int kept;       /* stored already, as recent as the document's or more */
+  int passed_over; /* pm__db_import_known: of ops the database was not opened for */
 } pm__db_import_stats;
 
 /* Merges a document that pm__db_export wrote (json, len bytes) into the database, all or
@@ -447,6 +448,11 @@ typedef struct pm__db_import_stats {
  * with nothing written. A measurement replaces a stored one of the same key only if it was
  * measured later. st may be NULL. */
 int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats *st);
+
+/* The same, but a measurement of an op that the database was not opened for (a kernel of one's
+ * own in a fleet's export, read by serving for the built-in ops) is checked as a row and passed
+ * over, not refused: st->passed_over counts them. Shipped and results folders are read so. */
+int pm__db_import_known(pm__db *db, const char *json, size_t len, pm__db_import_stats *st);
 
 /* ---- What the modules of db/ share ---------------------------------------------------------- */
 

@@ -142,7 +142,7 @@ static int import_model(pm_ctx *c, const doc *docs, int n, const char *model, pm
     if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), db) != PM_OK) {
       pm__notice(c, "shipped results: %s", pm_errmsg(c));
       *db = NULL;
-    } else if (pm__db_import(*db, docs[i].text, docs[i].len, &st) != PM_OK) {
+    } else if (pm__db_import_known(*db, docs[i].text, docs[i].len, &st) != PM_OK) {
       pm__notice(c, "shipped results %s: %s", docs[i].path, pm_errmsg(c));
     } else {
       count++;

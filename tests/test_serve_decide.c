@@ -754,6 +754,55 @@ Test(serve_decide, of_two_between_answers_the_nearer_sizes_serve) {
   unsetenv("PMTUNE_RESULTS");
 }
 
+/* A fleet's export may hold a kernel of someone's own beside the built-in ops: serving the
+ * built-in ops from such a results folder passes its rows over (checked, not written) instead
+ * of refusing the document, and `pmtune import` without the kernel's description still refuses
+ * it, naming the op. */
+Test(serve_decide, a_kernels_rows_in_a_results_document_are_passed_over) {
+  char results[128], ship[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(ship, sizeof ship, "%s/ship.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  pm__device_info tuned_on = fake_gpu(0, 7);
+  dbtest_put_config(c, ship, &tuned_on, real_sha(&pm__op_matadd), &pm__op_matadd, M1000,
+                    MATADD(2), 1.0);
+  snprintf(file, sizeof file, "%s/fleet.json", results);
+  export_to(ship, file);
+  /* the document's one measurement again, of another op: a kernel of one's own */
+  size_t len = 0;
+  char *doc = dbtest_slurp(file, &len);
+  cr_assert_not_null(doc);
+  const char *m = strstr(doc, "\"measurements\": [");
+  cr_assert_not_null(m);
+  const char *first = strchr(m, '{'), *p = first;
+  int depth = 0;
+  do { /* to the end of the first measurement (no brace inside its strings) */
+    depth += *p == '{' ? 1 : *p == '}' ? -1 : 0;
+    p++;
+  } while (depth > 0);
+  size_t mlen = (size_t)(p - first);
+  char *copy = malloc(mlen + 64), *out = malloc(len + mlen + 64);
+  cr_assert(copy && out);
+  snprintf(copy, mlen + 1, "%s", first);
+  char *op = strstr(copy, "\"op\":\"matadd\"");
+  cr_assert_not_null(op, "%s", copy);
+  char *tail = strdup(op + strlen("\"op\":\"matadd\""));
+  sprintf(op, "\"op\":\"my_kernel\"%s", tail);
+  free(tail);
+  sprintf(out, "%.*s%s,%s", (int)(first - doc), doc, copy, first);
+  FILE *f = fopen(file, "w");
+  cr_assert_not_null(f);
+  fputs(out, f);
+  fclose(f);
+  pm__decision d;
+  cr_assert_eq(decide_fresh(results, &pm__op_matadd, M1000, &d), PM__FROM_EXACT, "%s", d.why);
+  cr_assert(d.shipped && strcmp(d.config, MATADD(2)) == 0, "%s", d.config);
+  cr_assert_eq(import(out), PM_EINVAL, "an import names what it cannot check");
+  cr_assert_not_null(strstr(pm_errmsg(c), "unknown op 'my_kernel'"), "%s", pm_errmsg(c));
+  free(copy), free(out), free(doc);
+  unsetenv("PMTUNE_RESULTS");
+}
+
 /* A FIFO, a directory or a device link named like a document among the shipped results (issue
  * 31) is passed over at once, never waited on: the documents beside it still serve. */
 Test(serve_decide, shipped_results_pass_over_what_is_not_a_regular_file) {
