@@ -163,6 +163,12 @@ struct pm_kernel {
   uint32_t id;
   pm__db_known known;  /* what the database knows of it for this GPU, read on first need */
   unsigned char loaded; /* 0: not read yet; 1: read; 2: could not be read */
+  /* The results folder's documents that name it, in memory (pm__shipped_kernel_known): read on
+   * first need; shipped_loaded as loaded, 2 also where none names it */
+  pm__ops_db_plus plus;  /* the ops that database was opened for: the built-in ones and this */
+  pm__db *shipped;
+  pm__db_known shipped_known;
+  unsigned char shipped_loaded;
   struct pm_kernel *next;
 };
 
@@ -199,6 +205,12 @@ typedef struct pm__serve {
  * the serve lock; NULL where none are installed for it (PMTUNE_RESULTS names another folder, or
  * "none"). pm__shipped_free drops them (pm_close). */
 const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op);
+/* The same for a kernel of one's own: the documents of the results folder that name it (a
+ * fleet's export, say), of this GPU's model and else of the nearest of its architecture, read
+ * into a database of its own in memory on its first need; NULL where none does. Freed with k
+ * (pm__shipped_kernel_free). */
+const pm__db_known *pm__shipped_kernel_known(pm_kernel *k);
+void pm__shipped_kernel_free(pm_kernel *k);
 
 void pm__shipped_free(pm__serve *s);
 

@@ -282,8 +282,9 @@ static int slow_path(pm_ctx *c, const pm__op *op, pm_kernel *user, const pm__pro
   uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
     goto done; /* another thread was first */
-  if (user != NULL) /* a kernel of one's own: the user's database, else its seed */
-    pm__decide_quiet(c, kernel_known(user), NULL, op, pr, &d);
+  if (user != NULL) /* a kernel of one's own: the user's database and the results folder's
+                       documents that name it, else its seed */
+    pm__decide_quiet(c, kernel_known(user), pm__shipped_kernel_known(user), op, pr, &d);
   else if (pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op), op, pr, &d) !=
                PM__FROM_EXACT && s->autotune &&
            pm__autotune_wanted(&d))
@@ -393,6 +394,7 @@ void pm__serve_free(pm_ctx *c) {
     pm_kernel *k = s->kernels;
     s->kernels = k->next;
     pm__db_known_free(&k->known);
+    pm__shipped_kernel_free(k);
     pm__kernel_file_free(k->kf);
     free(k);
   }

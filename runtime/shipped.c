@@ -132,14 +132,15 @@ static doc *read_docs(const char *dir, int *n) {
   return docs;
 }
 
-/* Imports the documents of `model` into *db (made in memory on first need); returns how many
- * were. Failures are said with pm__notice. */
-static int import_model(pm_ctx *c, const doc *docs, int n, const char *model, pm__db **db) {
+/* Imports the documents of `model` into *db (made in memory on first need, for ops); returns how
+ * many were. Failures are said with pm__notice. */
+static int import_model(pm_ctx *c, const doc *docs, int n, const char *model,
+                        const pm__db_op *const *ops, pm__db **db) {
   int count = 0;
   for (int i = 0; i < n; i++) {
     pm__db_import_stats st;
     if (strcmp(docs[i].model, model) != 0) continue;
-    if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, pm__ops_db(), db) != PM_OK) {
+    if (*db == NULL && pm__db_open(c, NULL, PM__DB_MEMORY, ops, db) != PM_OK) {
       pm__notice(c, "shipped results: %s", pm_errmsg(c));
       *db = NULL;
     } else if (pm__db_import_known(*db, docs[i].text, docs[i].len, &st) != PM_OK) {
@@ -172,19 +173,28 @@ static const char *sibling_model(pm_ctx *c, const doc *docs, int n) {
  * document could not be). A GPU of the model whose memory size reads otherwise (ECC on or off)
  * is still of the model: the rows are made to say this one's, in the copy in memory. Each
  * document is read once. */
-static pm__db *load(pm_ctx *c, const char *dir) {
-  pm__serve *s = c->serve;
+static pm__db *load(pm_ctx *c, const char *dir, const pm__db_op *const *ops, const char *only,
+                    char *sibling_out, size_t sibling_cap, char *groups, size_t groups_cap) {
   int n = 0;
   doc *docs = read_docs(dir, &n);
   pm__db *db = NULL;
   const char *sibling = NULL;
-  import_model(c, docs, n, c->dev.name, &db);
-  if ((sibling = sibling_model(c, docs, n)) != NULL && import_model(c, docs, n, sibling, &db) > 0) {
-    if (pm__db_gpu_adopt_sibling(db, &c->dev, sibling, s->sibling_groups,
-                                 sizeof s->sibling_groups) != PM_OK)
+  if (only != NULL) { /* the documents that name op `only` alone */
+    char needle[48];
+    snprintf(needle, sizeof needle, "\"op\":\"%s\"", only);
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+      if (strstr(docs[i].text, needle) != NULL) docs[kept++] = docs[i];
+      else free(docs[i].text);
+    n = kept;
+  }
+  import_model(c, docs, n, c->dev.name, ops, &db);
+  if ((sibling = sibling_model(c, docs, n)) != NULL &&
+      import_model(c, docs, n, sibling, ops, &db) > 0) {
+    if (pm__db_gpu_adopt_sibling(db, &c->dev, sibling, groups, groups_cap) != PM_OK)
       pm__notice(c, "shipped results: %s", pm_errmsg(c));
-    else if (s->sibling_groups[0] != '\0')
-      snprintf(s->sibling, sizeof s->sibling, "%s", sibling);
+    else if (groups[0] != '\0')
+      snprintf(sibling_out, sibling_cap, "%s", sibling);
   }
   for (int i = 0; i < n; i++) free(docs[i].text);
   free(docs);
@@ -210,9 +220,35 @@ const pm__db_known *pm__shipped_known(pm_ctx *c, const pm__op *op) {
   if (!s->shipped_tried) {
     char dir[PATH_MAX];
     s->shipped_tried = 1;
-    if (results_dir(dir, sizeof dir)) s->shipped = load(c, dir);
+    if (results_dir(dir, sizeof dir))
+      s->shipped = load(c, dir, pm__ops_db(), NULL, s->sibling, sizeof s->sibling,
+                        s->sibling_groups, sizeof s->sibling_groups);
   }
   return pm__known_get(c, &s->shipped_known, s->shipped, op, "the shipped results are not used");
+}
+
+const pm__db_known *pm__shipped_kernel_known(pm_kernel *k) {
+  pm_ctx *c = k->c;
+  if (k->shipped_loaded == 0) {
+    char dir[PATH_MAX], sibling[128] = "", groups[256] = "";
+    k->shipped_loaded = 2;
+    if (results_dir(dir, sizeof dir) &&
+        (k->shipped = load(c, dir, pm__ops_db_with(k->op, &k->plus), k->op->name, sibling,
+                           sizeof sibling, groups, sizeof groups)) != NULL) {
+      if (pm__op_known_load(k->shipped, &c->dev, k->op, &k->shipped_known) == PM_OK)
+        k->shipped_loaded = 1;
+      else
+        pm__notice(c, "%s: the results folder is not used for %s", pm_errmsg(c), k->op->name);
+    }
+  }
+  return k->shipped_loaded == 1 ? &k->shipped_known : NULL;
+}
+
+void pm__shipped_kernel_free(pm_kernel *k) {
+  if (k->shipped_loaded == 1) pm__db_known_free(&k->shipped_known);
+  pm__db_close(k->shipped);
+  k->shipped = NULL;
+  k->shipped_loaded = 0;
 }
 
 void pm__shipped_free(pm__serve *s) {

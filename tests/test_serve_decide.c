@@ -8,6 +8,8 @@
 
 #include "compile.h"
 #include "dbtest.h"
+#include "kernel_file.h"
+#include "runtime.h"
 #include "serve.h"
 
 static pm_ctx *c;
@@ -800,6 +802,75 @@ Test(serve_decide, a_kernels_rows_in_a_results_document_are_passed_over) {
   cr_assert_eq(import(out), PM_EINVAL, "an import names what it cannot check");
   cr_assert_not_null(strstr(pm_errmsg(c), "unknown op 'my_kernel'"), "%s", pm_errmsg(c));
   free(copy), free(out), free(doc);
+  unsetenv("PMTUNE_RESULTS");
+}
+
+/* A kernel of one's own is served from a results folder as the built-in ops are (issue 32): the
+ * documents that name it (a fleet's export of its tuning) are read into a database of its own,
+ * their winner serves at the size tuned and between sizes; where none names it, nothing. */
+Test(serve_decide, a_kernel_of_ones_own_is_served_from_a_results_folder) {
+  char results[128], ship[128], file[160];
+  snprintf(results, sizeof results, "%s/results", dir);
+  snprintf(ship, sizeof ship, "%s/ship.db", dir);
+  cr_assert_eq(mkdir(results, 0755), 0);
+  pm__kernel_file *kf = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/matadd.json", &kf), PM_OK,
+               "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(kf);
+  const char *sha = pm__op_template(op)->sha256;
+  pm__ops_db_plus plus;
+  const pm__db_op *const *ops = pm__ops_db_with(op, &plus);
+  pm__device_info tuned_on = fake_gpu(0, 7);
+  pm__problem a = {.rows = 1000, .cols = 1000}, b = {.rows = 4000, .cols = 4000};
+  struct { pm__problem pr; const char *config; double ms; } rows[] = {
+      {a, "BLOCK=256 VEC=4 ITEMS=1", 1.0}, {a, "BLOCK=128 VEC=1 ITEMS=1", 1.5},
+      {b, "BLOCK=256 VEC=4 ITEMS=1", 16.0}, {b, "BLOCK=128 VEC=1 ITEMS=1", 24.0}};
+  pm__db *db = NULL;
+  int64_t gpu;
+  cr_assert_eq(pm__db_open(c, ship, 0, ops, &db), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, &tuned_on, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_template_current(db, op->name, sha), PM_OK, "%s", pm_errmsg(c));
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    int v[PM__MAX_PARAMS];
+    char params[PM__DB_PARAMS_MAX];
+    pm__db_problem p;
+    cr_assert_eq(pm__config_parse(c, op, rows[i].config, v), PM_OK, "%s", pm_errmsg(c));
+    pm__config_json(op, v, params, sizeof params);
+    pm__op_db_problem(op, &rows[i].pr, &p);
+    pm__db_measurement m = dbtest_measurement(gpu, p, sha, params, rows[i].ms);
+    cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  }
+  snprintf(file, sizeof file, "%s/fleet.json", results);
+  FILE *f = fopen(file, "w");
+  cr_assert_not_null(f);
+  cr_assert_eq(pm__db_export(db, f, 0, NULL), PM_OK, "%s", pm_errmsg(c));
+  fclose(f);
+  pm__db_close(db);
+
+  size_t doclen = 0;
+  char *doc = dbtest_slurp(file, &doclen);
+  cr_assert_not_null(strstr(doc, "\"op\":\"my_matadd\""), "%s", doc);
+  free(doc);
+  pm_ctx *fc = fresh_ctx(results);
+  pm_kernel k = {.c = fc, .kf = kf, .op = op};
+  pm__decision d;
+  pm__problem at = {.rows = 1000, .cols = 1000, .caller_align = 16};
+  cr_assert_eq(pm__decide(fc, NULL, pm__shipped_kernel_known(&k), op, &at, &d), PM__FROM_EXACT,
+               "%s", d.why);
+  cr_assert(d.shipped);
+  cr_assert_str_eq(d.config, "BLOCK=256 VEC=4 ITEMS=1");
+  pm__problem mid = {.rows = 2000, .cols = 2000, .caller_align = 16};
+  cr_assert_eq(pm__decide(fc, NULL, pm__shipped_kernel_known(&k), op, &mid, &d), PM__FROM_NEAREST);
+  cr_assert(d.between && d.shipped, "between 1000x1000 and 4000x4000");
+  pm__shipped_kernel_free(&k);
+  fresh_free(fc);
+  fc = fresh_ctx("none"); /* no folder: nothing, quietly */
+  k = (pm_kernel){.c = fc, .kf = kf, .op = op};
+  cr_assert_null(pm__shipped_kernel_known(&k));
+  cr_assert_eq(pm__decide(fc, NULL, pm__shipped_kernel_known(&k), op, &at, &d), PM__FROM_DEFAULT);
+  pm__shipped_kernel_free(&k);
+  fresh_free(fc);
+  pm__kernel_file_free(kf);
   unsetenv("PMTUNE_RESULTS");
 }
 
