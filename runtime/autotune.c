@@ -1,5 +1,6 @@
 /* autotune.c: tuning sizes on first use (pm_options.autotune, PMTUNE_AUTOTUNE=1) in a background
- * thread of the context: a call that meets a size far from every tuned one asks for it and is
+ * thread of the context: a call (of a built-in op or a kernel of one's own) that meets a size far
+ * from every tuned one asks for it and is
  * served at once; the thread runs a short random search on a stream of its own, stores it in
  * the tuning database on a handle of its own, and moves serving to a new epoch so that later
  * calls use it. */
@@ -27,14 +28,18 @@ int pm__autotune_wanted(const pm__decision *d) {
          (d->source == PM__FROM_NEAREST && d->distance > log(PM__AUTOTUNE_FACTOR) + 1e-9);
 }
 
-/* A read-write handle on c's database with c's GPU recorded (*gpu_id); NULL where it cannot be
- * opened (the reason is on c). */
-static pm__db *open_for_tuning(pm_ctx *c, int64_t *gpu_id) {
+/* A read-write handle on c's database for op with c's GPU recorded (*gpu_id): the built-in ops',
+ * and where op is a kernel of one's own, its too, its template made current (plus holds the list
+ * while the handle lives); NULL where it cannot be opened (the reason is on c). */
+static pm__db *open_for_tuning(pm_ctx *c, const pm__op *op, pm__ops_db_plus *plus,
+                               int64_t *gpu_id) {
   pm__db *db = NULL;
-  int driver, runtime;
+  int driver, runtime, own = pm__op_find(op->name) != op;
   pm__cuda_versions(&driver, &runtime);
-  if (pm__db_open(c, c->db_path, 0, pm__ops_db(), &db) != PM_OK) return NULL;
-  if (pm__db_gpu_put(db, &c->dev, driver, runtime, gpu_id) != PM_OK) {
+  if (pm__db_open(c, c->db_path, 0, own ? pm__ops_db_with(op, plus) : pm__ops_db(), &db) != PM_OK)
+    return NULL;
+  if (pm__db_gpu_put(db, &c->dev, driver, runtime, gpu_id) != PM_OK ||
+      (own && pm__db_template_current(db, op->name, pm__op_template(op)->sha256) != PM_OK)) {
     pm__db_close(db);
     return NULL;
   }
@@ -46,7 +51,8 @@ static pm__db *open_for_tuning(pm_ctx *c, int64_t *gpu_id) {
  * with pm__notice (the calls are served as if nothing had been tuned). */
 static void tune_one(pm_ctx *c, pm_ctx *tc, const pm__op *op, const pm__problem *pr, int budget) {
   int64_t gpu_id = 0;
-  pm__db *db = open_for_tuning(tc, &gpu_id);
+  pm__ops_db_plus plus;
+  pm__db *db = open_for_tuning(tc, op, &plus, &gpu_id);
   if (db == NULL) {
     pm__notice(c, "%s: %s is not tuned on first use", pm_errmsg(tc), op->name);
     return;

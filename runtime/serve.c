@@ -282,12 +282,13 @@ static int slow_path(pm_ctx *c, const pm__op *op, pm_kernel *user, const pm__pro
   uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
   if ((*out = pm__cache_lookup(&s->cache, k)) != NULL && (*out)->epoch == epoch)
     goto done; /* another thread was first */
-  if (user != NULL) /* a kernel of one's own: the user's database and the results folder's
-                       documents that name it, else its seed */
-    pm__decide_quiet(c, kernel_known(user), pm__shipped_kernel_known(user), op, pr, &d);
-  else if (pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op), op, pr, &d) !=
-               PM__FROM_EXACT && s->autotune &&
-           pm__autotune_wanted(&d))
+  /* a kernel of one's own: the user's database and the results folder's documents that name
+   * it, else its seed */
+  pm__source from = user != NULL ? pm__decide_quiet(c, kernel_known(user),
+                                                    pm__shipped_kernel_known(user), op, pr, &d)
+                                 : pm__decide_quiet(c, known_of(c, op), pm__shipped_known(c, op),
+                                                    op, pr, &d);
+  if (from != PM__FROM_EXACT && s->autotune && pm__autotune_wanted(&d))
     pm__autotune_request(c, op, pr);
   if (d.source == PM__FROM_DEFAULT) say_default(c, op, pr, &d);
   memset(spare, 0, sizeof *spare);

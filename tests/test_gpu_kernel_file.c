@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel_file.h"
@@ -347,6 +348,34 @@ Test(gpu_kernel_file, a_scalar_is_given_at_the_call) {
   }
   CUDA_OK(cudaFree(din));
   CUDA_OK(cudaFree(dout));
+  pm_close(u);
+}
+
+/* Tuning on first use (issue 32): a context with autotune on serves a kernel of its own its seed
+ * at a size nothing is known of, tunes that size in the background, and serves the winner from
+ * then on; a context opened later finds it stored. Every result right. */
+Test(gpu_kernel_file, a_kernel_is_tuned_on_first_use) {
+  const char *example = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 8};
+  pm_kernel *k = NULL;
+  int source = -1;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  served_add(u, k, 333, 2049, 0, &source);
+  cr_assert_eq(source, PM__FROM_DEFAULT, "its seed, at once");
+  struct timespec nap = {0, 2000000};
+  for (double t0 = pm__now_ms(); pm__autotune_busy(u, NULL); nanosleep(&nap, NULL))
+    cr_assert_lt(pm__now_ms() - t0, 120000, "the background tuning did not end in 2 minutes");
+  cr_assert_null(pm_notice(u), "nothing fell back: %s", pm_notice(u));
+  served_add(u, k, 333, 2049, 0, &source);
+  cr_assert_eq(source, PM__FROM_EXACT, "tuned in the background");
+  pm_close(u);
+  o.autotune = 0;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  served_add(u, k, 333, 2049, 0, &source);
+  cr_assert_eq(source, PM__FROM_EXACT, "another context finds it stored");
   pm_close(u);
 }
 
