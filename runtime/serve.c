@@ -163,6 +163,14 @@ int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__dec
   return PM_OK;
 }
 
+int pm__serve_decide_kernel(pm_kernel *k, const pm__problem *pr, pm__decision *out) {
+  pm_ctx *c = k->c;
+  pthread_mutex_lock(&c->serve->lock);
+  pm__decide(c, kernel_known(k), pm__shipped_kernel_known(k), k->op, pr, out);
+  pthread_mutex_unlock(&c->serve->lock);
+  return PM_OK;
+}
+
 /* ---- The sizes served without an exact winner (pm_options.record) -------------------------- */
 
 /* Writes the calls counted in every entry not decided exact to the database (pm_close), in one

@@ -87,6 +87,9 @@ void pm__serve_refresh(pm_ctx *c);
  * first use (pm__decide under the serving lock). c must have serving state (pm_open with a
  * device, or pm__serve_init). */
 int pm__serve_decide(pm_ctx *c, const pm__op *op, const pm__problem *pr, pm__decision *out);
+/* The same for a kernel of one's own (pm_kernel_open's handle): the answer of its context's
+ * database and of the results folder's documents that name it, as a call of it decides. */
+int pm__serve_decide_kernel(pm_kernel *k, const pm__problem *pr, pm__decision *out);
 
 /* The alignment (4, 8 or 16 bytes) that every pointer and pitch given honours; 0 where one is
  * not even 4-byte aligned (floats need that). n values, NULL pointers count as aligned. */

@@ -457,18 +457,16 @@ int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_fi
   return CLI_OK;
 }
 
-void cli_kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm__problem *pr,
+void cli_kernel_decide(pm_ctx *c, const char *kfile, const pm__op *op, const pm__problem *pr,
                        pm__decision *out) {
-  pm__ops_db_plus plus;
-  pm__db *db = NULL;
-  pm__db_known known;
-  int have = pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db_with(op, &plus), &db) == PM_OK &&
-             pm__op_known_load(db, &c->dev, op, &known) == PM_OK;
+  pm_kernel *k = NULL;
+  if (pm_kernel_open(c, kfile, &k) == PM_OK) {
+    pm__serve_decide_kernel(k, pr, out);
+    return;
+  }
   char why[512];
-  snprintf(why, sizeof why, "%s", have ? "" : pm_errmsg(c));
+  snprintf(why, sizeof why, "%s", pm_errmsg(c));
   cli_user_text(why);
-  pm__decide(c, have ? &known : NULL, NULL, op, pr, out);
-  if (!have) snprintf(out->why, sizeof out->why, "%s", why);
-  if (have) pm__db_known_free(&known);
-  pm__db_close(db);
+  pm__decide(c, NULL, NULL, op, pr, out);
+  snprintf(out->why, sizeof out->why, "%s", why);
 }

@@ -239,11 +239,12 @@ struct pm__kernel_file;
 int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, struct pm__kernel_file **kf,
                     pm__ops_db_plus *plus, const pm__db_op *const **ops);
 
-/* What a kernel of one's own (op, from --kernel) runs on pr on c's device: its winner tuned for
- * exactly pr's size in the database at dbpath, else the nearest tuned size's, else its seed
- * (the decision chain of pm_kernel_launch; out->why says why where the seed serves). */
+/* What the kernel of one's own that kfile describes (op, loaded from it) runs on pr on c's
+ * device, as pm_kernel_launch decides it: from c's database and the results folder's documents
+ * that name it (exact, between, nearest), else its seed; out->why says why where the seed
+ * serves. */
 struct pm__decision;
-void cli_kernel_decide(pm_ctx *c, const char *dbpath, const pm__op *op, const pm__problem *pr,
+void cli_kernel_decide(pm_ctx *c, const char *kfile, const pm__op *op, const pm__problem *pr,
                        struct pm__decision *out);
 
 /* The subcommands, one file each (cmd_NAME.c, whose cmd_NAME parses its options with

@@ -272,7 +272,7 @@ int cmd_bench(int argc, char **argv) {
     char ptext[96], pname[96], pwhy[512];
     pm__problem_text(op, &pr, ptext, sizeof ptext);
     pm__decision dec;
-    if (kf != NULL) cli_kernel_decide(c, dbpath, op, &pr, &dec);
+    if (kf != NULL) cli_kernel_decide(c, kfile, op, &pr, &dec);
     else pm__serve_decide(c, op, &pr, &dec); /* caller_align 0: in the layout the winner was tuned in */
     pm__data d = {0};
     timing tuned, seed, ceil, pt;

@@ -105,7 +105,7 @@ int cmd_explain(int argc, char **argv) {
     goto done;
   }
   pm__decision d;
-  if (kf != NULL) cli_kernel_decide(c, dbpath, op, &pr, &d);
+  if (kf != NULL) cli_kernel_decide(c, kfile, op, &pr, &d);
   else pm__serve_decide(c, op, &pr, &d);
   cli_user_text(d.why); /* a database's failure, said without pmtune's source tags */
   char ptext[96], tuned[48], other[48];
