@@ -191,8 +191,8 @@ int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k);
  * 2^31 - 1) over its buffers: buffers[i] is the device pointer of its i-th buffer argument (in
  * the order of "args", scalars left out), each a multiple of its element's size; each scalar its
  * description's "value" (pm_kernel_launch_with gives them per call). The kernel tuned for
- * exactly this size, else what is known between and near it, else the seed; asynchronously on stream, and
- * capturable into a CUDA graph like every call. A call of a size met before costs what a
+ * exactly this size, else what is known between and near it, else the seed; asynchronously on
+ * stream, and capturable into a CUDA graph like every call. A call of a size met before costs what a
  * built-in call does: a cache lookup, and the launch. Tuned points were checked on buffers
  * cudaMalloc gave (512-byte aligned): a kernel making wider accesses than its elements needs
  * such buffers. */

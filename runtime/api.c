@@ -351,14 +351,18 @@ static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
   if ((scalars != NULL || nscalars != 0) && nscalars != (size_t)described)
     return pm__seterr(c, PM_EINVAL, "%s: %s: %zu scalars given, %d described", fn, op->name,
                       nscalars, described);
-  for (int i = 0; i < described; i++) {
-    int has_value = 0;
-    const char *name = pm__kernel_file_scalar(k->kf, i, NULL, &has_value);
-    if ((scalars == NULL || scalars[i] == NULL) && !has_value)
-      return pm__seterr(c, PM_EINVAL, "%s: %s: scalar %d (%s) has no value in the description: "
-                                      "the call must give it (pm_kernel_launch_with)",
-                        fn, op->name, i, name);
-  }
+  int missing = -1; /* a scalar with no value that the call does not give */
+  if (scalars == NULL)
+    missing = pm__kernel_file_scalar_needed(k->kf); /* known at load: no loop per call */
+  else
+    for (int i = 0, has_value = 0; i < described && missing < 0; i++)
+      if (scalars[i] == NULL && pm__kernel_file_scalar(k->kf, i, NULL, &has_value) != NULL &&
+          !has_value)
+        missing = i;
+  if (missing >= 0)
+    return pm__seterr(c, PM_EINVAL, "%s: %s: scalar %d (%s) has no value in the description: "
+                                    "the call must give it (pm_kernel_launch_with)",
+                      fn, op->name, missing, pm__kernel_file_scalar(k->kf, missing, NULL, NULL));
   pm__data d;
   d.nbufs = nbufs;
   d.scalars = scalars;

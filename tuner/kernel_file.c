@@ -100,6 +100,9 @@ struct pm__kernel_file {
   expr grid[3], block[3], shared, bytes;
   int nargs, nbufs, nscalars;
   arg args[MAX_ARGS];
+  signed char buffer_arg[PM__MAX_BUFS], scalar_arg[MAX_ARGS]; /* buffer (scalar) i is
+                                                                  args[buffer_arg[i]] */
+  int needed;                       /* the first scalar with no value (a call must give it), or -1 */
   double tolerance;
   launch_memo **memo; /* buckets (a power of two of them), under lock */
   size_t nbuckets, nmemo;
@@ -1113,6 +1116,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
       snprintf(p, sizeof p, "$.args[%ld].value", i);
       if (rc == PM_OK && (rc = member(r, p, type, NULL)) == PM_OK) {
         a->has_value = strcmp(type, "missing") != 0; /* else each call gives it; tuning runs 1 */
+        k->scalar_arg[k->nscalars] = (signed char)i;
         a->buf = k->nscalars++;
         snprintf(p, sizeof p, "args[%ld].value", i);
         rc = read_one_expr(r, k, p, "1", 1, &a->e);
@@ -1130,6 +1134,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
       if (rc == PM_OK && k->nbufs == PM__MAX_BUFS)
         rc = fail(r, field, "more than %d buffers", PM__MAX_BUFS);
       if (rc == PM_OK) {
+        k->buffer_arg[k->nbufs] = (signed char)i;
         a->buf = k->nbufs++;
         snprintf(p, sizeof p, "args[%ld].count", i);
         rc = read_one_expr(r, k, p, NULL, 0, &a->e);
@@ -1137,6 +1142,9 @@ static int read_args(reader *r, pm__kernel_file *k) {
     }
     free(s), free(t), free(dir);
   }
+  k->needed = -1;
+  for (int i = k->nscalars - 1; i >= 0; i--)
+    if (!k->args[k->scalar_arg[i]].has_value) k->needed = i;
   if (rc == PM_OK) {
     int outputs = 0;
     for (int i = 0; i < k->nargs; i++) outputs += !k->args[i].scalar && k->args[i].dir != PM__BUF_IN;
@@ -1197,25 +1205,23 @@ int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
 
 int pm__kernel_file_scalars(const pm__kernel_file *k) { return k->nscalars; }
 
+int pm__kernel_file_scalar_needed(const pm__kernel_file *k) { return k->needed; }
+
 const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
                                    int *has_value) {
   static const char *const names[] = {"i32", "i64", "f32", "f64"}; /* SCALAR_* order */
-  for (int a = 0; a < k->nargs; a++)
-    if (k->args[a].scalar && k->args[a].buf == i) {
-      if (type != NULL) *type = names[k->args[a].type];
-      if (has_value != NULL) *has_value = k->args[a].has_value;
-      return k->args[a].name;
-    }
-  return NULL;
+  if (i < 0 || i >= k->nscalars) return NULL;
+  const arg *a = &k->args[k->scalar_arg[i]];
+  if (type != NULL) *type = names[a->type];
+  if (has_value != NULL) *has_value = a->has_value;
+  return a->name;
 }
 
 const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) {
-  for (int a = 0; a < k->nargs; a++)
-    if (!k->args[a].scalar && k->args[a].buf == i) {
-      if (dtype != NULL) *dtype = k->args[a].type;
-      return k->args[a].name;
-    }
-  return NULL;
+  if (i < 0 || i >= k->nbufs) return NULL;
+  const arg *a = &k->args[k->buffer_arg[i]];
+  if (dtype != NULL) *dtype = a->type;
+  return a->name;
 }
 
 /* The source file that k->source_file names, into k->source: a path relative to the folder of

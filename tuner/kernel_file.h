@@ -51,6 +51,7 @@ const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype);
  * where there is no scalar i. A call gives scalar i's value as pm__data's scalars[i], else the
  * description's serves (1 where it gives none: what tuning and checking run with). */
 int pm__kernel_file_scalars(const pm__kernel_file *k);
+int pm__kernel_file_scalar_needed(const pm__kernel_file *k); /* the first with no value, or -1 */
 const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
                                    int *has_value);
 
