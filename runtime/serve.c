@@ -173,39 +173,68 @@ int pm__serve_decide_kernel(pm_kernel *k, const pm__problem *pr, pm__decision *o
 
 /* ---- The sizes served without an exact winner (pm_options.record) -------------------------- */
 
-/* Writes the calls counted in every entry not decided exact to the database (pm_close), in one
- * transaction; a database that cannot be written is said with pm__notice, and nothing else is
- * lost. Entries replaced by a newer decision of the same size are summed by the database. */
-static void write_seen(pm_ctx *c) {
-  pm__serve *s = c->serve;
-  size_t n = 0, cap = 0;
-  pm__db_problem *ps = NULL;
-  int64_t *calls = NULL;
+/* The entries of user (a pm_kernel's id; 0: the built-in ops) called and not decided exact, as
+ * problems and their calls (*ps, *calls, *n: freed by the caller); PM_ENOMEM where they cannot be
+ * held. */
+static int counted(pm__serve *s, uint32_t user, pm__db_problem **ps, int64_t **calls, size_t *n) {
+  size_t cap = 0;
+  *ps = NULL, *calls = NULL, *n = 0;
   for (pm__entry *e = s->cache.entries; e != NULL; e = e->next) {
     uint64_t k = atomic_load_explicit(&e->calls, memory_order_relaxed);
-    if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED || e->k.user != 0)
-      continue; /* (a kernel of one's own: never counted) */
-    if (n == cap) {
+    if (k == 0 || e->source == PM__FROM_EXACT || e->source == PM__FROM_TUNED || e->k.user != user)
+      continue;
+    if (*n == cap) {
       cap = cap ? 2 * cap : 256;
-      pm__db_problem *p2 = pm__realloc(ps, cap * sizeof *ps);
-      int64_t *c2 = p2 != NULL ? pm__realloc(calls, cap * sizeof *calls) : NULL;
-      if (p2 != NULL) ps = p2;
-      if (c2 == NULL) {
-        pm__notice(c, "out of memory: the sizes served are not recorded");
-        goto done;
-      }
-      calls = c2;
+      pm__db_problem *p2 = pm__realloc(*ps, cap * sizeof **ps);
+      int64_t *c2 = p2 != NULL ? pm__realloc(*calls, cap * sizeof **calls) : NULL;
+      if (p2 != NULL) *ps = p2;
+      if (c2 == NULL) return PM_ENOMEM;
+      *calls = c2;
     }
-    pm__problem pr = {.rows = e->k.rows, .cols = e->k.cols, .n = e->k.n,
-                      .variant = e->k.variant, .radius = e->k.radius};
-    pm__op_db_problem(e->choice->op, &pr, &ps[n]);
-    calls[n++] = (int64_t)k;
+    pm__problem pr = {.rows = e->k.rows, .cols = e->k.cols, .n = e->k.n, .variant = e->k.variant,
+                      .radius = e->k.radius, .dtype = e->choice->dtype};
+    pm__op_db_problem(e->choice->op, &pr, &(*ps)[*n]);
+    (*calls)[(*n)++] = (int64_t)k;
   }
+  return PM_OK;
+}
+
+/* Writes the calls counted in every entry not decided exact to the database (pm_close), in one
+ * transaction for the built-in ops and one for each kernel of one's own (on a handle that knows
+ * it); a database that cannot be written is said with pm__notice, and nothing else is lost.
+ * Entries replaced by a newer decision of the same size are summed by the database. */
+static void write_seen(pm_ctx *c) {
+  pm__serve *s = c->serve;
+  pm__db_problem *ps = NULL;
+  int64_t *calls = NULL;
+  size_t n = 0;
   int locked;
-  pm__db *db = n > 0 ? write_db(c, 1, &locked) : NULL;
-  if (db != NULL && pm__db_seen_add(db, s->rw_gpu, ps, calls, n) != PM_OK)
-    pm__notice(c, "%s: the sizes served are not recorded", pm_errmsg(c));
-done:
+  if (counted(s, 0, &ps, &calls, &n) != PM_OK) {
+    pm__notice(c, "out of memory: the sizes served are not recorded");
+  } else if (n > 0) {
+    pm__db *db = write_db(c, 1, &locked);
+    if (db != NULL && pm__db_seen_add(db, s->rw_gpu, ps, calls, n) != PM_OK)
+      pm__notice(c, "%s: the sizes served are not recorded", pm_errmsg(c));
+  }
+  for (pm_kernel *k = s->kernels; k != NULL; k = k->next) {
+    free(ps);
+    free(calls);
+    if (counted(s, k->id, &ps, &calls, &n) != PM_OK) {
+      pm__notice(c, "out of memory: the sizes %s served are not recorded", k->op->name);
+      break;
+    }
+    if (n == 0) continue;
+    pm__ops_db_plus plus;
+    pm__db *db = NULL;
+    int64_t gpu = 0;
+    int driver, runtime;
+    pm__cuda_versions(&driver, &runtime);
+    if (pm__db_open(c, c->db_path, 0, pm__ops_db_with(k->op, &plus), &db) != PM_OK ||
+        pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu) != PM_OK ||
+        pm__db_seen_add(db, gpu, ps, calls, n) != PM_OK)
+      pm__notice(c, "%s: the sizes %s served are not recorded", pm_errmsg(c), k->op->name);
+    pm__db_close(db);
+  }
   free(ps);
   free(calls);
 }

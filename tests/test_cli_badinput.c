@@ -589,8 +589,9 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "a kernel file has its own", "space", "--kernel", "@DOC", "--radius", "2");
   CASE(2, "--kernel FILE is the op", "tune", "--op", "filter", "--kernel", "@DOC", "--size",
        "64x64", "--db", "@DB");
-  CASE(2, "--kernel FILE is the op", "tune", "--kernel", "@DOC", "--seen", "--db", "@DB");
-  CASE(2, "--kernel needs --size", "tune", "--kernel", "@DOC", "--db", "@DB");
+  CASE(2, "--seen tunes the recorded sizes", "tune", "--kernel", "@DOC", "--seen", "--size", "64x64",
+       "--db", "@DB");
+  CASE(2, "--kernel needs --size or --seen", "tune", "--kernel", "@DOC", "--db", "@DB");
   CASE(2, "--grid is the sizes", "tune", "--grid", "--op", "filter", "--size", "64x64", "--db",
        "@DB");
   CASE(2, "--grid is the sizes", "tune", "--grid", "--seen", "--db", "@DB");

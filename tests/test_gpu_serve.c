@@ -305,29 +305,42 @@ Test(gpu_serve, exact_then_nearest_tuned_sizes) {
 typedef struct seen_list {
   int count;
   int64_t n[8], calls[8];
+  char dtype[8][8];
 } seen_list;
 
 static int seen_cb(void *arg, const pm__db_problem *p, int64_t calls) {
   seen_list *l = arg;
-  if (l->count < 8) l->n[l->count] = p->n, l->calls[l->count] = calls;
+  if (l->count < 8) {
+    l->n[l->count] = p->n, l->calls[l->count] = calls;
+    snprintf(l->dtype[l->count], sizeof l->dtype[0], "%s", p->dtype);
+  }
   l->count++;
   return 0;
 }
 
 /* With recording on, the calls of sizes served without an exact winner are counted and written
- * at pm_close (summed over contexts); a size tuned exactly is not recorded. */
+ * at pm_close (summed over contexts), each of its own type; a size tuned exactly is not
+ * recorded. */
 Test(gpu_serve, record_counts_sizes_without_an_exact_winner) {
   pm_ctx *c = open_ctx(path);
   tune(c, &pm__op_reduce, (pm__problem){.n = 100000});
   pm_close(c);
   pm_options o = {.db_path = path, .record = 1};
+  void *x = NULL, *sum = NULL;
+  CUDA_OK(cudaMalloc(&x, 3333 * 2));
+  CUDA_OK(cudaMalloc(&sum, 4));
+  CUDA_OK(cudaMemset(x, 0, 3333 * 2));
   for (int round = 0; round < 2; round++) {
     cr_assert_eq(pm_open(&c, &o), PM_OK, "%s", pm_errmsg(c));
     for (int i = 0; i < 5; i++) check_reduce(c, 77777);
     check_reduce(c, 3333);
     check_reduce(c, 100000); /* exact: not recorded */
+    cr_assert_eq(pm_reduce_sum_t(c, PM_BF16, 3333, x, PM_F32, sum, NULL), PM_OK, "%s",
+                 pm_errmsg(c)); /* once a round */
     pm_close(c);
   }
+  CUDA_OK(cudaFree(x));
+  CUDA_OK(cudaFree(sum));
   pm__db *db = NULL;
   int64_t gpu_id = 0;
   int driver, runtime;
@@ -337,12 +350,16 @@ Test(gpu_serve, record_counts_sizes_without_an_exact_winner) {
   cr_assert_eq(pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id), PM_OK, "%s", pm_errmsg(c));
   seen_list l = {0};
   cr_assert_eq(pm__db_seen_list(db, gpu_id, "reduce", 0, seen_cb, &l), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(l.count, 2, "two sizes recorded, not %d", l.count);
-  /* check_reduce calls twice: 77777 10 times a round, 3333 twice */
+  cr_assert_eq(l.count, 3, "three sizes recorded, not %d", l.count);
+  /* check_reduce calls twice: 77777 10 times a round, 3333 twice; 3333 in bf16 once */
   cr_assert(l.n[0] == 77777 && l.calls[0] == 20, "77777 called 20 times: %lld, %lld",
             (long long)l.n[0], (long long)l.calls[0]);
-  cr_assert(l.n[1] == 3333 && l.calls[1] == 4, "3333 called 4 times: %lld, %lld",
-            (long long)l.n[1], (long long)l.calls[1]);
+  cr_assert(l.n[1] == 3333 && l.calls[1] == 4 && strcmp(l.dtype[1], "f32") == 0,
+            "3333 called 4 times: %lld, %lld, %s", (long long)l.n[1], (long long)l.calls[1],
+            l.dtype[1]);
+  cr_assert(l.n[2] == 3333 && l.calls[2] == 2 && strcmp(l.dtype[2], "bf16") == 0,
+            "3333 in bf16 called twice, recorded as bf16: %lld, %lld, %s", (long long)l.n[2],
+            (long long)l.calls[2], l.dtype[2]);
   pm__db_close(db);
   pm_close(c);
 }

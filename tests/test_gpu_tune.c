@@ -260,3 +260,48 @@ Test(gpu_tune, tune_seen_tunes_the_most_called_recorded_sizes_without_a_winner) 
   cr_assert_not_null(strstr(out, "n=7000"), "%s", out);
   cr_assert_not_null(strstr(out, "1  -\n"), "n=7000 has no winner: %s", out);
 }
+
+/* A kernel of one's own records the sizes it serves without an exact winner as the built-in ops
+ * do (issue 32), and `pmtune tune --kernel FILE --seen` tunes them, passing over the built-in
+ * ops' recorded sizes; a second run finds nothing left. */
+Test(gpu_tune, a_kernel_s_recorded_sizes_are_tuned_by_tune_kernel_seen) {
+  static char out[1 << 16];
+  const char *example = PM_SOURCE_DIR "/examples/kernels/matadd.json";
+  pm_ctx *u = NULL;
+  pm_kernel *k = NULL;
+  pm_options o = {.db_path = path, .record = 1};
+  float *d = NULL;
+  size_t dims[2] = {300, 201};
+  CUDA_OK(cudaMalloc((void **)&d, 3 * 300 * 201 * sizeof *d));
+  CUDA_OK(cudaMemset(d, 0, 3 * 300 * 201 * sizeof *d));
+  void *bufs[3] = {d, d + 300 * 201, d + 2 * 300 * 201};
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(pm_kernel_launch(k, dims, bufs, NULL), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_reduce_sum(u, 5000, d, d + 300 * 201, NULL), PM_OK, "%s", pm_errmsg(u));
+  CUDA_OK(cudaDeviceSynchronize());
+  pm_close(u);
+  CUDA_OK(cudaFree(d));
+  cr_assert_eq(count("SELECT calls FROM seen WHERE op = 'my_matadd' AND rows = 300 AND cols = 201"
+                     " AND dtype = 'f32'"),
+               3, "the kernel's calls are recorded under its name");
+  cr_assert_eq(count("SELECT calls FROM seen WHERE op = 'reduce' AND n = 5000"), 1);
+
+  int device = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  char args[512];
+  snprintf(args, sizeof args, "tune --kernel %s --seen --device %d --strategy random --budget 10",
+           example, device);
+  int st = run_pmtune(args, out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_not_null(strstr(out, "tuning the 1 most-called recorded size"), "%s", out);
+  cr_assert_not_null(strstr(out, "seen    my_matadd 300x201"), "%s", out);
+  cr_assert_null(strstr(out, "n=5000"), "the built-in op's size is not the kernel's: %s", out);
+  cr_assert_gt(count("SELECT count(*) FROM winner WHERE op = 'my_matadd' AND rows = 300 AND"
+                     " cols = 201"),
+               0, "300x201 has its exact winner now: %s", out);
+  st = run_pmtune(args, out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_not_null(strstr(out, "every recorded size (1) has an exact winner"), "%s", out);
+}

@@ -438,6 +438,8 @@ const char *cli_op_names(void) {
 }
 
 int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out) {
+  if (only != NULL && pm__op_find(only->name) != only) /* a kernel of one's own */
+    return pm__op_known_load(db, d, only, out);
   const char *names[PM__MAX_OPS + 1] = {NULL}, *shas[PM__MAX_OPS + 1] = {NULL};
   for (int i = 0, n = 0; pm__ops[i] != NULL && i < PM__MAX_OPS; i++)
     if (only == NULL || only == pm__ops[i]) {

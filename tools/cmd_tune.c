@@ -23,7 +23,8 @@ static const char about[] =
 static const char after[] =
     "--seen tunes a deployment's own sizes instead: those that library calls recorded (with\n"
     "recording on) as served without a winner tuned for exactly them, most called first,\n"
-    "passing over those tuned since ('pmtune show --seen' lists them).\n"
+    "passing over those tuned since ('pmtune show --seen' lists the built-in ops'); with --kernel,\n"
+    "that kernel's recorded sizes.\n"
     "Ctrl-C stops after the current candidate with everything measured so far stored.\n";
 
 /* The default sizes of type dtype, read from the ops: "matadd 512x512 ... (row-major), 512x512
@@ -272,7 +273,7 @@ typedef struct seen_pick {
 static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
   seen_pick *s = arg;
   worker *w = s->w;
-  const pm__op *op = pm__op_find(p->op);
+  const pm__op *op = w->kernel != NULL ? w->kernel : pm__op_find(p->op); /* (listed: its own) */
   pm__db_winner win;
   char size[48], ptext[96];
   s->recorded++;
@@ -548,8 +549,9 @@ int cmd_tune(int argc, char **argv) {
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default: all)"),
       CLI_STRING(0, "kernel", "FILE", &kfile,
-                 "a kernel of your own, described in FILE (JSON), at the sizes --size gives: not "
-                 "with --op, --seen, --radius, --order, --border or --dtype"),
+                 "a kernel of your own, described in FILE (JSON), at the sizes --size gives (or "
+                 "--seen: its recorded ones): not with --op, --radius, --order, --border or "
+                 "--dtype"),
       CLI_LIST(0, "size", "S", &slist,
                "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; a filter size may carry "
                "its own radius, ROWSxCOLS:rR; default: the default sizes below"),
@@ -562,7 +564,7 @@ int cmd_tune(int argc, char **argv) {
       CLI_CALLBACK_OPTIONAL(0, "seen", "N", &seen, seen_option,
                             "tune, on each GPU, the N (default 10) sizes that library calls on it "
                             "recorded most often as served without an exact winner and that "
-                            "still have none (of --op's op where it is given); not with --size, "
+                            "still have none (of --op's op, or --kernel's, where it is given); not with --size, "
                             "--radius, --order or --border"),
       CLI_FLAG(0, "grid", &grid,
                "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
@@ -599,12 +601,13 @@ int cmd_tune(int argc, char **argv) {
   if (budget > 0) opts.budget = budget;
   int nsizes = slist.n;
   const pm__op *only;
-  if (kfile != NULL && (opname != NULL || seen > 0 || given.radius != 0 || dtypes != 0 ||
+  if (kfile != NULL && (opname != NULL || given.radius != 0 || dtypes != 0 ||
                         cv.given[CLI_VARIANT_ORDER] >= 0 || cv.given[CLI_VARIANT_BORDER] >= 0))
-    return cli_usage_error("tune", "--kernel FILE is the op: not with --op, --seen, --radius, "
-                                   "--order, --border or --dtype (a kernel file has its own)");
-  if (kfile != NULL && nsizes == 0)
-    return cli_usage_error("tune", "--kernel needs --size (a kernel file has no default sizes)");
+    return cli_usage_error("tune", "--kernel FILE is the op: not with --op, --radius, --order, "
+                                   "--border or --dtype (a kernel file has its own)");
+  if (kfile != NULL && nsizes == 0 && seen == 0)
+    return cli_usage_error("tune", "--kernel needs --size or --seen (a kernel file has no "
+                                   "default sizes)");
   if (cli_op_arg("tune", opname ? opname : "all", 1, &only) != CLI_OK) return CLI_USAGE;
   if (seen > 0 && (nsizes > 0 || given.radius != 0 || cv.given[CLI_VARIANT_ORDER] >= 0 ||
                    cv.given[CLI_VARIANT_BORDER] >= 0))

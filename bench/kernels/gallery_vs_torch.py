@@ -3,7 +3,9 @@
 through ctypes) against their PyTorch equivalents, in one run, at sizes given here (gallery.sh
 tunes others): each result checked against torch's first, then each call timed with CUDA events
 on the current stream (warm-up, then the median of ROUNDS rounds of CALLS calls, the two
-alternating), on fresh random data. One JSON line per kernel and size, then a summary line.
+alternating), on fresh random data; then each again as CALLS calls captured in a CUDA graph and
+replayed, which times the kernels without Python's cost of each call (what issue 33 is about).
+One JSON line per kernel and size, then a summary line.
 
 Usage: PMTUNE_LIBRARY=build/libpmtune.so PMTUNE_DB=DB python3 bench/kernels/gallery_vs_torch.py
 """
@@ -62,10 +64,11 @@ def launcher(k, dims, tensors, scalars):
     return call
 
 
-def median_us(fns):
-    """Each of fns timed: ROUNDS rounds of CALLS calls between events, alternating; medians."""
+def rounds_us(fns, calls, per):
+    """Each of fns timed: ROUNDS rounds of calls calls between events, alternating; the medians
+    of each round's time over per."""
     for f in fns:
-        for _ in range(3 * CALLS):
+        for _ in range(3 * calls):
             f()
     times = [[] for _ in fns]
     for r in range(ROUNDS):
@@ -73,19 +76,41 @@ def median_us(fns):
         for i in order:
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
-            for _ in range(CALLS):
+            for _ in range(calls):
                 fns[i]()
             b.record()
             b.synchronize()
-            times[i].append(a.elapsed_time(b) * 1e3 / CALLS)
+            times[i].append(a.elapsed_time(b) * 1e3 / per)
     return [statistics.median(t) for t in times]
 
 
+def graphed(f):
+    """CALLS calls of f captured in a CUDA graph (after a call on a side stream, as torch asks):
+    its replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        f()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(CALLS):
+            f()
+    return g.replay
+
+
+def median_us(fns):
+    """Each of fns per call, called (Python's cost in it) and replayed from a graph (the kernels
+    alone): [called...], [replayed...]."""
+    return rounds_us(fns, CALLS, CALLS), rounds_us([graphed(f) for f in fns], 1, CALLS)
+
+
 def report(name, size, nbytes, us, tol_ok, err):
-    pm, th = us
+    (pm, th), (gpm, gth) = us
     line = {"kernel": name, "size": size, "mbytes": round(nbytes / 1e6, 2), "pmtune_us": round(pm, 2),
-            "torch_us": round(th, 2), "torch_over_pmtune": round(th / pm, 3), "checked": tol_ok,
-            "max_abs_error": err}
+            "torch_us": round(th, 2), "torch_over_pmtune": round(th / pm, 3),
+            "graph_pmtune_us": round(gpm, 2), "graph_torch_us": round(gth, 2),
+            "graph_torch_over_pmtune": round(gth / gpm, 3), "checked": tol_ok, "max_abs_error": err}
     print(json.dumps(line), flush=True)
     return line
 
@@ -157,7 +182,9 @@ def main():
     print(json.dumps({"kind": "summary", "calls": len(lines), "checked": sum(l["checked"] for l in lines),
                       "over_1mb": len(big),
                       "at_least_torch": sum(l["torch_over_pmtune"] >= 1.0 for l in big),
-                      "least_torch_over_pmtune": min(l["torch_over_pmtune"] for l in big)}))
+                      "least_torch_over_pmtune": min(l["torch_over_pmtune"] for l in big),
+                      "graph_at_least_torch": sum(l["graph_torch_over_pmtune"] >= 1.0 for l in big),
+                      "graph_least_torch_over_pmtune": min(l["graph_torch_over_pmtune"] for l in big)}))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 // THREADS threads' (a block of THREADS x ROWS threads holds ROWS rows); each reads its share VEC
 // floats at a time, keeping a running maximum and the sum of exp against it (one pass: the online
 // softmax), the row's threads combine theirs (warp shuffles, then shared memory across warps),
-// and a second pass writes exp(scale * x - max) / sum.
+// and a second pass writes exp(scale * x - max) / sum. Each thread's first KEEP vectors stay in
+// registers between the passes (their maximum first, then their sum: no chain of dependent
+// updates), so a row that fits is read once.
 #ifndef THREADS
 #define THREADS 128
 #endif
@@ -12,6 +14,9 @@
 #endif
 #ifndef VEC
 #define VEC 1
+#endif
+#ifndef KEEP
+#define KEEP 0
 #endif
 #define WARPS ((THREADS + 31) / 32)
 #define NEG_INF (-__int_as_float(0x7f800000)) // NVRTC has no math.h: -INFINITY
@@ -59,8 +64,26 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
   // float at a time
   const int vcols = cols % VEC == 0 ? cols / VEC : 0, tail = vcols * VEC;
   float m = NEG_INF, s = 0.0f;
+  float kept[KEEP > 0 ? KEEP : 1][VEC];
   if (live) {
-    for (int i = threadIdx.x; i < vcols; i += THREADS) {
+    float km = NEG_INF, ks = 0.0f;
+#pragma unroll
+    for (int j = 0; j < KEEP; j++) {
+      const int i = threadIdx.x + j * THREADS;
+      if (i < vcols) {
+        lanes(((const v_t *)x)[i], kept[j]);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) kept[j][k] *= scale, km = fmaxf(km, kept[j][k]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < KEEP; j++)
+      if (threadIdx.x + j * THREADS < vcols) {
+#pragma unroll
+        for (int k = 0; k < VEC; k++) ks += __expf(kept[j][k] - km);
+      }
+    merge(m, s, km, ks);
+    for (int i = threadIdx.x + KEEP * THREADS; i < vcols; i += THREADS) {
       float v[VEC];
       lanes(((const v_t *)x)[i], v);
 #pragma unroll
@@ -82,7 +105,16 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
   }
   if (!live) return;
   const float inv = 1.0f / s;
-  for (int i = threadIdx.x; i < vcols; i += THREADS) {
+#pragma unroll
+  for (int j = 0; j < KEEP; j++) {
+    const int i = threadIdx.x + j * THREADS;
+    if (i < vcols) {
+#pragma unroll
+      for (int k = 0; k < VEC; k++) kept[j][k] = __expf(kept[j][k] - m) * inv;
+      store(y, i, kept[j], v_t());
+    }
+  }
+  for (int i = threadIdx.x + KEEP * THREADS; i < vcols; i += THREADS) {
     float v[VEC];
     lanes(((const v_t *)x)[i], v);
 #pragma unroll
