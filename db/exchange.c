@@ -24,7 +24,7 @@
 #define CARRIED                                                                                \
   "WITH ranked AS MATERIALIZED (SELECT m.id, m.gpu_id, m.op, m.dtype, m.variant,"              \
   " ifnull(m.radius, 0) AS r, m.radius, m.rows, m.cols, m.n, m.template_sha256 AS sha,"         \
-  " m.config, m.is_seed, ifnull(m.n, m.rows * m.cols) AS elems,"                               \
+  " m.config, m.is_seed, coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n) AS elems,"            \
   " row_number() OVER (PARTITION BY m.gpu_id, m.op, m.dtype, m.problem, m.template_sha256"    \
   " ORDER BY m.median_ms, m.id) AS rank FROM current_measurement m"                            \
   " WHERE m.status = 'ok' AND m.verified = 1 AND m.op IN (SELECT value FROM json_each(:ops)))," \

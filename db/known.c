@@ -94,6 +94,15 @@ typedef struct pm__db_known_group {
   size_t nlines;
 }  group;
 
+/* ln(elements) of a size (rows x cols, times n where a batch of them has n too; n for a vector)
+ * and ln(rows / cols) (0 for a vector): what the lookups compare sizes by. */
+static void size_logs(int64_t rows, int64_t cols, int64_t n, double *size, double *aspect) {
+  int matrix = rows > 0 && cols > 0;
+  double e = matrix ? (double)rows * (double)cols * (double)(n > 0 ? n : 1) : (double)n;
+  *size = e > 0 ? log(e) : 0;
+  *aspect = matrix ? log((double)rows / (double)cols) : 0;
+}
+
 /* The GPU itself or one of its model: the same name, compute capability and SM count always
  * (a row that names this GPU's uuid but another model, as a forged or mistaken import could
  * write, is never served here), and the same memory size unless it is the GPU itself (turning
@@ -280,10 +289,8 @@ static int index_sizes(pm__db_known *k, group *g) {
       g->sizes[g->nsizes - 1].end = i + 1;
       continue;
     }
-    int matrix = w->n == 0 && w->rows > 0 && w->cols > 0;
     size_ix z = {w->rows, w->cols, w->n, i, i + 1, 0, 0};
-    z.log_size = matrix ? log((double)w->rows * (double)w->cols) : w->n > 0 ? log((double)w->n) : 0;
-    z.log_aspect = matrix ? log((double)w->rows / (double)w->cols) : 0;
+    size_logs(w->rows, w->cols, w->n, &z.log_size, &z.log_aspect);
     g->sizes[g->nsizes++] = z;
   }
   return PM_OK;
@@ -415,7 +422,7 @@ static int make_line(const pm__db_known *k, const group *g, size_key *keys, size
 
 static int round_size(int64_t rows, int64_t cols, int64_t n) {
 #define ROUND_SIDE(x) ((x) > 0 && (((x) & ((x)-1)) == 0 || (x) % ROUND_ELEMS == 0))
-  return n > 0 ? ROUND_SIDE(n) : ROUND_SIDE(rows) && ROUND_SIDE(cols);
+  return rows > 0 ? ROUND_SIDE(rows) && ROUND_SIDE(cols) : ROUND_SIDE(n); /* (a batch: any) */
 #undef ROUND_SIDE
 }
 
@@ -600,12 +607,8 @@ int pm__db_known_get_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
-/* ln(elements) of p (rows x cols, or n for a vector) and ln(rows / cols) (0 for a vector): what
- * the lookups compare with a size_ix's log_size and log_aspect. */
 static void problem_logs(const pm__db_problem *p, double *size, double *aspect) {
-  int matrix = p->n == 0;
-  *size = matrix ? log((double)p->rows * (double)p->cols) : log((double)p->n);
-  *aspect = matrix ? log((double)p->rows / (double)p->cols) : 0;
+  size_logs(p->rows, p->cols, p->n, size, aspect);
 }
 
 /* Whether size z, at distances d in ln(elements) and a in ln(aspect) from the size asked, lies
@@ -622,7 +625,7 @@ static int nearer(const size_ix *z, double d, double a, const size_ix *best, dou
  * *adist receive its distances. */
 static const size_ix *nearest_size(const group *g, const pm__db_problem *p, double *dist,
                                    double *adist) {
-  int matrix = p->n == 0;
+  int matrix = p->rows > 0;
   double size, aspect;
   problem_logs(p, &size, &aspect);
   const size_ix *best = NULL;

@@ -1430,7 +1430,15 @@ static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
     return pm__seterr(c, PM_EINVAL, "problem: %s: variant '%.40s' is not one of: %s%s%s", p->op,
                       variant, spec->variants[0][0] ? spec->variants[0] : "(none)",
                       spec->variants[1] ? ", " : "", spec->variants[1] ? spec->variants[1] : "");
-  if (spec->matrix) {
+  if (spec->matrix == 2) { /* a batch of matrices: n is the batch */
+    if (p->rows < 1 || p->rows >= DIM_MAX || p->cols < 1 || p->cols >= DIM_MAX || p->n < 1 ||
+        p->n >= DIM_MAX || p->rows > SIZE_MAX_ELEMS / p->cols ||
+        p->n > SIZE_MAX_ELEMS / (p->rows * p->cols))
+      return pm__seterr(c, PM_EINVAL,
+                        "problem: %s needs 0 < n (the batch), rows, cols < 2^31 and "
+                        "n*rows*cols <= 2^40 (got rows=%lld cols=%lld n=%lld)",
+                        p->op, (long long)p->rows, (long long)p->cols, (long long)p->n);
+  } else if (spec->matrix) {
     if (p->rows < 1 || p->rows >= DIM_MAX || p->cols < 1 || p->cols >= DIM_MAX ||
         p->rows > SIZE_MAX_ELEMS / p->cols || p->n != 0)
       return pm__seterr(c, PM_EINVAL,
@@ -1450,6 +1458,9 @@ static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
     return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d does not apply", p->op, p->radius);
   if (!spec->matrix)
     snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
+  else if (spec->matrix == 2)
+    snprintf(out, PM__DB_PROBLEM_MAX, "batch=%lld rows=%lld cols=%lld", (long long)p->n,
+             (long long)p->rows, (long long)p->cols);
   else if (spec->radius_max > 0)
     snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d%s%s", (long long)p->rows,
              (long long)p->cols, p->radius, variant[0] ? " " : "", variant);
@@ -1828,10 +1839,11 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
   if ((rc = pm__db_problem_text(db, p, problem)) != PM_OK) return rc;
   if (!valid_sha(template_sha256))
     return pm__seterr(db->c, PM_EINVAL, "carried configurations: needs a template hash");
-  double elems = p->n > 0 ? (double)p->n : (double)p->rows * (double)p->cols;
+  double elems = p->rows > 0 ? (double)p->rows * (double)p->cols * (double)(p->n > 0 ? p->n : 1)
+                             : (double)p->n; /* (n: a batch of matrices' batch) */
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "SELECT DISTINCT config FROM (SELECT m.config,"
-                                    " ifnull(m.n, m.rows * m.cols) AS elems, row_number() OVER"
+                                    " coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n) AS elems, row_number() OVER"
                                     " (PARTITION BY m.problem ORDER BY m.median_ms, m.id) AS rank"
                                     GROUP_ROWS " AND m.status = 'ok' AND m.verified = 1)"
                                     " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
@@ -1865,7 +1877,7 @@ int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
                                     "SELECT DISTINCT ifnull(m.rows, 0), ifnull(m.cols, 0),"
                                     " ifnull(m.n, 0)" GROUP_ROWS
                                     " AND m.status = 'ok' AND m.verified = 1"
-                                    " ORDER BY ifnull(m.n, m.rows * m.cols), m.rows, m.cols",
+                                    " ORDER BY coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n), m.rows, m.cols",
                                     -1, &st, NULL));
   if ((rc = bind_group(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {

@@ -58,7 +58,8 @@ typedef struct pm__db_problem {
  * per op from its entry (tuner/op.h, pm__ops_db) and hands the list to pm__db_open. */
 typedef struct pm__db_op {
   const char *name;           /* "matadd" */
-  int matrix;                 /* 1: problems are rows x cols; 0: n */
+  int matrix;                 /* 1: problems are rows x cols; 0: n; 2: a batch of n rows x cols
+                                 (a kernel of one's own of three dims) */
   int radius_min, radius_max; /* 0, 0 where the op has no radius */
   const char *variants[3];    /* the variant texts a problem may have, ended by NULL; {""}: none */
   unsigned dtypes;            /* the element types it takes: bit t for pm_dtype t (0: f32 alone) */

@@ -187,8 +187,8 @@ typedef struct pm_kernel pm_kernel;
  * cannot be read. */
 int pm_kernel_open(pm_ctx *c, const char *path, pm_kernel **k);
 
-/* Runs k on the problem dims (as its description's "dims": {n}, or {rows, cols}; each 1 to
- * 2^31 - 1) over its buffers: buffers[i] is the device pointer of its i-th buffer argument (in
+/* Runs k on the problem dims (as its description's "dims": {n}, {rows, cols}, or {batch, rows,
+ * cols}; each 1 to 2^31 - 1) over its buffers: buffers[i] is the device pointer of its i-th buffer argument (in
  * the order of "args", scalars left out), each a multiple of its element's size; each scalar its
  * description's "value" (pm_kernel_launch_with gives them per call). The kernel tuned for
  * exactly this size, else what is known between and near it, else the seed; asynchronously on

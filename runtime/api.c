@@ -343,10 +343,11 @@ static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
   for (int i = 0; i < op->dims; i++)
     if (dims[i] < 1 || dims[i] > MAX_DIM)
       return pm__seterr(c, PM_EINVAL, "%s: %s: %s = %zu: must be 1 to 2^31 - 1", fn, op->name,
-                        op->dims == 1 ? "n" : i == 0 ? "rows" : "cols", dims[i]);
+                        pm__kernel_file_dim_name(k->kf, i), dims[i]);
   pm__problem pr = {0};
   if (op->dims == 1) pr.n = (unsigned)dims[0];
-  else pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
+  else if (op->dims == 2) pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
+  else pr.n = (unsigned)dims[0], pr.rows = (unsigned)dims[1], pr.cols = (unsigned)dims[2];
   int described = pm__kernel_file_scalars(k->kf);
   if ((scalars != NULL || nscalars != 0) && nscalars != (size_t)described)
     return pm__seterr(c, PM_EINVAL, "%s: %s: %zu scalars given, %d described", fn, op->name,

@@ -79,7 +79,8 @@ static int rank_of(const pm__decision *d) {
 static double far_from(const pm__op *op, const pm__problem *pr, unsigned rows, unsigned cols,
                        unsigned n) {
   if (op->dims == 1) return fabs(log(((double)n + 1) / ((double)pr->n + 1)));
-  double de = log(((double)rows * cols + 1) / ((double)pr->rows * pr->cols + 1));
+  double b = op->dims == 3 ? (double)n : 1, pb = op->dims == 3 ? (double)pr->n : 1; /* batches */
+  double de = log(((double)rows * cols * b + 1) / ((double)pr->rows * pr->cols * pb + 1));
   double da = log(((double)rows + 1) / (cols + 1) * ((double)pr->cols + 1) / (pr->rows + 1));
   return sqrt(de * de + da * da);
 }

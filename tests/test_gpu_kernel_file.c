@@ -466,3 +466,59 @@ Test(gpu_kernel_file, the_transpose_example_is_served_by_one_call) {
   }
   pm_close(u);
 }
+
+/* A kernel of three dims (issue 32): the batched transpose tuned at one batch and served by one
+ * call there (exact) and at another batch and shape (the nearest); every matrix of every batch
+ * right. */
+Test(gpu_kernel_file, a_batch_of_matrices_is_served_by_one_call) {
+  const char *example = PM_SOURCE_DIR "/examples/kernels/batched_transpose.json";
+  const pm__op *op = load(example);
+  pm__problem pr = {.n = 3, .rows = 300, .cols = 200};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.wrong, 0);
+  cr_assert(r.have_winner);
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path};
+  pm_kernel *k = NULL;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, example, &k), PM_OK, "%s", pm_errmsg(u));
+  const size_t sizes[2][3] = {{3, 300, 200}, {5, 201, 333}};
+  const pm__source want[2] = {PM__FROM_EXACT, PM__FROM_NEAREST};
+  for (int t = 0; t < 2; t++) {
+    size_t b = sizes[t][0], rows = sizes[t][1], cols = sizes[t][2], m = rows * cols, n = b * m,
+           bytes = n * sizeof(float);
+    float *in = malloc(bytes), *got = malloc(bytes), *din, *dout;
+    cr_assert(in && got);
+    for (size_t i = 0; i < n; i++) in[i] = (float)i;
+    CUDA_OK(cudaMalloc((void **)&din, bytes));
+    CUDA_OK(cudaMalloc((void **)&dout, bytes));
+    CUDA_OK(cudaMemcpy(din, in, bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout, 0xff, bytes));
+    CUDA_OK(cudaDeviceSynchronize());
+    size_t dims[3] = {b, rows, cols};
+    void *bufs[2] = {dout, din};
+    cr_assert_eq(pm_kernel_launch(k, dims, bufs, NULL), PM_OK, "%s", pm_errmsg(u));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, dout, bytes, cudaMemcpyDeviceToHost));
+    for (size_t z = 0; z < b; z++)
+      for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+          cr_assert_eq(got[z * m + j * rows + i], in[z * m + i * cols + j],
+                       "%zux%zux%zu: matrix %zu (%zu, %zu)", b, rows, cols, z, i, j);
+    pm__problem at = {.n = (unsigned)b, .rows = (unsigned)rows, .cols = (unsigned)cols};
+    pm__decision d;
+    cr_assert_eq(pm__serve_decide_kernel(k, &at, &d), PM_OK);
+    cr_assert_eq(d.source, want[t], "%zux%zux%zu: decided %d, from %ux%ux%u", b, rows, cols,
+                 (int)d.source, d.tuned_n, d.tuned_rows, d.tuned_cols);
+    cr_assert(d.tuned_n == 3 && d.tuned_rows == 300 && d.tuned_cols == 200);
+    CUDA_OK(cudaFree(din));
+    CUDA_OK(cudaFree(dout));
+    free(in), free(got);
+  }
+  size_t zero[3] = {0, 10, 10};
+  void *none[2] = {NULL, NULL};
+  cr_assert_eq(pm_kernel_launch(k, zero, none, NULL), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(u), "batch = 0"), "%s", pm_errmsg(u));
+  pm_close(u);
+}

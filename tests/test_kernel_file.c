@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbtest.h"
 #include "kernel_file.h"
 #include "testutil.h"
 
@@ -561,4 +562,71 @@ Test(kernel_file, messages_are_one_line_and_name_the_limit) {
   cr_assert_not_null(strstr(pm_errmsg(c), "source: "), "%s", pm_errmsg(c));
   cr_assert_not_null(strstr(pm_errmsg(c), "matadd.cu: larger than 16 MiB, the most a source may be"),
                      "%s", pm_errmsg(c));
+}
+
+/* Three dims (issue 32): a batch of matrices, the batch in pm__problem.n. The example's sizes
+ * parse as BATCHxROWSxCOLS, its expressions see :batch, and the database keeps such a problem
+ * as "batch=B rows=R cols=C", its size the elements of the whole batch: the nearest tuned batch
+ * serves another. */
+Test(kernel_file, a_batch_of_matrices_is_three_dims) {
+  pm__kernel_file *k = NULL;
+  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/batched_transpose.json", &k),
+               PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(op->dims, 3);
+  cr_assert_str_eq(pm__kernel_file_dim_name(k, 0), "batch");
+  cr_assert_null(pm__kernel_file_dim_name(k, 3));
+  pm__problem pr = {0};
+  cr_assert_eq(pm__problem_parse(c, op, "8x1000x768", &pr), PM_OK, "%s", pm_errmsg(c));
+  cr_assert(pr.n == 8 && pr.rows == 1000 && pr.cols == 768);
+  char text[64];
+  pm__problem_text(op, &pr, text, sizeof text);
+  cr_assert_str_eq(text, "8x1000x768");
+  pm__problem bad = {0};
+  cr_assert_eq(pm__problem_parse(c, op, "1000x768", &bad), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "BATCHxROWSxCOLS"), "%s", pm_errmsg(c));
+  cr_assert_eq(pm__problem_parse(c, op, "65536x65536x2", &bad), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "more than 2^32 elements"), "%s", pm_errmsg(c));
+  cr_assert_eq(op->bytes(op, &pr), 2.0 * 4 * 8 * 1000 * 768, "bytes sees :batch");
+  cr_assert_eq(valid_points(op, &pr), 45);
+  pm__problem many = {.n = 70000, .rows = 8, .cols = 8};
+  cr_assert_eq(valid_points(op, &many), 0, "a constraint on :batch prunes");
+  cr_assert_eq(pm__kernel_file_check_size(c, k, &pr), PM_OK, "%s", pm_errmsg(c));
+
+  char file[128];
+  snprintf(file, sizeof file, "%s/k.db", dir);
+  pm__ops_db_plus plus;
+  pm__db *db = NULL;
+  int64_t gpu;
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  const char *sha = pm__op_template(op)->sha256;
+  pm__db_problem p;
+  pm__op_db_problem(op, &pr, &p);
+  cr_assert(p.n == 8 && p.rows == 1000 && p.cols == 768);
+  char ptext[PM__DB_PROBLEM_MAX];
+  cr_assert_eq(pm__db_problem_text(db, &p, ptext), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_str_eq(ptext, "batch=8 rows=1000 cols=768");
+  pm__db_problem no_batch = p;
+  no_batch.n = 0;
+  cr_assert_eq(pm__db_problem_text(db, &no_batch, ptext), PM_EINVAL);
+  pm__db_measurement m = dbtest_measurement(gpu, p, sha, "{\"TILE\":64,\"BY\":4,\"PAD\":1}", 0.05);
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_template_current(db, op->name, sha), PM_OK, "%s", pm_errmsg(c));
+  pm__db_known known;
+  cr_assert_eq(pm__op_known_load(db, &d, op, &known), PM_OK, "%s", pm_errmsg(c));
+  pm__db_winner w;
+  cr_assert_eq(pm__db_known_get_if(&known, &p, NULL, NULL, &w), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_str_eq(w.config, "TILE=64 BY=4 PAD=1");
+  pm__db_problem other = p;
+  other.n = 16;
+  cr_assert_eq(pm__db_known_get_if(&known, &other, NULL, NULL, &w), PM_ENOTFOUND,
+               "another batch is another size");
+  cr_assert_eq(pm__db_known_nearest_if(&known, &other, NULL, NULL, &w), PM_OK, "%s", pm_errmsg(c));
+  cr_assert(w.n == 8 && w.rows == 1000 && w.cols == 768, "the nearest: the batch of 8");
+  pm__db_known_free(&known);
+  pm__db_close(db);
+  pm__kernel_file_free(k);
 }

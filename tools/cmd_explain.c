@@ -32,11 +32,12 @@ static int align_option(const char *cmd, const cli_option *o, const char *arg) {
   return CLI_OK;
 }
 
-/* A tuned size as explain shows it: "ROWSxCOLS", or the vector's n after `vector` ("n=" in
- * the text, nothing in JSON). */
+/* A tuned size as explain shows it: "ROWSxCOLS", "BATCHxROWSxCOLS", or the vector's n after
+ * `vector` ("n=" in the text, nothing in JSON). */
 static void size_text(const pm__op *op, unsigned rows, unsigned cols, unsigned n,
                       const char *vector, char *out, size_t cap) {
   if (op->dims == 1) snprintf(out, cap, "%s%u", vector, n);
+  else if (op->dims == 3) snprintf(out, cap, "%ux%ux%u", n, rows, cols);
   else snprintf(out, cap, "%ux%u", rows, cols);
 }
 

@@ -293,6 +293,9 @@ static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
   }
   if (op->dims == 1)
     snprintf(size, sizeof size, "%lld", (long long)p->n);
+  else if (op->dims == 3)
+    snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)p->n, (long long)p->rows,
+             (long long)p->cols);
   else
     snprintf(size, sizeof size, "%lldx%lld", (long long)p->rows, (long long)p->cols);
   if (pm__problem_parse(s->c, op, size, &pr) != PM_OK) { /* recorded by hand, or too large */

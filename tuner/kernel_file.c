@@ -91,7 +91,7 @@ struct pm__kernel_file {
   char *param_names[PM__MAX_PARAMS];
   char *path, *name, *summary, *entry, *source_file, *source;
   char *reference; /* the reference kernel's entry, or NULL: the seed's outputs are the reference */
-  const char *dims[2];
+  const char *dims[3];
   int ndims;
   int nconstraints;
   expr constraints[MAX_CONSTRAINTS];
@@ -332,6 +332,13 @@ static int dim_index(const pm__kernel_file *k, const char *name) {
   return -1;
 }
 
+/* Dimension d of pr as k names them: n; rows, cols; batch (pr->n), rows, cols. */
+static long long dim_value(const pm__kernel_file *k, const pm__problem *pr, int d) {
+  if (k->ndims == 1) return pr->n;
+  if (k->ndims == 3 && d-- == 0) return pr->n;
+  return d == 0 ? pr->rows : pr->cols;
+}
+
 /* The functions an expression may call: integer (and a little real) launch arithmetic, nothing
  * that makes strings or blobs, reads anything or loops. README's "Your own kernels" lists them. */
 static const char *const allowed_functions[] = {"abs",  "ceil", "coalesce", "floor", "ifnull",
@@ -494,9 +501,10 @@ static int expr_make(reader *r, pm__kernel_file *k, const char *field, const cha
       return fail(r, field, "'%s': parameters are written :NAME", quote(r, text));
     if (p >= 0) {
       if (!params_ok)
-        return fail(r, field, "'%s' names the parameter %s: it may name the dimensions alone (%s%s%s)",
+        return fail(r, field, "'%s' names the parameter %s: it may name the dimensions alone (%s%s%s%s%s)",
                     quote(r, text), quote(r, name), k->dims[0], k->ndims > 1 ? ", " : "",
-                    k->ndims > 1 ? k->dims[1] : "");
+                    k->ndims > 1 ? k->dims[1] : "", k->ndims > 2 ? ", " : "",
+                    k->ndims > 2 ? k->dims[2] : "");
       e->uses_params = 1;
       e->binds[i - 1] = (signed char)p;
     } else if (d >= 0) {
@@ -544,7 +552,7 @@ static int expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm_
     if (s >= 0 && v != NULL)
       sqlite3_bind_int64(st, i + 1, v[s]);
     else if (s < 0 && pr != NULL)
-      sqlite3_bind_int64(st, i + 1, k->ndims == 1 ? (long long)pr->n : s == -1 ? pr->rows : pr->cols);
+      sqlite3_bind_int64(st, i + 1, dim_value(k, pr, -1 - s));
     else
       sqlite3_bind_null(st, i + 1);
   }
@@ -1056,7 +1064,7 @@ static int read_one_expr(reader *r, pm__kernel_file *k, const char *name, const 
 
 static int read_dims(reader *r, pm__kernel_file *k) {
   long n;
-  char *a = NULL, *b = NULL;
+  char *a = NULL, *b = NULL, *c = NULL;
   int rc = array_len(r, "$.dims", "dims", &n);
   if (rc != PM_OK) return rc;
   if (n == 1 && (rc = string_at(r, "$.dims[0]", "dims[0]", 1, &a)) == PM_OK && strcmp(a, "n") == 0) {
@@ -1065,10 +1073,16 @@ static int read_dims(reader *r, pm__kernel_file *k) {
              (rc = string_at(r, "$.dims[1]", "dims[1]", 1, &b)) == PM_OK && strcmp(a, "rows") == 0 &&
              strcmp(b, "cols") == 0) {
     k->dims[0] = "rows", k->dims[1] = "cols", k->ndims = 2;
+  } else if (n == 3 && (rc = string_at(r, "$.dims[0]", "dims[0]", 1, &a)) == PM_OK &&
+             (rc = string_at(r, "$.dims[1]", "dims[1]", 1, &b)) == PM_OK &&
+             (rc = string_at(r, "$.dims[2]", "dims[2]", 1, &c)) == PM_OK &&
+             strcmp(a, "batch") == 0 && strcmp(b, "rows") == 0 && strcmp(c, "cols") == 0) {
+    k->dims[0] = "batch", k->dims[1] = "rows", k->dims[2] = "cols", k->ndims = 3;
   } else if (rc == PM_OK) {
-    rc = fail(r, "dims", "[\"n\"] (a vector) or [\"rows\", \"cols\"] (a matrix) wanted");
+    rc = fail(r, "dims", "[\"n\"] (a vector), [\"rows\", \"cols\"] (a matrix) or [\"batch\", "
+                         "\"rows\", \"cols\"] (a batch of matrices, or a volume) wanted");
   }
-  free(a), free(b);
+  free(a), free(b), free(c);
   if (rc == PM_OK)
     for (int i = 0; i < k->op.nparams && rc == PM_OK; i++)
       if (dim_index(k, k->params[i].name) >= 0)
@@ -1154,10 +1168,12 @@ static int read_args(reader *r, pm__kernel_file *k) {
   return rc;
 }
 
-/* Every expression evaluates at the seed for a sample problem (n = 2^20, or 1024 x 1024):
+/* Every expression evaluates at the seed for a sample problem (n = 2^20, 1024 x 1024, or
+ * 16 x 256 x 256):
  * an expression SQLite cannot give a number for is found here, not while tuning. */
 static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
-  pm__problem sample = {.rows = 1024, .cols = 1024, .n = 1u << 20};
+  pm__problem sample = k->ndims == 3 ? (pm__problem){.n = 16, .rows = 256, .cols = 256}
+                                     : (pm__problem){.rows = 1024, .cols = 1024, .n = 1u << 20};
   expr *all[MAX_CONSTRAINTS + MAX_ARGS + 8];
   int n = 0;
   long long x;
@@ -1171,7 +1187,8 @@ static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
     if (expr_eval(k, all[i], k->op.seed, &sample, &x)) {
       int err = sqlite3_errcode(k->db); /* the step's, which the reset returned */
       return fail(r, all[i]->field, "'%s' does not evaluate to a number (at the seed, for %s)%s%s",
-                  quote(r, all[i]->text), k->ndims == 1 ? "n = 1048576" : "1024 x 1024",
+                  quote(r, all[i]->text),
+                  k->ndims == 1 ? "n = 1048576" : k->ndims == 2 ? "1024 x 1024" : "16 x 256 x 256",
                   err == SQLITE_INTERRUPT ? ": it runs past its bound of VM steps"
                   : err != SQLITE_OK      ? ": "
                                           : "",
@@ -1200,6 +1217,10 @@ void pm__kernel_file_free(pm__kernel_file *k) {
 }
 
 const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
+
+const char *pm__kernel_file_dim_name(const pm__kernel_file *k, int i) {
+  return i >= 0 && i < k->ndims ? k->dims[i] : NULL;
+}
 
 int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
 

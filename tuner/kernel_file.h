@@ -41,6 +41,9 @@ int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__c
  * and arguments must be (`pmtune kernel new` checks a name the same way). */
 int pm__is_identifier(const char *s, size_t max);
 
+/* The name of dimension i ("n"; "rows", "cols"; "batch", "rows", "cols"), or NULL. */
+const char *pm__kernel_file_dim_name(const pm__kernel_file *k, int i);
+
 /* How many buffer arguments the kernel takes, and buffer i's name (its dtype in *dtype, where
  * given); NULL where there is no buffer i. */
 int pm__kernel_file_buffers(const pm__kernel_file *k);

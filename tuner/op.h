@@ -28,7 +28,7 @@ typedef struct pm__param {
 /* A problem: what the caller asks for, independent of how it is computed. */
 typedef struct pm__problem {
   unsigned rows, cols; /* matadd, filter */
-  unsigned n;          /* reduce, add: 1 .. 2^31 - 1 */
+  unsigned n;          /* reduce, add: 1 .. 2^31 - 1; a kernel of three dims: its batch */
   int radius;          /* for ops with a radius (op->radius_max > 0): its radius */
   int variant;         /* the index of the problem's variant in op->variants: 0 the default */
   unsigned caller_align; /* serving: the alignment in bytes (4, 8 or 16) that the caller's
@@ -103,7 +103,8 @@ typedef struct pm__op {
   const char *name;    /* "matadd": also its template's name and the database's op */
   const char *summary; /* one line */
   pm_op api;           /* its value in pmtune.h's pm_op, which the library calls serve */
-  int dims;            /* 2: sizes are ROWSxCOLS; 1: sizes are N */
+  int dims;            /* 2: sizes are ROWSxCOLS; 1: sizes are N; 3 (a kernel of one's own):
+                          BATCHxROWSxCOLS, the batch in pm__problem.n */
   /* The problem's variants as the database records them, the default first, ended by NULL:
    * {"order=row", "order=col"}, {""} for an op without variants. pm__problem.variant indexes
    * them. */

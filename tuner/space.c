@@ -116,7 +116,7 @@ static int check_config(const pm__db_op *self, const pm__db_problem *p, const ch
 }
 
 static pm__db_op db_op_of(const pm__op *op) {
-  return (pm__db_op){op->name,        op->dims == 2, op->radius_min, op->radius_max,
+  return (pm__db_op){op->name,        op->dims - 1, op->radius_min, op->radius_max,
                      {op->variants[0], op->variants[1], op->variants[2]},
                      op->dtypes,      default_config, op, check_config};
 }
@@ -158,9 +158,8 @@ void pm__op_db_problem(const pm__op *op, const pm__problem *pr, pm__db_problem *
   memset(out, 0, sizeof *out);
   out->op = op->name;
   out->dtype = pm_dtype_name((pm_dtype)pr->dtype);
-  if (op->dims == 1) {
-    out->n = pr->n;
-  } else {
+  if (op->dims != 2) out->n = pr->n; /* the batch of three dims */
+  if (op->dims != 1) {
     out->rows = pr->rows;
     out->cols = pr->cols;
   }
@@ -319,6 +318,16 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
                         size, op->name);
     return PM_OK;
   }
+  if (op->dims == 3) { /* BATCHxROWSxCOLS */
+    if (parse_dim(size, &end, 0x7fffffffUL, &pr->n) != 0 || *end != 'x' ||
+        parse_dim(end + 1, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
+        parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 || *end != '\0')
+      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants BATCHxROWSxCOLS, such as 8x1000x768",
+                        size, op->name);
+    if ((double)pr->n * pr->rows * pr->cols > 0x1p32)
+      return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
+    return PM_OK;
+  }
   if (parse_dim(size, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
       parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 ||
       (*end != '\0' && (op->radius_max == 0 || *end != ':')))
@@ -343,6 +352,8 @@ void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t
   int n;
   if (op->dims == 1)
     n = snprintf(out, len, "n=%u", pr->n);
+  else if (op->dims == 3)
+    n = snprintf(out, len, "%ux%ux%u", pr->n, pr->rows, pr->cols);
   else if (op->radius_max > 0)
     n = snprintf(out, len, "%ux%u r=%d %s", pr->rows, pr->cols, pr->radius,
                  pm__variant_name(op, pr));

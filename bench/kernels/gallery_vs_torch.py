@@ -124,6 +124,7 @@ def main():
     lines = []
     axpy, softmax, layernorm = kernel("axpy"), kernel("softmax"), kernel("layernorm")
     matadd, transpose = kernel("matadd"), kernel("transpose")
+    batched = kernel("batched_transpose")
     for n in (3_000_017, 50_000_021):
         x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
         alpha = 0.75
@@ -178,6 +179,17 @@ def main():
         t2 = torch.empty(cols, rows, device=dev)
         us = median_us([f, lambda: t2.copy_(a.t())])
         lines.append(report("transpose", "%dx%d" % (rows, cols), 8 * rows * cols, us, err == 0, err))
+    for b, rows, cols in ((12, 1000, 768), (96, 197, 384)):
+        a = torch.randn(b, rows, cols, device=dev)
+        t = torch.empty(b, cols, rows, device=dev)
+        f = launcher(batched, [b, rows, cols], [t, a], [None, None])
+        f()
+        torch.cuda.synchronize()
+        err = (t - a.transpose(1, 2)).abs().max().item()
+        t2 = torch.empty(b, cols, rows, device=dev)
+        us = median_us([f, lambda: t2.copy_(a.transpose(1, 2))])
+        lines.append(report("batched_transpose", "%dx%dx%d" % (b, rows, cols), 8 * b * rows * cols,
+                            us, err == 0, err))
     big = [l for l in lines if l["mbytes"] > 1]
     print(json.dumps({"kind": "summary", "calls": len(lines), "checked": sum(l["checked"] for l in lines),
                       "over_1mb": len(big),
