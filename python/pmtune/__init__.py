@@ -11,17 +11,25 @@ in the input's type or, asked (dtype="float32"), as a float32.
     s = pmtune.reduce_sum(a[:, :100]) # a slice of a wider array: its pitch is read from it
     pmtune.matadd(a.t(), b.t(), out=c.t())  # transposed: column-major
 
+A kernel of your own (a .cu file and its JSON description, README "Your own kernels") is called
+the same way, tuned as `pmtune tune --kernel` tuned it:
+
+    axpy = pmtune.Kernel("examples/kernels/axpy.json")
+    axpy([n], [y, x], [0.75, None])   # dims, buffers and scalars in "args" order (None: "value")
+
 Each call runs on a context of the array's device, opened on first use on the default database
 ($PMTUNE_DB, else ~/.cache/pmtune/pmtune.db); pmtune.Context opens one of your own. A refused
 call raises pmtune.Error with pmtune's own message."""
 import ctypes
+import json
 import math
+import os
 import threading
 
 from . import _arrays, _lib
 
-__all__ = ["Context", "Error", "LibraryNotFound", "version", "library_path", "matadd", "add",
-           "reduce_sum", "filter"]
+__all__ = ["Context", "Error", "Kernel", "LibraryNotFound", "version", "library_path", "matadd",
+           "add", "reduce_sum", "filter"]
 
 LibraryNotFound = _lib.LibraryNotFound
 _C, library_path = None, None
@@ -203,6 +211,96 @@ class Context:
         self._check(_c().pm_filter_t(self._handle(), vx.dtype, rows, cols, vo.ptr, po, vx.ptr, px,
                                      cw, side // 2, 0 if border == "clamp" else 1, s))
         return out
+
+
+class Kernel:
+    """A kernel of your own, described by the JSON file at path: k(dims, buffers, scalars=None,
+    stream=None) runs it on the problem dims (as its "dims" say: [n], [rows, cols] or [batch,
+    rows, cols]) over buffers (GPU arrays with __cuda_array_interface__ or DLPack, one per buffer
+    argument in "args" order, each of its "type" and contiguous) with scalars (one per scalar
+    argument in "args" order, a number, or None for its description's "value"; leave scalars out
+    where each has one), on the current stream of the buffers' library; what pm_kernel_launch_with
+    does, with its checks and its messages. Served on context (a pmtune.Context), else on the
+    first buffer's device's context."""
+
+    _TYPES = {"f32": _arrays.F32, "f16": _arrays.F16, "bf16": _arrays.BF16, "f64": _arrays.F64}
+    _SCALARS = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float,
+                "f64": ctypes.c_double}
+
+    def __init__(self, path, context=None):
+        self.path, self._context, self._handles = os.fspath(path), context, {}
+        with open(self.path, "rb") as f:  # the library reads it again, and checks all of it
+            doc = json.load(f)
+        args = doc.get("args") if isinstance(doc, dict) else None
+        if not isinstance(args, list):
+            raise ValueError("%s: no \"args\" list" % self.path)
+        self.name = doc.get("name")
+        self.ndims = len(doc.get("dims") or ())
+        self.buffers = [(a.get("name"), self._TYPES.get(a.get("type"))) for a in args
+                        if isinstance(a, dict) and "scalar" not in a]
+        self.scalars = [(a.get("name"), self._SCALARS.get(a.get("scalar"))) for a in args
+                        if isinstance(a, dict) and "scalar" in a]
+        if context is not None:
+            self._handle(context)  # a description the library refuses is refused now
+
+    def _handle(self, ctx):
+        ctx._handle()  # a closed context: ValueError (its kernels went with it)
+        h = self._handles.get(id(ctx))
+        if h is None:
+            k = ctypes.c_void_p()
+            ctx._check(_c().pm_kernel_open(ctx._handle(), self.path.encode(), ctypes.byref(k)))
+            h = self._handles[id(ctx)] = (ctx, k)  # (the context kept: its handle lives with it)
+        return h[1]
+
+    def __call__(self, dims, buffers, scalars=None, stream=None):
+        dims, buffers = list(dims), list(buffers)
+        if len(dims) != self.ndims:
+            raise ValueError("%s: %d dims given, its description has %d" % (
+                self.name, len(dims), self.ndims))
+        if not buffers:
+            raise ValueError("%s: no buffers given (it takes %d)" % (self.name, len(self.buffers)))
+        if len(buffers) != len(self.buffers):
+            raise ValueError("%s: %d buffers given, its description has %d (%s)" % (
+                self.name, len(buffers), len(self.buffers), ", ".join(n for n, _ in self.buffers)))
+        for i, d in enumerate(dims):
+            if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d < 2 ** 31:
+                raise ValueError("%s: dims[%d] = %r: an int from 1 to 2^31 - 1" % (self.name, i, d))
+        s = _arrays.stream_handle(stream, buffers[0])
+        ptrs = []
+        for (name, t), obj in zip(self.buffers, buffers):
+            v = _arrays.view(obj, name, s, writable=True)
+            v.packed_vector(name)
+            if t is not None and v.dtype != t:
+                raise TypeError("%s: %s is %s, its description says %s" % (
+                    self.name, name, _arrays.NAMES[v.dtype], _arrays.NAMES[t]))
+            ptrs.append(v.ptr)
+        vals = []
+        if scalars is not None:
+            scalars = list(scalars)
+            if len(scalars) != len(self.scalars):
+                raise ValueError("%s: %d scalars given, its description has %d (%s)" % (
+                    self.name, len(scalars), len(self.scalars),
+                    ", ".join(n for n, _ in self.scalars)))
+            for (name, ctype), x in zip(self.scalars, scalars):
+                if x is None or ctype is None:
+                    vals.append(None)
+                    continue
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise TypeError("%s: scalar %s: a number, not %r" % (self.name, name, x))
+                if ctype in (ctypes.c_int32, ctypes.c_int64):
+                    bits = 31 if ctype is ctypes.c_int32 else 63
+                    if not isinstance(x, int) or not -2 ** bits <= x < 2 ** bits:
+                        raise ValueError("%s: scalar %s: an int of %d bits, not %r" % (
+                            self.name, name, bits + 1, x))
+                vals.append(ctype(x))
+        ctx = self._context or _context_for(buffers[0])
+        k = self._handle(ctx)
+        cd = (ctypes.c_size_t * max(1, len(dims)))(*dims)
+        cb = (ctypes.c_void_p * len(ptrs))(*ptrs)
+        cs = (ctypes.c_void_p * max(1, len(vals)))(
+            *[None if v is None else ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals])
+        ctx._check(_c().pm_kernel_launch_with(k, cd, cb, cs if scalars is not None else None,
+                                              len(vals), s))
 
 
 def _same_type(*views):

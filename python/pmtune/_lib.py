@@ -77,6 +77,9 @@ def _declare(lib):
         "pm_filter": (i, [vp, c_size, c_size, vp, c_size, vp, c_size,
                           ctypes.POINTER(ctypes.c_float), i, i, vp]),
         "pm_filter_t": (i, [vp, i, c_size, c_size, vp, c_size, vp, c_size, vp, i, i, vp]),
+        "pm_kernel_open": (i, [vp, ctypes.c_char_p, ctypes.POINTER(vp)]),
+        "pm_kernel_launch_with": (i, [vp, ctypes.POINTER(c_size), ctypes.POINTER(vp),
+                                      ctypes.POINTER(vp), c_size, vp]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)

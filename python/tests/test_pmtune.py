@@ -152,6 +152,31 @@ def test_the_library_s_refusals_raise_its_message(ctx):
         ctx.add(Fake((3,)), Fake((3,)), out=Fake((3,)))
 
 
+def test_a_kernel_s_calls_are_checked_before_the_library():
+    axpy = pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", "axpy.json"))
+    y, x = Fake((1000,)), Fake((1000,))
+    with pytest.raises(ValueError, match="2 dims given, its description has 1"):
+        axpy([10, 100], [y, x], [0.5, None])
+    with pytest.raises(ValueError, match=r"dims\[0\] = 0"):
+        axpy([0], [y, x], [0.5, None])
+    with pytest.raises(ValueError, match="1 buffers given, its description has 2"):
+        axpy([1000], [y], [0.5, None])
+    with pytest.raises(TypeError, match="x is float16, its description says float32"):
+        axpy([1000], [y, Fake((1000,), typestr="<f2")], [0.5, None])
+    with pytest.raises(ValueError, match="not contiguous"):
+        axpy([1000], [y, Fake((10, 100), (800, 4))], [0.5, None])
+    with pytest.raises(ValueError, match="1 scalars given, its description has 2"):
+        axpy([1000], [y, x], [0.5])
+    with pytest.raises(TypeError, match="scalar alpha: a number"):
+        axpy([1000], [y, x], ["half", None])
+    with pytest.raises(ValueError, match="scalar n: an int of 32 bits"):
+        axpy([1000], [y, x], [0.5, 2 ** 31])
+    with pytest.raises(ValueError, match="read-only"):
+        axpy([1000], [y, Fake((1000,), readonly=True)], [0.5, None])
+    with pytest.raises(FileNotFoundError):
+        pmtune.Kernel("/nonexistent/k.json")
+
+
 # ---- On a GPU --------------------------------------------------------------------------------
 
 needs_gpu = pytest.mark.skipif(not gpu_count(), reason="no CUDA device")
@@ -312,3 +337,37 @@ def test_jax_through_dlpack():
     pmtune.matadd(a, b, out=out)
     torch.cuda.synchronize()
     assert out.cpu().tolist() == [[float(4 * i + j + 1) for j in range(4)] for i in range(3)]
+
+
+@needs_gpu
+def test_torch_kernels_of_one_s_own_with_scalars_and_three_dims():
+    torch = _torch()
+    k = os.path.join(ROOT, "examples", "kernels")
+    axpy = pmtune.Kernel(os.path.join(k, "axpy.json"))
+    x, y = torch.randn(100003, device="cuda"), torch.randn(100003, device="cuda")
+    want = y + 0.75 * x
+    axpy([x.numel()], [y, x], [0.75, None])
+    torch.cuda.synchronize()
+    assert torch.allclose(y, want, rtol=0, atol=1e-6)
+    with pytest.raises(pmtune.Error, match="scalar 0 \\(alpha\\) has no value"):
+        axpy([x.numel()], [y, x])
+    softmax = pmtune.Kernel(os.path.join(k, "softmax.json"))
+    a = torch.randn(300, 1001, device="cuda")
+    out = torch.empty_like(a)
+    softmax([300, 1001], [out, a], [0.5, None, None])
+    torch.cuda.synchronize()
+    assert (out - torch.softmax(0.5 * a, 1)).abs().max().item() <= 1e-5
+    bt = pmtune.Kernel(os.path.join(k, "batched_transpose.json"))
+    b = torch.randn(5, 33, 70, device="cuda")
+    t = torch.empty(5, 70, 33, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):  # the current stream is the one launched on
+        bt([5, 33, 70], [t, b])
+    s.synchronize()
+    assert torch.equal(t, b.transpose(1, 2))
+    g, t2 = torch.cuda.CUDAGraph(), torch.empty_like(t)
+    with torch.cuda.graph(g):  # captured, then replayed
+        bt([5, 33, 70], [t2, b])
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(t2, b.transpose(1, 2))
