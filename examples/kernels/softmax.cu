@@ -60,9 +60,15 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
   const bool live = row < rows;
   const float *x = in + (size_t)(live ? row : 0) * cols;
   float *y = out + (size_t)(live ? row : 0) * cols;
-  // whole vectors where the row starts on a vector's boundary (cols a multiple of VEC), else one
-  // float at a time
-  const int vcols = cols % VEC == 0 ? cols / VEC : 0, tail = vcols * VEC;
+  // whole vectors from the row's first vector boundary (head: the floats before it; any row of
+  // any width, where in and out lie alike against that boundary, else one float at a time), and
+  // the floats before it and after the last whole vector (tail on) one at a time
+  const size_t bytes = VEC * sizeof(float), off = (size_t)x % bytes;
+  const int head = ((size_t)y - (size_t)x) % bytes != 0
+                       ? cols
+                       : min(cols, (int)((bytes - off) % bytes / sizeof(float)));
+  const int vcols = (cols - head) / VEC, tail = head + vcols * VEC, extras = head + cols - tail;
+  const v_t *xv = (const v_t *)(x + head);
   float m = NEG_INF, s = 0.0f;
   float kept[KEEP > 0 ? KEEP : 1][VEC];
   if (live) {
@@ -71,7 +77,7 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
     for (int j = 0; j < KEEP; j++) {
       const int i = threadIdx.x + j * THREADS;
       if (i < vcols) {
-        lanes(((const v_t *)x)[i], kept[j]);
+        lanes(xv[i], kept[j]);
 #pragma unroll
         for (int k = 0; k < VEC; k++) kept[j][k] *= scale, km = fmaxf(km, kept[j][k]);
       }
@@ -85,11 +91,12 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
     merge(m, s, km, ks);
     for (int i = threadIdx.x + KEEP * THREADS; i < vcols; i += THREADS) {
       float v[VEC];
-      lanes(((const v_t *)x)[i], v);
+      lanes(xv[i], v);
 #pragma unroll
       for (int k = 0; k < VEC; k++) add(m, s, scale * v[k]);
     }
-    for (int i = tail + threadIdx.x; i < cols; i += THREADS) add(m, s, scale * x[i]);
+    for (int j = threadIdx.x; j < extras; j += THREADS)
+      add(m, s, scale * x[j < head ? j : tail + j - head]);
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
@@ -111,15 +118,18 @@ my_softmax(float *__restrict__ out, const float *__restrict__ in, float scale, i
     if (i < vcols) {
 #pragma unroll
       for (int k = 0; k < VEC; k++) kept[j][k] = __expf(kept[j][k] - m) * inv;
-      store(y, i, kept[j], v_t());
+      store(y + head, i, kept[j], v_t());
     }
   }
   for (int i = threadIdx.x + KEEP * THREADS; i < vcols; i += THREADS) {
     float v[VEC];
-    lanes(((const v_t *)x)[i], v);
+    lanes(xv[i], v);
 #pragma unroll
     for (int k = 0; k < VEC; k++) v[k] = __expf(scale * v[k] - m) * inv;
-    store(y, i, v, v_t());
+    store(y + head, i, v, v_t());
   }
-  for (int i = tail + threadIdx.x; i < cols; i += THREADS) y[i] = __expf(scale * x[i] - m) * inv;
+  for (int j = threadIdx.x; j < extras; j += THREADS) {
+    const int i = j < head ? j : tail + j - head;
+    y[i] = __expf(scale * x[i] - m) * inv;
+  }
 }
