@@ -63,7 +63,7 @@ def launcher(k, dims, tensors, scalars):
                                        ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
         if rc != 0:
             raise RuntimeError(lib.pm_errmsg(ctx).decode())
-    call.keep = keep  # the scalars live as long as the call
+    call.keep = keep, tensors  # the scalars and the tensors live as long as the call
     return call
 
 
