@@ -1452,21 +1452,27 @@ static int problem_text(pm__db *db, const pm__db_problem *p, char out[PM__DB_PRO
                       p->op, (long long)p->n, (long long)p->rows, (long long)p->cols);
   }
   if (spec->radius_max > 0 && (p->radius < spec->radius_min || p->radius > spec->radius_max))
-    return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d is not %d to %d", p->op, p->radius,
+    return pm__seterr(c, PM_EINVAL, "problem: %s: %s %d is not %d to %d", p->op,
+                      spec->radius_name ? spec->radius_name : "radius", p->radius,
                       spec->radius_min, spec->radius_max);
   if (spec->radius_max == 0 && p->radius != 0)
     return pm__seterr(c, PM_EINVAL, "problem: %s: radius %d does not apply", p->op, p->radius);
+  int len;
   if (!spec->matrix)
-    snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
+    len = snprintf(out, PM__DB_PROBLEM_MAX, "n=%lld", (long long)p->n);
   else if (spec->matrix == 2)
-    snprintf(out, PM__DB_PROBLEM_MAX, "batch=%lld rows=%lld cols=%lld", (long long)p->n,
-             (long long)p->rows, (long long)p->cols);
-  else if (spec->radius_max > 0)
-    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld radius=%d%s%s", (long long)p->rows,
-             (long long)p->cols, p->radius, variant[0] ? " " : "", variant);
-  else /* a kernel of one's own has no variant: no space at the end */
-    snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld%s%s", (long long)p->rows,
-             (long long)p->cols, variant[0] ? " " : "", variant);
+    len = snprintf(out, PM__DB_PROBLEM_MAX, "batch=%lld rows=%lld cols=%lld", (long long)p->n,
+                   (long long)p->rows, (long long)p->cols);
+  else
+    len = snprintf(out, PM__DB_PROBLEM_MAX, "rows=%lld cols=%lld", (long long)p->rows,
+                   (long long)p->cols);
+  /* then the radius (a kernel of one's own's tuned scalar, by its name), then the variant (a
+   * kernel of one's own has none: no space at the end) */
+  if (spec->radius_max > 0 && len > 0 && len < PM__DB_PROBLEM_MAX)
+    len += snprintf(out + len, PM__DB_PROBLEM_MAX - (size_t)len, " %s=%d",
+                    spec->radius_name ? spec->radius_name : "radius", p->radius);
+  if (variant[0] && len > 0 && len < PM__DB_PROBLEM_MAX)
+    snprintf(out + len, PM__DB_PROBLEM_MAX - (size_t)len, " %s", variant);
   return PM_OK;
 }
 

@@ -61,6 +61,8 @@ typedef struct pm__db_op {
   int matrix;                 /* 1: problems are rows x cols; 0: n; 2: a batch of n rows x cols
                                  (a kernel of one's own of three dims) */
   int radius_min, radius_max; /* 0, 0 where the op has no radius */
+  const char *radius_name;    /* what a problem's text calls its radius: NULL "radius" (filter);
+                                 a kernel of one's own's tuned scalar's name */
   const char *variants[3];    /* the variant texts a problem may have, ended by NULL; {""}: none */
   unsigned dtypes;            /* the element types it takes: bit t for pm_dtype t (0: f32 alone) */
   /* The configuration text of the op's built-in default for problem p (what serving runs where

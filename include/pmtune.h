@@ -206,7 +206,8 @@ int pm_kernel_launch(pm_kernel *k, const size_t *dims, void *const *buffers,
  * none (pm_kernel_launch). A scalar with no "value" must be given: PM_EINVAL names it, as it
  * names a count that is not the description's.
  * Scalars do not choose the configuration (the size does): tuning ran with each description's
- * value, 1 where it has none. */
+ * value, 1 where it has none; but the one marked "tuned" (an integer, 1 to 2^31 - 1) is part of
+ * the size: this call's value chooses what serves it. */
 int pm_kernel_launch_with(pm_kernel *k, const size_t *dims, void *const *buffers,
                           const void *const *scalars, size_t nscalars,
                           struct CUstream_st *stream);

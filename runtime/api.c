@@ -348,7 +348,15 @@ static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
   if (op->dims == 1) pr.n = (unsigned)dims[0];
   else if (op->dims == 2) pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
   else pr.n = (unsigned)dims[0], pr.rows = (unsigned)dims[1], pr.cols = (unsigned)dims[2];
-  int described = pm__kernel_file_scalars(k->kf);
+  int described = pm__kernel_file_scalars(k->kf), is_i64 = 0;
+  int tuned = pm__kernel_file_tuned(k->kf, &is_i64); /* its value is part of the size */
+  if (tuned >= 0 && scalars != NULL && (size_t)tuned < nscalars && scalars[tuned] != NULL) {
+    long long v = is_i64 ? *(const int64_t *)scalars[tuned] : *(const int32_t *)scalars[tuned];
+    if (v < 1 || v > MAX_DIM)
+      return pm__seterr(c, PM_EINVAL, "%s: %s: scalar %d (%s) = %lld: a tuned scalar is 1 to "
+                        "2^31 - 1", fn, op->name, tuned, op->radius_name, v);
+    pr.radius = (int)v;
+  }
   if ((scalars != NULL || nscalars != 0) && nscalars != (size_t)described)
     return pm__seterr(c, PM_EINVAL, "%s: %s: %zu scalars given, %d described", fn, op->name,
                       nscalars, described);

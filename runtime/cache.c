@@ -29,7 +29,7 @@ void pm__cache_key_of(const pm__op *op, const pm__problem *pr, pm__cache_key *k)
   k->op = (uint8_t)(op->api | pr->dtype << 4); /* both below 16 */
   k->variant = (uint8_t)pr->variant;
   k->align = (uint8_t)pr->caller_align;
-  k->radius = (uint8_t)pr->radius;
+  k->radius = (uint32_t)pr->radius;
 }
 
 /* FNV-1a over n bytes. */

@@ -15,9 +15,9 @@
 /* What a cached choice is for: compared bytewise, so pm__cache_key_of zeroes it before filling. */
 typedef struct pm__cache_key {
   uint32_t rows, cols, n;
-  uint8_t op, variant, align, radius; /* op: the op's pm_op | the dtype << 4 */
-  uint32_t user; /* a kernel of one's own: its pm_kernel's id (1, 2, ...); 0: a built-in op */
-  uint32_t zero; /* 0: the key is three whole 64-bit words */
+  uint8_t op, variant, align, zero; /* op: the op's pm_op | the dtype << 4; zero: 0 */
+  uint32_t user;   /* a kernel of one's own: its pm_kernel's id (1, 2, ...); 0: a built-in op */
+  uint32_t radius; /* filter's radius; a kernel of one's own's tuned scalar's value */
 } pm__cache_key;
 
 /* What serves a key: op's point v, built for one variant, radius and dtype (the only parts of a

@@ -192,7 +192,7 @@ static int counted(pm__serve *s, uint32_t user, pm__db_problem **ps, int64_t **c
       *calls = c2;
     }
     pm__problem pr = {.rows = e->k.rows, .cols = e->k.cols, .n = e->k.n, .variant = e->k.variant,
-                      .radius = e->k.radius, .dtype = e->choice->dtype};
+                      .radius = (int)e->k.radius, .dtype = e->choice->dtype};
     pm__op_db_problem(e->choice->op, &pr, &(*ps)[*n]);
     (*calls)[(*n)++] = (int64_t)k;
   }

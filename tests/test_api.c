@@ -389,6 +389,23 @@ Test(api, kernel_scalars_are_checked_at_the_call) {
   refused(pm_kernel_launch_with(k, dims, bufs, NULL, 2, NULL), "scalar 0 (alpha)", "no value");
   refused(pm_kernel_launch_with(k, NULL, bufs, both, 2, NULL), "pm_kernel_launch_with: scale",
           "a NULL dims");
+  /* a tuned scalar (its value part of the size): given by each call, 1 to 2^31 - 1 */
+  f = fopen(json, "w");
+  cr_assert_not_null(f);
+  fputs("{\"name\": \"scale\", \"source\": \"scale.cu\", \"entry\": \"scale\", \"dims\": [\"n\"],"
+        " \"params\": {\"B\": [64, 256]}, \"seed\": {\"B\": 256}, \"grid\": [\"(:n + :B - 1) / :B\"],"
+        " \"block\": [\":B\"], \"args\": [{\"name\": \"o\", \"type\": \"f32\", \"count\": \":n\","
+        " \"dir\": \"out\"}, {\"name\": \"i\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
+        " {\"name\": \"alpha\", \"scalar\": \"f32\", \"value\": \"1\"}, {\"name\": \"k\","
+        " \"scalar\": \"i32\", \"tuned\": true}], \"bytes\": \"8 * :n\"}", f);
+  fclose(f);
+  cr_assert_eq(pm_kernel_open(c, json, &k), PM_OK, "%s", pm_errmsg(c));
+  int zero_k = 0, big_k = -5;
+  const void *kz[2] = {NULL, &zero_k}, *kb[2] = {NULL, &big_k};
+  refused(pm_kernel_launch(k, dims, bufs, NULL), "scalar 1 (k)", "has no value in the description");
+  refused(pm_kernel_launch_with(k, dims, bufs, kz, 2, NULL), "scalar 1 (k) = 0",
+          "a tuned scalar is 1 to 2^31 - 1");
+  refused(pm_kernel_launch_with(k, dims, bufs, kb, 2, NULL), "scalar 1 (k) = -5", "1 to 2^31 - 1");
   char cmd[96];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);

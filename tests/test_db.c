@@ -579,7 +579,7 @@ Test(db, bad_measurements_are_refused_saying_why) {
     expect_msg(cases[i].needle);
   }
   /* a type the op does not take: every built-in takes all four, so an op of this test's own */
-  static const pm__db_op sum = {"sum", 0, 0, 0, {"", NULL}, 1u << PM_F32, NULL, NULL, NULL};
+  static const pm__db_op sum = {"sum", 0, 0, 0, NULL, {"", NULL}, 1u << PM_F32, NULL, NULL, NULL};
   static const pm__db_op *const ops[] = {&sum, NULL};
   pm__db *mem = NULL;
   cr_assert_eq(pm__db_open(ctx, NULL, PM__DB_MEMORY, ops, &mem), PM_OK, "%s", pm_errmsg(ctx));

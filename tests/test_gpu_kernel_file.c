@@ -522,3 +522,68 @@ Test(gpu_kernel_file, a_batch_of_matrices_is_served_by_one_call) {
   cr_assert_not_null(strstr(pm_errmsg(u), "batch = 0"), "%s", pm_errmsg(u));
   pm_close(u);
 }
+
+/* A tuned scalar (issue 32): its value is part of the size, so a kernel tuned at k = 2 is served
+ * its winner there (exact) and its seed at k = 3 (nothing tuned for it); each call's result is
+ * its own k's. */
+Test(gpu_kernel_file, a_tuned_scalar_chooses_the_configuration) {
+  char cu[128], json[128];
+  snprintf(cu, sizeof cu, "%s/times.cu", dir);
+  snprintf(json, sizeof json, "%s/times.json", dir);
+  FILE *f = fopen(cu, "w");
+  cr_assert_not_null(f);
+  fputs("#ifndef B\n#define B 256\n#endif\n"
+        "extern \"C\" __global__ void times(float *o, const float *i, int k, int n) {\n"
+        "  int x = blockIdx.x * B + threadIdx.x;\n  if (x < n) o[x] = i[x] * k;\n}\n", f);
+  fclose(f);
+  f = fopen(json, "w");
+  cr_assert_not_null(f);
+  fputs("{\"name\": \"times\", \"source\": \"times.cu\", \"entry\": \"times\", \"dims\": [\"n\"],"
+        " \"params\": {\"B\": [64, 128, 256]}, \"seed\": {\"B\": 256},"
+        " \"grid\": [\"(:n + :B - 1) / :B\"], \"block\": [\":B\"], \"args\": ["
+        "{\"name\": \"o\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"out\"},"
+        " {\"name\": \"i\", \"type\": \"f32\", \"count\": \":n\", \"dir\": \"in\"},"
+        " {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true},"
+        " {\"name\": \"n\", \"scalar\": \"i32\", \"value\": \":n\"}], \"bytes\": \"8 * :n\"}", f);
+  fclose(f);
+  const pm__op *op = load(json);
+  pm__problem pr = {.n = 5000, .radius = 2};
+  pm__tune_result r;
+  tune(op, &pr, &r);
+  cr_assert_eq(r.wrong, 0);
+  cr_assert(r.have_winner);
+  cr_assert_eq(count("SELECT count(*) FROM winner WHERE op = 'times' AND problem = 'n=5000 k=2'"),
+               1);
+  pm_ctx *u = NULL;
+  pm_options o = {.db_path = path};
+  pm_kernel *k = NULL;
+  cr_assert_eq(pm_open(&u, &o), PM_OK, "%s", pm_errmsg(u));
+  cr_assert_eq(pm_kernel_open(u, json, &k), PM_OK, "%s", pm_errmsg(u));
+  enum { N = 5000 };
+  static float in[N], got[N];
+  float *din, *dout;
+  for (int i = 0; i < N; i++) in[i] = (float)(i % 97) - 40.0f;
+  CUDA_OK(cudaMalloc((void **)&din, sizeof in));
+  CUDA_OK(cudaMalloc((void **)&dout, sizeof got));
+  CUDA_OK(cudaMemcpy(din, in, sizeof in, cudaMemcpyHostToDevice));
+  size_t dims[1] = {N};
+  void *bufs[2] = {dout, din};
+  const pm__source want[2] = {PM__FROM_EXACT, PM__FROM_DEFAULT};
+  for (int kv = 2; kv <= 3; kv++) {
+    const void *scalars[2] = {&kv, NULL};
+    CUDA_OK(cudaMemset(dout, 0xff, sizeof got));
+    cr_assert_eq(pm_kernel_launch_with(k, dims, bufs, scalars, 2, NULL), PM_OK, "%s",
+                 pm_errmsg(u));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, dout, sizeof got, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++)
+      cr_assert_eq(got[i], in[i] * kv, "k=%d: [%d] %g, want %g", kv, i, got[i], in[i] * kv);
+    pm__problem at = {.n = N, .radius = kv};
+    pm__decision d;
+    cr_assert_eq(pm__serve_decide_kernel(k, &at, &d), PM_OK);
+    cr_assert_eq(d.source, want[kv - 2], "k=%d: decided %d", kv, (int)d.source);
+  }
+  CUDA_OK(cudaFree(din));
+  CUDA_OK(cudaFree(dout));
+  pm_close(u);
+}

@@ -630,3 +630,96 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
   pm__db_close(db);
   pm__kernel_file_free(k);
 }
+
+/* A scalar the tuning must depend on (issue 32) is marked "tuned": an integer each call gives,
+ * its value part of the size (":k=V" after it, pm__problem.radius), named by expressions as a
+ * dimension is, kept apart in the database ("rows=R cols=C k=V"): a value never tuned is served
+ * nothing tuned at another. What is not such a scalar is refused naming the field. */
+Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
+#define COLS_ARG "{\"name\": \"cols\", \"scalar\": \"i32\", \"value\": \":cols\"}"
+  pm__kernel_file *k = NULL;
+  const char *path = broken(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true}");
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_file_op(k);
+  int is_i64 = -1;
+  cr_assert_eq(pm__kernel_file_tuned(k, &is_i64), 2, "the third scalar");
+  cr_assert_eq(is_i64, 0);
+  cr_assert_str_eq(op->radius_name, "k");
+  pm__problem pr = {0};
+  cr_assert_eq(pm__problem_parse(c, op, "100x200:k=3", &pr), PM_OK, "%s", pm_errmsg(c));
+  cr_assert(pr.rows == 100 && pr.cols == 200 && pr.radius == 3);
+  char ptext[64];
+  pm__problem_text(op, &pr, ptext, sizeof ptext);
+  cr_assert_str_eq(ptext, "100x200 k=3");
+  pm__problem bad = {0};
+  cr_assert_eq(pm__problem_parse(c, op, "100x200", &bad), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), ":k=V"), "%s", pm_errmsg(c));
+  cr_assert_eq(pm__problem_parse(c, op, "100x200:k=0", &bad), PM_EINVAL);
+  cr_assert_eq(pm__problem_parse(c, op, "100x200:j=3", &bad), PM_EINVAL);
+  pm__kernel_file_free(k);
+
+  /* an expression names it as it names a dimension: BLOCK at least k */
+  path = broken("\":BLOCK * :ITEMS * :VEC <= 8192\"",
+                "\":BLOCK * :ITEMS * :VEC <= 8192\", \":BLOCK >= :k\"");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "sed -i 's/%s/%s/' %s", COLS_ARG,
+           COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i64\", \"tuned\": true}", path);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  op = pm__kernel_file_op(k);
+  cr_assert_eq(pm__kernel_file_tuned(k, &is_i64), 2);
+  cr_assert_eq(is_i64, 1);
+  pm__problem small = {.rows = 64, .cols = 64, .radius = 1},
+              large = {.rows = 64, .cols = 64, .radius = 300};
+  cr_assert_eq(valid_points(op, &small), 56);
+  cr_assert_eq(valid_points(op, &large), 2 * 3 * 4 - 4, "BLOCK 512 and 1024 alone (less the 4 "
+                                                        "points of over 8192 floats a block)");
+
+  char file[128];
+  snprintf(file, sizeof file, "%s/t.db", dir);
+  pm__ops_db_plus plus;
+  pm__db *db = NULL;
+  int64_t gpu;
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  pm__device_info d = dbtest_gpu(0, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  const char *sha = pm__op_template(op)->sha256;
+  pm__db_problem p;
+  pm__problem three = {.rows = 100, .cols = 200, .radius = 3};
+  pm__op_db_problem(op, &three, &p);
+  char dbtext[PM__DB_PROBLEM_MAX];
+  cr_assert_eq(pm__db_problem_text(db, &p, dbtext), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_str_eq(dbtext, "rows=100 cols=200 k=3");
+  pm__db_measurement m =
+      dbtest_measurement(gpu, p, sha, "{\"BLOCK\":512,\"VEC\":4,\"ITEMS\":1}", 0.01);
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_template_current(db, op->name, sha), PM_OK, "%s", pm_errmsg(c));
+  pm__db_known known;
+  pm__db_winner w;
+  cr_assert_eq(pm__op_known_load(db, &d, op, &known), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__db_known_get_if(&known, &p, NULL, NULL, &w), PM_OK, "%s", pm_errmsg(c));
+  pm__db_problem other = p;
+  other.radius = 4;
+  cr_assert_eq(pm__db_known_nearest_if(&known, &other, NULL, NULL, &w), PM_ENOTFOUND,
+               "k=4 is another problem: nothing tuned serves it");
+  other.radius = 0;
+  cr_assert_eq(pm__db_problem_text(db, &other, dbtext), PM_EINVAL);
+  cr_assert_not_null(strstr(pm_errmsg(c), "k 0 is not 1 to"), "%s", pm_errmsg(c));
+  pm__db_known_free(&known);
+  pm__db_close(db);
+  pm__kernel_file_free(k);
+
+  refused(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"f32\", \"tuned\": true}",
+          "args[5].tuned", "an integer (i32 or i64)");
+  refused(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"value\": \"2\", "
+                    "\"tuned\": true}", "args[5].tuned", "has no \"value\"");
+  refused(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": 1}",
+          "args[5].tuned", "true or false wanted");
+  refused(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true}, "
+                    "{\"name\": \"j\", \"scalar\": \"i32\", \"tuned\": true}",
+          "args[6].tuned", "at most one");
+  refused(COLS_ARG, COLS_ARG ", {\"name\": \"rows\", \"scalar\": \"i32\", \"tuned\": true}",
+          "args", "also a dimension's name");
+#undef COLS_ARG
+}

@@ -275,7 +275,7 @@ static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
   worker *w = s->w;
   const pm__op *op = w->kernel != NULL ? w->kernel : pm__op_find(p->op); /* (listed: its own) */
   pm__db_winner win;
-  char size[48], ptext[96];
+  char size[96], ptext[128];
   s->recorded++;
   if (op == NULL) { /* cannot be: the database hands only problems of pmtune's ops */
     s->unfit++;
@@ -298,6 +298,9 @@ static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
              (long long)p->cols);
   else
     snprintf(size, sizeof size, "%lldx%lld", (long long)p->rows, (long long)p->cols);
+  if (op->radius_name != NULL) /* a kernel's tuned scalar: its value, as a size writes it */
+    snprintf(size + strlen(size), sizeof size - strlen(size), ":%s=%d", op->radius_name,
+             p->radius);
   if (pm__problem_parse(s->c, op, size, &pr) != PM_OK) { /* recorded by hand, or too large */
     printf("gpu %d  seen    %-7s %-24s %lld calls: passed over, %s\n", w->device, op->name, size,
            (long long)calls, pm_errmsg(s->c));

@@ -93,6 +93,9 @@ struct pm__kernel_file {
   char *reference; /* the reference kernel's entry, or NULL: the seed's outputs are the reference */
   const char *dims[3];
   int ndims;
+  char *tuned;      /* the scalar whose value a call gives and the tuning depends on ("tuned":
+                       true): part of the size, named by expressions as a dimension is; or NULL */
+  int tuned_scalar; /* its index among the scalars, or -1 */
   int nconstraints;
   expr constraints[MAX_CONSTRAINTS];
   char *reasons[MAX_CONSTRAINTS]; /* "constraints[2] (:BX * :BY <= 1024)" */
@@ -329,11 +332,14 @@ static int param_index(const pm__kernel_file *k, const char *name) {
 static int dim_index(const pm__kernel_file *k, const char *name) {
   for (int i = 0; i < k->ndims; i++)
     if (strcmp(k->dims[i], name) == 0) return i;
+  if (k->tuned != NULL && strcmp(k->tuned, name) == 0) return k->ndims;
   return -1;
 }
 
-/* Dimension d of pr as k names them: n; rows, cols; batch (pr->n), rows, cols. */
+/* Dimension d of pr as k names them: n; rows, cols; batch (pr->n), rows, cols; then the tuned
+ * scalar's value (pr->radius). */
 static long long dim_value(const pm__kernel_file *k, const pm__problem *pr, int d) {
+  if (d == k->ndims) return pr->radius;
   if (k->ndims == 1) return pr->n;
   if (k->ndims == 3 && d-- == 0) return pr->n;
   return d == 0 ? pr->rows : pr->cols;
@@ -628,7 +634,7 @@ static uint64_t memo_hash(const int *v, int nparams, const pm__problem *pr) {
   uint64_t h = 1469598103934665603ull;
   const unsigned char *p = (const unsigned char *)v;
   for (size_t i = 0; i < sizeof(int) * (size_t)nparams; i++) h = (h ^ p[i]) * 1099511628211ull;
-  uint64_t dims[3] = {pr->rows, pr->cols, pr->n};
+  uint64_t dims[4] = {pr->rows, pr->cols, pr->n, (uint64_t)pr->radius};
   p = (const unsigned char *)dims;
   for (size_t i = 0; i < sizeof dims; i++) h = (h ^ p[i]) * 1099511628211ull;
   return h;
@@ -636,7 +642,7 @@ static uint64_t memo_hash(const int *v, int nparams, const pm__problem *pr) {
 
 static int memo_same(const launch_memo *m, const int *v, int nparams, const pm__problem *pr) {
   return memcmp(m->v, v, sizeof(int) * (size_t)nparams) == 0 && m->pr.rows == pr->rows &&
-         m->pr.cols == pr->cols && m->pr.n == pr->n;
+         m->pr.cols == pr->cols && m->pr.n == pr->n && m->pr.radius == pr->radius;
 }
 
 /* What a launch of v on pr passes: from k's table, else evaluated now and added. NULL where an
@@ -1062,6 +1068,34 @@ static int read_one_expr(reader *r, pm__kernel_file *k, const char *name, const 
   return rc;
 }
 
+/* The name of the scalar argument marked "tuned": true, if one is (k->tuned), read before the
+ * expressions, which may name it as they name a dimension; read_args checks the rest of it. */
+static int read_tuned(reader *r, pm__kernel_file *k) {
+  char type[16], p[64], field[48];
+  long n;
+  int rc = member(r, "$.args", type, NULL);
+  if (rc != PM_OK || strcmp(type, "array") != 0) return rc; /* read_args says what is wrong */
+  if ((rc = array_len(r, "$.args", "args", &n)) != PM_OK) return rc;
+  for (long i = 0; i < n && i < MAX_ARGS && rc == PM_OK; i++) {
+    snprintf(p, sizeof p, "$.args[%ld].tuned", i);
+    snprintf(field, sizeof field, "args[%ld].tuned", i);
+    if ((rc = member(r, p, type, NULL)) != PM_OK) break;
+    if (strcmp(type, "missing") == 0 || strcmp(type, "false") == 0) continue;
+    if (strcmp(type, "true") != 0) {
+      rc = fail(r, field, "true or false wanted, not %s", type);
+    } else if (k->tuned != NULL) {
+      rc = fail(r, field, "a second tuned scalar (%s is one): at most one", quote(r, k->tuned));
+    } else {
+      snprintf(p, sizeof p, "$.args[%ld].name", i);
+      snprintf(field, sizeof field, "args[%ld].name", i);
+      if ((rc = string_at(r, p, field, 1, &k->tuned)) == PM_OK && strlen(k->tuned) > 23)
+        rc = fail(r, field, "a tuned scalar's name is at most 23 characters (it is part of the "
+                            "size's text)");
+    }
+  }
+  return rc;
+}
+
 static int read_dims(reader *r, pm__kernel_file *k) {
   long n;
   char *a = NULL, *b = NULL, *c = NULL;
@@ -1087,12 +1121,15 @@ static int read_dims(reader *r, pm__kernel_file *k) {
     for (int i = 0; i < k->op.nparams && rc == PM_OK; i++)
       if (dim_index(k, k->params[i].name) >= 0)
         rc = fail(r, "params", "'%s' is also a dimension's name", k->params[i].name);
+  for (int i = 0; rc == PM_OK && k->tuned != NULL && i < k->ndims; i++)
+    if (strcmp(k->dims[i], k->tuned) == 0)
+      rc = fail(r, "args", "the tuned scalar '%s' is also a dimension's name", quote(r, k->tuned));
   return rc;
 }
 
 static int read_args(reader *r, pm__kernel_file *k) {
   static const char *const buffer_fields[] = {"name", "type", "count", "dir", NULL};
-  static const char *const scalar_fields[] = {"name", "scalar", "value", NULL};
+  static const char *const scalar_fields[] = {"name", "scalar", "value", "tuned", NULL};
   static const char *const scalars[] = {"i32", "i64", "f32", "f64", NULL}; /* SCALAR_* order */
   static const char *const dirs[] = {"in", "out", "inout", NULL};          /* PM__BUF_* order */
   long n;
@@ -1132,8 +1169,20 @@ static int read_args(reader *r, pm__kernel_file *k) {
         a->has_value = strcmp(type, "missing") != 0; /* else each call gives it; tuning runs 1 */
         k->scalar_arg[k->nscalars] = (signed char)i;
         a->buf = k->nscalars++;
+        /* the tuned scalar: what read_tuned found; an integer each call gives, tuned at the
+         * value its size says */
+        char me[80] = "1";
+        snprintf(p, sizeof p, "$.args[%ld].tuned", i), snprintf(f2, sizeof f2, "%s.tuned", field);
+        if ((rc = member(r, p, type, NULL)) == PM_OK && strcmp(type, "true") == 0) {
+          if (a->type != SCALAR_I32 && a->type != SCALAR_I64)
+            rc = fail(r, f2, "a tuned scalar is an integer (i32 or i64), not %s", scalars[a->type]);
+          else if (a->has_value)
+            rc = fail(r, f2, "a tuned scalar has no \"value\": each call gives it");
+          k->tuned_scalar = a->buf;
+          snprintf(me, sizeof me, ":%s", k->tuned);
+        }
         snprintf(p, sizeof p, "args[%ld].value", i);
-        rc = read_one_expr(r, k, p, "1", 1, &a->e);
+        if (rc == PM_OK) rc = read_one_expr(r, k, p, me, 1, &a->e);
       }
     } else if (rc == PM_OK) {
       snprintf(p, sizeof p, "$.args[%ld].type", i), snprintf(f2, sizeof f2, "%s.type", field);
@@ -1209,7 +1258,7 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   free(k->memo);
   for (int i = 0; i < PM__MAX_PARAMS; i++) free(k->param_names[i]);
   free(k->path), free(k->name), free(k->summary), free(k->entry), free(k->source_file);
-  free(k->reference);
+  free(k->reference), free(k->tuned);
   free(k->source);
   sqlite3_close(k->db);
   pthread_mutex_destroy(&k->lock);
@@ -1227,6 +1276,12 @@ int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
 int pm__kernel_file_scalars(const pm__kernel_file *k) { return k->nscalars; }
 
 int pm__kernel_file_scalar_needed(const pm__kernel_file *k) { return k->needed; }
+
+int pm__kernel_file_tuned(const pm__kernel_file *k, int *is_i64) {
+  if (is_i64 != NULL && k->tuned_scalar >= 0)
+    *is_i64 = k->args[k->scalar_arg[k->tuned_scalar]].type == SCALAR_I64;
+  return k->tuned_scalar;
+}
 
 const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
                                    int *has_value) {
@@ -1306,6 +1361,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   pm__kernel_file *k = pm__calloc(1, sizeof *k);
   if (k == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&k->lock, NULL);
+  k->tuned_scalar = -1;
   char shown[4200]; /* the path in messages: on one line */
   escape(shown, sizeof shown, path, 0);
   reader r = {c, shown, NULL, NULL, {{0}}, 0};
@@ -1392,7 +1448,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
       goto done;
     }
   }
-  if ((rc = read_params(&r, k)) != PM_OK || (rc = read_dims(&r, k)) != PM_OK ||
+  if ((rc = read_params(&r, k)) != PM_OK || (rc = read_tuned(&r, k)) != PM_OK ||
+      (rc = read_dims(&r, k)) != PM_OK ||
       (rc = read_seed(&r, k)) != PM_OK)
     goto done;
   if ((rc = read_exprs(&r, k, "constraints", 0, MAX_CONSTRAINTS, 1, k->constraints,
@@ -1436,6 +1493,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   k->op.summary = k->summary;
   k->op.api = (pm_op)-1; /* no library call serves it (yet) */
   k->op.dims = k->ndims;
+  if (k->tuned != NULL) /* the tuned scalar's value: part of the size, where a radius is */
+    k->op.radius_min = 1, k->op.radius_max = INT_MAX, k->op.radius_name = k->tuned;
   k->op.variants[0] = "", k->op.variant_names[0] = "";
   k->op.dtypes = 1u << PM_F32; /* each argument has its own type; the problem's is f32 */
   k->op.entries[0] = k->entry;

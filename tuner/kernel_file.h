@@ -55,6 +55,9 @@ const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype);
  * description's serves (1 where it gives none: what tuning and checking run with). */
 int pm__kernel_file_scalars(const pm__kernel_file *k);
 int pm__kernel_file_scalar_needed(const pm__kernel_file *k); /* the first with no value, or -1 */
+/* The scalar marked "tuned" (its value part of the size: pm__problem.radius, 1 to 2^31 - 1; each
+ * call gives it), or -1; *is_i64 (where given) whether it is an i64. */
+int pm__kernel_file_tuned(const pm__kernel_file *k, int *is_i64);
 const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
                                    int *has_value);
 

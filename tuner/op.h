@@ -111,6 +111,8 @@ typedef struct pm__op {
   const char *variants[3];
   const char *variant_names[3]; /* the same as people read them: "row-major", "clamp" */
   int radius_min, radius_max; /* the radii a problem may have; 0, 0 for an op without one */
+  const char *radius_name;    /* NULL: a radius (filter); else a kernel of one's own's tuned
+                                 scalar, whose value a problem's radius holds (1 to 2^31 - 1) */
   unsigned dtypes;             /* the element types it takes: bit t for pm_dtype t */
   /* The sizes `pmtune tune` tunes and `pmtune bench` times where none are given. */
   const pm__problem *tune_sizes;

@@ -116,7 +116,7 @@ static int check_config(const pm__db_op *self, const pm__db_problem *p, const ch
 }
 
 static pm__db_op db_op_of(const pm__op *op) {
-  return (pm__db_op){op->name,        op->dims - 1, op->radius_min, op->radius_max,
+  return (pm__db_op){op->name,        op->dims - 1, op->radius_min, op->radius_max, op->radius_name,
                      {op->variants[0], op->variants[1], op->variants[2]},
                      op->dtypes,      default_config, op, check_config};
 }
@@ -308,31 +308,60 @@ static int parse_dim(const char *s, char **end, unsigned long max, unsigned *out
   return 0;
 }
 
+/* A kernel of one's own's tuned scalar's value after a size, ":NAME=V" at end (V 1 to 2^31 - 1),
+ * into pr->radius; or nothing after the size where the op has no tuned scalar. */
+static int tuned_suffix(pm_ctx *c, const pm__op *op, const char *size, const char *end,
+                        pm__problem *pr) {
+  unsigned v;
+  size_t len = op->radius_name ? strlen(op->radius_name) : 0;
+  if (op->radius_name == NULL)
+    return *end == '\0' ? PM_OK
+                        : pm__seterr(c, PM_EINVAL, "size '%s': %s wants %s", size, op->name,
+                                     op->dims == 1   ? "N (or n=N), from 1 to 2147483647"
+                                     : op->dims == 3 ? "BATCHxROWSxCOLS, such as 8x1000x768"
+                                                     : "ROWSxCOLS, such as 4097x3001");
+  char *after = NULL;
+  if (*end != ':' || strncmp(end + 1, op->radius_name, len) != 0 || end[1 + len] != '=' ||
+      parse_dim(end + 2 + len, &after, 0x7fffffffUL, &v) != 0 || *after != '\0')
+    return pm__seterr(c, PM_EINVAL, "size '%s': %s wants its tuned scalar's value after the size, "
+                      ":%s=V (V from 1 to 2147483647)", size, op->name, op->radius_name);
+  pr->radius = (int)v;
+  return PM_OK;
+}
+
 int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem *pr) {
   char *end = NULL;
   if (size == NULL) return pm__seterr(c, PM_EINVAL, "no size given");
   if (op->dims == 1) { /* N, or n=N as pm__problem_text writes it */
     const char *digits = strncmp(size, "n=", 2) == 0 ? size + 2 : size;
-    if (parse_dim(digits, &end, 0x7fffffffUL, &pr->n) != 0 || *end != '\0')
-      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants N (or n=N), from 1 to 2147483647",
-                        size, op->name);
-    return PM_OK;
+    if (parse_dim(digits, &end, 0x7fffffffUL, &pr->n) != 0 ||
+        (*end != '\0' && (op->radius_name == NULL || *end != ':')))
+      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants N (or n=N), from 1 to 2147483647%s",
+                        size, op->name, op->radius_name ? ", then :NAME=V" : "");
+    return tuned_suffix(c, op, size, end, pr);
   }
   if (op->dims == 3) { /* BATCHxROWSxCOLS */
     if (parse_dim(size, &end, 0x7fffffffUL, &pr->n) != 0 || *end != 'x' ||
         parse_dim(end + 1, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
-        parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 || *end != '\0')
-      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants BATCHxROWSxCOLS, such as 8x1000x768",
-                        size, op->name);
+        parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 ||
+        (*end != '\0' && (op->radius_name == NULL || *end != ':')))
+      return pm__seterr(c, PM_EINVAL, "size '%s': %s wants BATCHxROWSxCOLS, such as 8x1000x768%s",
+                        size, op->name, op->radius_name ? ", then :NAME=V" : "");
     if ((double)pr->n * pr->rows * pr->cols > 0x1p32)
       return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
-    return PM_OK;
+    return tuned_suffix(c, op, size, end, pr);
   }
   if (parse_dim(size, &end, 0x7fffffffUL, &pr->rows) != 0 || *end != 'x' ||
       parse_dim(end + 1, &end, 0x7fffffffUL, &pr->cols) != 0 ||
       (*end != '\0' && (op->radius_max == 0 || *end != ':')))
     return pm__seterr(c, PM_EINVAL, "size '%s': %s wants ROWSxCOLS, such as 4097x3001%s", size,
-                      op->name, op->radius_max > 0 ? ", or ROWSxCOLS:rR for radius R" : "");
+                      op->name,
+                      op->radius_name   ? ", then :NAME=V"
+                      : op->radius_max > 0 ? ", or ROWSxCOLS:rR for radius R"
+                                           : "");
+  if ((unsigned long long)pr->rows * pr->cols > (1ull << 32))
+    return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
+  if (op->radius_name != NULL) return tuned_suffix(c, op, size, end, pr);
   unsigned r;
   if (*end == ':') { /* the size's own radius: 8192x8192:r2 */
     if (end[1] != 'r' || parse_dim(end + 2, &end, (unsigned long)op->radius_max, &r) != 0 ||
@@ -341,8 +370,6 @@ int pm__problem_parse(pm_ctx *c, const pm__op *op, const char *size, pm__problem
                         op->radius_min, op->radius_max);
     pr->radius = (int)r;
   }
-  if ((unsigned long long)pr->rows * pr->cols > (1ull << 32))
-    return pm__seterr(c, PM_EINVAL, "size '%s': more than 2^32 elements", size);
   return PM_OK;
 }
 
@@ -350,7 +377,13 @@ void pm__problem_text(const pm__op *op, const pm__problem *pr, char *out, size_t
   /* the type, where it is not float: "n=1000 bf16" */
   const char *t = pr->dtype != PM_F32 ? pm_dtype_name((pm_dtype)pr->dtype) : NULL;
   int n;
-  if (op->dims == 1)
+  if (op->radius_name != NULL) /* a kernel of one's own's size, and its tuned scalar's value */
+    n = op->dims == 1   ? snprintf(out, len, "n=%u %s=%d", pr->n, op->radius_name, pr->radius)
+        : op->dims == 3 ? snprintf(out, len, "%ux%ux%u %s=%d", pr->n, pr->rows, pr->cols,
+                                   op->radius_name, pr->radius)
+                        : snprintf(out, len, "%ux%u %s=%d", pr->rows, pr->cols, op->radius_name,
+                                   pr->radius);
+  else if (op->dims == 1)
     n = snprintf(out, len, "n=%u", pr->n);
   else if (op->dims == 3)
     n = snprintf(out, len, "%ux%ux%u", pr->n, pr->rows, pr->cols);
