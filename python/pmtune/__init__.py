@@ -25,11 +25,22 @@ import json
 import math
 import os
 import threading
+from typing import Any, List, Optional, Sequence, Union
 
 from . import _arrays, _lib
 
+Array = Any  # a GPU array: __cuda_array_interface__ or DLPack (torch.Tensor, cupy.ndarray, ...)
+Device = Union[int, str, Any, None]  # an ordinal, "cuda:N", a torch.device, or None
+Stream = Union[int, Any, None]  # a cudaStream_t as an int, a torch or CuPy stream, or None
+
 __all__ = ["Context", "Error", "Kernel", "LibraryNotFound", "version", "library_path", "matadd",
-           "add", "reduce_sum", "filter"]
+           "add", "reduce_sum", "filter", "__version__"]
+
+# The library's version this package was made with (CMakeLists.txt's project version; the test
+# suite checks the two, and the loaded library's pm_version(), are one).
+__version__ = "0.1.0"
+
+_INT_MAX = 2 ** 31 - 1
 
 LibraryNotFound = _lib.LibraryNotFound
 _C, library_path = None, None
@@ -44,30 +55,69 @@ def _c():
         return _C
 
 
-class Error(Exception):
+class Error(RuntimeError):
     """A call pmtune refused or could not run: `status` is pmtune's (negative) status code,
-    `name` its name ("PM_EINVAL"); the text is pmtune's message."""
+    `name` its name ("PM_EINVAL"); the text is pmtune's message. Arguments Python can check are
+    checked first, and raise TypeError or ValueError naming the argument."""
 
     def __init__(self, status, message):
         super().__init__(message)
         self.status, self.name = status, _c().pm_errname(status).decode()
 
 
-def version():
+def version() -> str:
     """The library's version, "MAJOR.MINOR.PATCH"."""
     return _c().pm_version().decode()
 
 
+def _device_index(device):
+    """A device as pmtune.Context takes it (an int, "cuda", "cuda:N", a torch.device of type
+    cuda, or None) as its ordinal (-1: None); ValueError or TypeError naming the argument."""
+    if device is None:
+        return -1
+    if isinstance(device, bool):
+        raise TypeError("device: an int, 'cuda:N' or a torch.device, not a bool")
+    if isinstance(device, int):
+        if not 0 <= device <= _INT_MAX:
+            raise ValueError("device: an ordinal from 0 to 2^31 - 1, not %d" % device)
+        return device
+    if isinstance(device, str):
+        kind, _, index = device.partition(":")
+        if kind != "cuda" or (index and not index.isdigit()):
+            raise ValueError("device: 'cuda' or 'cuda:N', not %r" % device)
+        return _device_index(int(index) if index else 0)
+    kind, index = getattr(device, "type", None), getattr(device, "index", None)  # torch.device
+    if kind is not None:
+        if kind != "cuda":
+            raise ValueError("device: a CUDA device, not %r" % (device,))
+        return _device_index(0 if index is None else index)
+    raise TypeError("device: an int, 'cuda:N' or a torch.device, not %s" % type(device).__name__)
+
+
+def _int_in(name, value, low, high):
+    """value as an int from low to high; TypeError or ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s: an int, not %s" % (name, type(value).__name__))
+    if not low <= value <= high:
+        raise ValueError("%s: from %d to %d, not %d" % (name, low, high, value))
+    return value
+
+
 class Context:
     """A pmtune context on one CUDA device: what it has loaded and decided is kept until close().
-    device: a CUDA device ordinal, or None for no device (compiling and checking only); db: the
-    tuning database's path (None: pmtune's default); autotune, record: as pm_options."""
+    device: a CUDA device (an ordinal, "cuda:N" or a torch.device), or None for no device
+    (compiling and checking only); db: the tuning database's path (None: pmtune's default);
+    autotune, record, autotune_budget (0: the library's): as pm_options."""
 
-    def __init__(self, device=0, db=None, autotune=False, record=False, autotune_budget=0):
+    def __init__(self, device: Device = 0, db: Optional[Union[str, os.PathLike]] = None,
+                 autotune: bool = False, record: bool = False, autotune_budget: int = 0) -> None:
+        ordinal = _device_index(device)
+        budget = _int_in("autotune_budget", autotune_budget, 0, _INT_MAX)
+        path = None if db is None else os.fsencode(db)
+        if path is not None and b"\0" in path:
+            raise ValueError("db: a path without NUL characters")
         lib = _c()
-        o = _lib.Options(-1 if device is None else int(device),
-                         None if db is None else str(db).encode(), int(bool(autotune)),
-                         int(autotune_budget), int(bool(record)))
+        o = _lib.Options(ordinal, path, int(bool(autotune)), budget, int(bool(record)))
         h = ctypes.c_void_p()
         rc = lib.pm_open(ctypes.byref(h), ctypes.byref(o))
         self._h, self.device = h, device
@@ -76,7 +126,7 @@ class Context:
             self.close()
             raise Error(rc, (msg or lib.pm_strerror(rc)).decode())
 
-    def close(self):
+    def close(self) -> None:
         """Frees what the context holds; a closed context refuses calls."""
         if getattr(self, "_h", None):
             _c().pm_close(self._h)
@@ -94,12 +144,12 @@ class Context:
         except Exception:  # at interpreter exit the library may be gone
             pass
 
-    def notice(self):
+    def notice(self) -> Optional[str]:
         """What the context fell back on, and why, the first time it did; None where it never did."""
         n = _c().pm_notice(self._handle())
         return n.decode() if n else None
 
-    def reload(self):
+    def reload(self) -> None:
         """Reads the tuning database again: later calls serve what was tuned meanwhile."""
         self._check(_c().pm_reload(self._handle()))
 
@@ -114,7 +164,8 @@ class Context:
 
     # ---- the operations (the module's functions call these on the device's context) ----------
 
-    def matadd(self, a, b, out=None, stream=None):
+    def matadd(self, a: Array, b: Array, out: Optional[Array] = None,
+               stream: Stream = None) -> Array:
         """out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each
         row-major or column-major (the same order for all three) with any pitch; out is made
         (PyTorch, CuPy) where not given. Returns out."""
@@ -138,7 +189,7 @@ class Context:
                                      pa, vb.ptr, pb, s))
         return out
 
-    def add(self, a, b, out=None, stream=None):
+    def add(self, a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
         """out = a + b over contiguous arrays of one type (float32, float16, bfloat16, float64) and
         any shape (one flat vector). Returns out."""
         s = _arrays.stream_handle(stream, a)
@@ -157,7 +208,8 @@ class Context:
         self._check(_c().pm_add_t(self._handle(), va.dtype, n, vc.ptr, va.ptr, vb.ptr, s))
         return out
 
-    def reduce_sum(self, x, out=None, stream=None, dtype=None):
+    def reduce_sum(self, x: Array, out: Optional[Array] = None, stream: Stream = None,
+                   dtype: Optional[str] = None) -> Array:
         """The sum of a contiguous array's elements (float16 and bfloat16 summed in float or
         double, float64 in double), into out: one element on the GPU of x's type or float32
         (made, 0-d, where not given: of x's type, or of dtype, "float32" for the float sum of a
@@ -166,7 +218,8 @@ class Context:
         vx = _arrays.view(x, "x", s)
         n = vx.packed_vector("x")
         if dtype is not None and dtype not in (_arrays.NAMES[vx.dtype], "float32"):
-            raise TypeError("dtype: %r or 'float32', not %r" % (_arrays.NAMES[vx.dtype], dtype))
+            raise TypeError("dtype: %s, not %r" % (" or ".join(
+                repr(t) for t in sorted({_arrays.NAMES[vx.dtype], "float32"})), dtype))
         if out is None:
             out = _arrays.empty_like(x, (), "C", "reduce_sum",
                                      _arrays.F32 if dtype == "float32" else vx.dtype)
@@ -177,7 +230,8 @@ class Context:
         self._check(_c().pm_reduce_sum_t(self._handle(), vx.dtype, n, vx.ptr, vo.dtype, vo.ptr, s))
         return out
 
-    def filter(self, x, weights, border="clamp", out=None, stream=None):
+    def filter(self, x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,
+               stream: Stream = None) -> Array:
         """out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or
         flat, or a NumPy array; r 1 to 3), over a row-major 2-D image of any of the four types
         with any pitch (the weights taken as float32, float64 for a float64 image; the sums in
@@ -227,7 +281,7 @@ class Kernel:
     _SCALARS = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float,
                 "f64": ctypes.c_double}
 
-    def __init__(self, path, context=None):
+    def __init__(self, path: Union[str, os.PathLike], context: Optional[Context] = None) -> None:
         self.path, self._context, self._handles = os.fspath(path), context, {}
         with open(self.path, "rb") as f:  # the library reads it again, and checks all of it
             doc = json.load(f)
@@ -252,7 +306,9 @@ class Kernel:
             h = self._handles[id(ctx)] = (ctx, k)  # (the context kept: its handle lives with it)
         return h[1]
 
-    def __call__(self, dims, buffers, scalars=None, stream=None):
+    def __call__(self, dims: Sequence[int], buffers: Sequence[Array],
+                 scalars: Optional[Sequence[Optional[Union[int, float]]]] = None,
+                 stream: Stream = None) -> None:
         dims, buffers = list(dims), list(buffers)
         if len(dims) != self.ndims:
             raise ValueError("%s: %d dims given, its description has %d" % (
@@ -293,7 +349,7 @@ class Kernel:
                         raise ValueError("%s: scalar %s: an int of %d bits, not %r" % (
                             self.name, name, bits + 1, x))
                 vals.append(ctype(x))
-        ctx = self._context or _context_for(buffers[0])
+        ctx = self._context or _context_for_device(_arrays._device_of(buffers[0]))
         k = self._handle(ctx)
         cd = (ctypes.c_size_t * max(1, len(dims)))(*dims)
         cb = (ctypes.c_void_p * len(ptrs))(*ptrs)
@@ -329,8 +385,7 @@ def _flat_floats(w):
 _contexts, _contexts_lock = {}, threading.Lock()
 
 
-def _context_for(obj):
-    device = _arrays._device_of(obj)
+def _context_for_device(device):
     with _contexts_lock:
         c = _contexts.get(device)
         if c is None:
@@ -338,19 +393,45 @@ def _context_for(obj):
         return c
 
 
-def matadd(a, b, out=None, stream=None):
+class _OnFirstUse(Context):
+    """The context of a device as the module's functions use it: opened (once a device, shared)
+    at the library call, after every argument Python checks was checked, so that a wrong
+    argument is a TypeError or ValueError on a machine without a GPU too."""
+
+    def __init__(self, device):  # pylint: disable=super-init-not-called
+        self.device, self._real = device, None
+
+    def _handle(self):
+        if self._real is None:
+            self._real = _context_for_device(self.device)
+        return self._real._handle()
+
+    def _check(self, rc):
+        self._real._check(rc)
+
+    def close(self):
+        pass
+
+
+def _context_for(obj):
+    return _OnFirstUse(_arrays._device_of(obj))
+
+
+def matadd(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
     return _context_for(a).matadd(a, b, out, stream)
 
 
-def add(a, b, out=None, stream=None):
+def add(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
     return _context_for(a).add(a, b, out, stream)
 
 
-def reduce_sum(x, out=None, stream=None, dtype=None):
+def reduce_sum(x: Array, out: Optional[Array] = None, stream: Stream = None,
+               dtype: Optional[str] = None) -> Array:
     return _context_for(x).reduce_sum(x, out, stream, dtype)
 
 
-def filter(x, weights, border="clamp", out=None, stream=None):  # noqa: A001 (pmtune's name)
+def filter(x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,  # noqa: A001
+           stream: Stream = None) -> Array:
     return _context_for(x).filter(x, weights, border, out, stream)
 
 

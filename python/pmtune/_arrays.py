@@ -100,7 +100,18 @@ class _DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
-def _from_dlpack(obj, stream):
+_DL_NAMES = {1: "CPU", 3: "CUDA host (pinned)", 4: "OpenCL", 7: "Vulkan", 8: "Metal",
+             10: "ROCm", 14: "oneAPI"}
+
+
+def _from_dlpack(obj, stream, what):
+    device = getattr(obj, "__dlpack_device__", None)
+    if device is not None:  # asked first: a host array's producer may refuse a CUDA stream
+        kind = int(device()[0])
+        if kind not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            raise TypeError("%s: the array is in %s memory (DLPack device type %d): pmtune takes "
+                            "arrays in GPU memory" % (what, "host" if kind in (1, 3) else
+                                                      _DL_NAMES.get(kind, "non-CUDA"), kind))
     try:  # the producer makes the data ready on our stream (1: the legacy default stream)
         capsule = obj.__dlpack__(stream=stream or 1)
     except TypeError:
@@ -111,8 +122,8 @@ def _from_dlpack(obj, stream):
     # collected, since it is not renamed "used_dltensor" (pmtune takes no ownership)
     t = _DLTensor.from_address(get(capsule, b"dltensor"))
     if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
-        raise TypeError("pmtune takes arrays in GPU memory (DLPack device type %d)"
-                        % t.device.device_type)
+        raise TypeError("%s: pmtune takes arrays in GPU memory (DLPack device type %d)"
+                        % (what, t.device.device_type))
     dtype = _DLTYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
     if dtype is None:
         raise TypeError("pmtune takes float32, float16, bfloat16 or float64 arrays, not DLPack "
@@ -145,7 +156,7 @@ def view(obj, what, stream=0, writable=False):
             raise ValueError("%s: the array is read-only" % what)
         return v
     if hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, stream)
+        return _from_dlpack(obj, stream, what)
     raise TypeError("%s: %s is not a GPU array (it has neither __cuda_array_interface__ nor "
                     "__dlpack__)" % (what, type(obj).__name__))
 
@@ -172,7 +183,12 @@ def stream_handle(stream, obj):
         for attr in ("cuda_stream", "ptr", "handle"):
             if hasattr(stream, attr):
                 return int(getattr(stream, attr))
-        return int(stream)
+        if isinstance(stream, bool) or not isinstance(stream, int):
+            raise TypeError("stream: an int (a cudaStream_t), a torch or CuPy stream, not %s"
+                            % type(stream).__name__)
+        if not 0 <= stream < 2 ** 64:
+            raise ValueError("stream: a cudaStream_t is 0 to 2^64 - 1, not %d" % stream)
+        return stream
     lib = _library_of(obj)
     if lib == "torch":
         import torch

@@ -152,6 +152,68 @@ def test_the_library_s_refusals_raise_its_message(ctx):
         ctx.add(Fake((3,)), Fake((3,)), out=Fake((3,)))
 
 
+class HostArray:
+    """A host array as NumPy's is to DLPack: device type 1, and a refusal of a CUDA stream."""
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, stream=None):
+        if stream is not None:
+            raise RuntimeError("NumPy only supports stream=None.")
+        raise AssertionError("pmtune must not ask for the data of a host array")
+
+
+def test_arguments_are_checked_before_a_context_is_opened():
+    """Issue 33: the module's functions check what Python can before they open the device's
+    context, so a wrong argument is a TypeError or ValueError naming it, GPU or not."""
+    with pytest.raises(TypeError, match="a: list is not a GPU array"):
+        pmtune.matadd([1.0, 2.0], [3.0, 4.0])
+    with pytest.raises(TypeError, match="x: the array is in host memory"):
+        pmtune.reduce_sum(HostArray())
+    with pytest.raises(TypeError, match="b: the array is in host memory"):
+        pmtune.add(Fake((4,)), HostArray(), out=Fake((4,)))
+    with pytest.raises(TypeError, match="stream: an int"):
+        pmtune.add(Fake((4,)), Fake((4,)), out=Fake((4,)), stream="default")
+    with pytest.raises(ValueError, match="stream: a cudaStream_t is 0 to 2\\^64 - 1"):
+        pmtune.add(Fake((4,)), Fake((4,)), out=Fake((4,)), stream=-1)
+    with pytest.raises(TypeError, match="dtype: 'float32', not 'f8'"):
+        pmtune.reduce_sum(Fake((10,)), dtype="f8")
+    with pytest.raises(TypeError, match="dtype: 'float16' or 'float32', not 'f8'"):
+        pmtune.reduce_sum(Fake((10,), typestr="<f2"), dtype="f8")
+    assert issubclass(pmtune.Error, RuntimeError)
+
+
+class TorchDevice:
+    """What pmtune reads of a torch.device."""
+
+    def __init__(self, kind, index):
+        self.type, self.index = kind, index
+
+
+def test_devices_and_integers_are_checked_not_truncated():
+    for bad, kind, what in ((2 ** 32 - 1, ValueError, "0 to 2\\^31 - 1"),
+                            (-2, ValueError, "0 to 2\\^31 - 1"),
+                            ("cuda:x", ValueError, "'cuda' or 'cuda:N'"),
+                            ("gpu", ValueError, "'cuda' or 'cuda:N'"),
+                            (TorchDevice("cpu", None), ValueError, "a CUDA device"),
+                            (1.5, TypeError, "not float"), (True, TypeError, "not a bool")):
+        with pytest.raises(kind, match="device: .*" + what):
+            pmtune.Context(device=bad)
+    with pytest.raises(ValueError, match="autotune_budget: from 0 to 2147483647, not "):
+        pmtune.Context(device=None, autotune_budget=2 ** 70)
+    with pytest.raises(TypeError, match="autotune_budget: an int"):
+        pmtune.Context(device=None, autotune_budget=1.0)
+    for good, ordinal in ((3, 3), ("cuda", 0), ("cuda:2", 2), (TorchDevice("cuda", None), 0),
+                          (TorchDevice("cuda", 1), 1), (None, -1)):
+        assert pmtune._device_index(good) == ordinal
+
+
+def test_the_package_s_version_is_the_library_s():
+    assert pmtune.__version__ == pmtune.version()
+    assert os.path.exists(os.path.join(os.path.dirname(pmtune.__file__), "py.typed"))
+
+
 def test_a_kernel_s_calls_are_checked_before_the_library():
     axpy = pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", "axpy.json"))
     y, x = Fake((1000,)), Fake((1000,))
