@@ -1817,16 +1817,20 @@ fail:
   return rc;
 }
 
-/* The rows of p's group (op, dtype, variant, radius) on gpu_id of template ?6: ?1..?6 bound by
- * bind_group. */
+/* The rows of p's group (op, dtype, variant, radius) on gpu_id of template ?6, or (?10 not 0) on
+ * any GPU of gpu_id's model (the same name, compute capability and SM count, as serving takes
+ * them): ?1..?6 and ?10 bound by bind_group. */
 #define GROUP_ROWS                                                                             \
-  " FROM measurement m WHERE m.gpu_id = ?1 AND m.op = ?2 AND m.dtype = ?3 AND m.variant = ?4" \
-  " AND ifnull(m.radius, 0) = ?5 AND m.template_sha256 = ?6"
+  " FROM measurement m WHERE (m.gpu_id = ?1 OR (?10 AND m.gpu_id IN (SELECT o.id FROM gpu g"    \
+  " JOIN gpu o ON o.name = g.name AND o.cc_major = g.cc_major AND o.cc_minor = g.cc_minor"     \
+  " AND o.sm_count = g.sm_count WHERE g.id = ?1))) AND m.op = ?2 AND m.dtype = ?3"            \
+  " AND m.variant = ?4 AND ifnull(m.radius, 0) = ?5 AND m.template_sha256 = ?6"
 
-static int bind_group(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, const pm__db_problem *p,
-                      const char *sha) {
+static int bind_group(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, int model,
+                      const pm__db_problem *p, const char *sha) {
   int rc = PM_OK;
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
+  PM__SQLITE(db, sqlite3_bind_int(st, 10, model != 0));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 4, p->variant ? p->variant : "", -1, SQLITE_STATIC));
@@ -1836,7 +1840,7 @@ fail:
   return rc;
 }
 
-int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                          const char *template_sha256,
                          int (*each)(void *arg, const char *config), void *arg) {
   int rc = PM_OK, r;
@@ -1855,7 +1859,7 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
                                     " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
                                     " ORDER BY config",
                                     -1, &st, NULL));
-  if ((rc = bind_group(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
+  if ((rc = bind_group(db, st, gpu_id, model, p, template_sha256)) != PM_OK) goto fail;
   PM__SQLITE(db, sqlite3_bind_int(st, 7, PM__DB_CARRY_TOP));
   PM__SQLITE(db, sqlite3_bind_int(st, 8, PM__DB_CARRY_WITHIN));
   PM__SQLITE(db, sqlite3_bind_double(st, 9, elems));
@@ -1870,7 +1874,7 @@ fail:
   return rc;
 }
 
-int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+int pm__db_group_sizes(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                        const char *template_sha256,
                        int (*each)(void *arg, const pm__db_problem *size), void *arg) {
   int rc = PM_OK, r;
@@ -1885,7 +1889,7 @@ int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
                                     " AND m.status = 'ok' AND m.verified = 1"
                                     " ORDER BY coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n), m.rows, m.cols",
                                     -1, &st, NULL));
-  if ((rc = bind_group(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
+  if ((rc = bind_group(db, st, gpu_id, model, p, template_sha256)) != PM_OK) goto fail;
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     pm__db_problem z = *p;
     z.rows = sqlite3_column_int64(st, 0);

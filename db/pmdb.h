@@ -266,18 +266,18 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
 
 /* Carrying what one size taught to the sizes around it: each
  * configuration among the PM__DB_CARRY_TOP fastest verified ones of some size of p's group (op,
- * dtype, variant, radius) on gpu_id and template, within a factor PM__DB_CARRY_WITHIN of p's size
- * in elements, p's own size included, once each in order of text, handed to each(arg, config)
- * (which returns nonzero to stop). What `pmtune tune` measures at p so that an export carries it.
- */
-int pm__db_carry_configs(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+ * dtype, variant, radius) on gpu_id (model not 0: on any GPU of its model, an import's too) and
+ * template, within a factor PM__DB_CARRY_WITHIN of p's size in elements, p's own size included,
+ * once each in order of text, handed to each(arg, config) (which returns nonzero to stop). What
+ * `pmtune tune` measures at p so that an export carries it. */
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                          const char *template_sha256,
                          int (*each)(void *arg, const char *config), void *arg);
 
 /* The sizes of p's group (op, dtype, variant, radius) that have a verified measurement on gpu_id
- * and template, smallest first, each handed to each(arg, problem) as p with that size (which
- * returns nonzero to stop). */
-int pm__db_group_sizes(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+ * (model not 0: on any GPU of its model) and template, smallest first, each handed to each(arg,
+ * problem) as p with that size (which returns nonzero to stop). */
+int pm__db_group_sizes(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                        const char *template_sha256,
                        int (*each)(void *arg, const pm__db_problem *size), void *arg);
 

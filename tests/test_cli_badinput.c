@@ -269,6 +269,7 @@ static const cmd_spec commands[] = {
       {"--db", K_PATH, "@DB", 0, {NULL}},
       {"--kernel", K_PATH, NULL, 0, {NULL}}, /* not with --op: in the does-not-apply cases */
       {"--grid", K_FLAG, NULL, 0, {NULL}},   /* not with --size: in the does-not-apply cases */
+      {"--carry", K_FLAG, NULL, 0, {NULL}},  /* not with --seen: in the does-not-apply cases */
       {NULL}}},
     {"show", NULL,
      {{"--op", K_VALUE, "matadd", 0, {NULL}},
@@ -595,6 +596,7 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "--grid is the sizes", "tune", "--grid", "--op", "filter", "--size", "64x64", "--db",
        "@DB");
   CASE(2, "--grid is the sizes", "tune", "--grid", "--seen", "--db", "@DB");
+  CASE(2, "--carry carries between the sizes tuned", "tune", "--carry", "--seen", "--db", "@DB");
   CASE(2, "--kernel FILE is the op", "bench", "--kernel", "@DOC", "--dtype", "bf16", "--size",
        "64x64", "--db", "@DB");
   CASE(2, "--kernel needs --size", "bench", "--kernel", "@DOC", "--db", "@DB");

@@ -1095,6 +1095,45 @@ static int collect(void *arg, const char *config) {
   strcat(out, ";");
   return 0;
 }
+static int count_size(void *arg, const pm__db_problem *p) {
+  (void)p;
+  ++*(int *)arg;
+  return 0;
+}
+
+/* `pmtune tune --carry` carries across the sizes any GPU of this one's model measured (an
+ * import's), where a run's own carrying reads this GPU's alone; another model's never count. */
+Test(db, carrying_reads_the_model_s_gpus_where_asked) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1), other = add_gpu(db, 1, 0);
+  cr_assert_eq(pm__db_template_current(db, "reduce", SHA_A), PM_OK);
+  static const struct { int which; int64_t n; const char *params; } rows[] = {
+      {0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"}, {1, 2000, "{\"t\":1}"},
+      {2, 4000, "{\"o\":1}"}};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
+    int64_t on = rows[i].which == 0 ? gpu : rows[i].which == 1 ? twin : other;
+    pm__db_measurement m = dbtest_measurement(on, p, SHA_A, rows[i].params, 1.0);
+    put(db, &m);
+  }
+  pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 1000, .variant = ""};
+  char got[256] = "";
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 0, &at, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "a=1;b=1;", "this GPU's sizes alone");
+  got[0] = '\0';
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, &at, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "a=1;b=1;t=1;", "the model's twin's too, never another model's");
+  int sizes = 0;
+  cr_assert_eq(pm__db_group_sizes(db, gpu, 0, &at, SHA_A, count_size, &sizes), PM_OK);
+  cr_assert_eq(sizes, 2, "1000 and 8000");
+  sizes = 0;
+  cr_assert_eq(pm__db_group_sizes(db, gpu, 1, &at, SHA_A, count_size, &sizes), PM_OK);
+  cr_assert_eq(sizes, 3, "and the twin's 2000, not the other model's 4000");
+  pm__db_close(db);
+}
+
 Test(db, export_carries_the_best_of_the_sizes_around_each_with_seed_and_default) {
   pm__db *src = open_rw();
   int64_t gpu = add_gpu(src, 0, 0);
@@ -1116,7 +1155,7 @@ Test(db, export_carries_the_best_of_the_sizes_around_each_with_seed_and_default)
   }
   char got[512] = "";
   pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 8000, .variant = ""};
-  cr_assert_eq(pm__db_carry_configs(src, gpu, &at, SHA_A, collect, got), PM_OK, "%s",
+  cr_assert_eq(pm__db_carry_configs(src, gpu, 0, &at, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_str_eq(got, "a=1;b=1;c=1;e=1;", "the best 3 of 1000 and 8000, not 256000's f");
   int count = 0;

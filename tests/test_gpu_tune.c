@@ -305,3 +305,47 @@ Test(gpu_tune, a_kernel_s_recorded_sizes_are_tuned_by_tune_kernel_seen) {
   cr_assert_eq(st, 0, "%s", out);
   cr_assert_not_null(strstr(out, "every recorded size (1) has an exact winner"), "%s", out);
 }
+
+/* `pmtune tune --carry` (issue 30): after an import of another GPU of this model (a fleet's
+ * merge), it searches nothing and times, on this GPU, each of the group's sizes' best at the
+ * sizes around it, the imported sizes included. */
+Test(gpu_tune, tune_carry_carries_across_an_import_of_the_same_model) {
+  static char out[1 << 16];
+  pm__device_info twin = ctx->dev; /* the same model, another GPU */
+  snprintf(twin.uuid, sizeof twin.uuid, "GPU-00000000-0000-0000-0000-0000000000aa");
+  int64_t twin_id = 0;
+  cr_assert_eq(pm__db_gpu_put(db, &twin, 0, 0, &twin_id), PM_OK, "%s", pm_errmsg(ctx));
+  const char *sha = pm__template_find("reduce")->sha256;
+  const pm__op *op = &pm__op_reduce;
+  /* the twin measured n=4096 and n=65536: the seed and another valid point, verified */
+  for (int s = 0; s < 2; s++) {
+    pm__problem pr = {.n = s ? 65536 : 4096};
+    int v[PM__MAX_PARAMS];
+    memcpy(v, op->seed, sizeof v);
+    char config[PM__CONFIG_TEXT], params[PM__CONFIG_TEXT * 2];
+    for (int k = 0; k < 2; k++) {
+      if (k == 1) op->fallback(op, &pr, v); /* the default: another point */
+      pm__config_text(op, v, config, sizeof config);
+      pm__config_json(op, v, params, sizeof params);
+      pm__db_problem p;
+      pm__op_db_problem(op, &pr, &p);
+      pm__db_measurement m = {.gpu_id = twin_id, .problem = p, .template_sha256 = sha,
+                              .params = params, .outcome = PM__DB_MEASURED, .median_ms = 1.0 + k,
+                              .min_ms = 1, .max_ms = 3, .samples = 5, .gbps = 1, .verified = 1,
+                              .is_seed = k == 0};
+      cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(ctx));
+    }
+  }
+  cr_assert_eq(pm__db_template_current(db, "reduce", sha), PM_OK);
+  int device = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  char args[256];
+  snprintf(args, sizeof args, "tune --carry --op reduce --size 4096 --device %d", device);
+  int st = run_pmtune(args, out, sizeof out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_null(strstr(out, "candidates ("), "no search: %s", out);
+  cr_assert_not_null(strstr(out, "carry   reduce  2 sizes like n=4096"), "%s", out);
+  cr_assert_gt(count("SELECT count(*) FROM measurement m JOIN gpu g ON g.id = m.gpu_id"
+                     " WHERE g.uuid <> 'GPU-00000000-0000-0000-0000-0000000000aa'"),
+               0, "measured on this GPU: %s", out);
+}

@@ -174,6 +174,7 @@ typedef struct worker {
   const job *jobs;
   int njobs;
   int seen;             /* > 0: tune this many of this GPU's recorded sizes, not jobs */
+  int carry_only;       /* --carry: no search; carry across the jobs' groups on the GPU's model */
   const pm__op *only;   /* --seen: of this op only (NULL: all) */
   job picked[SEEN_MAX]; /* --seen: the recorded sizes picked */
   pm__tune_opts opts;
@@ -406,7 +407,7 @@ static int carry(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_i
     pm__tune_result total = {0};
     double t0 = pm__now_ms();
     pm__op_db_problem(op, &w->jobs[i].pr, &dbp);
-    if (pm__db_group_sizes(db, gpu_id, &dbp, sha, carry_size, &sizes) != PM_OK) {
+    if (pm__db_group_sizes(db, gpu_id, w->carry_only, &dbp, sha, carry_size, &sizes) != PM_OK) {
       free(sizes.z);
       return cli_fail("tune", "gpu %d: carrying: %s", w->device, pm_errmsg(c));
     }
@@ -415,7 +416,7 @@ static int carry(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_i
       pm__problem pr;
       pm__tune_result r;
       if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-      int rc = pm__db_carry_configs(db, gpu_id, &sizes.z[k], sha, carry_point, &pts);
+      int rc = pm__db_carry_configs(db, gpu_id, w->carry_only, &sizes.z[k], sha, carry_point, &pts);
       o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
       if (rc == PM_OK) rc = pm__tune_problem(c, db, gpu_id, run_id, op, &pr, &o, &r);
       free(pts.v);
@@ -481,12 +482,12 @@ static void *run_worker(void *arg) {
     *a = (ahead){.w = w, .gpu_id = gpu_id};
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->cond, NULL);
-    if (w->njobs < 2 || pthread_create(&ahead_thread, NULL, compile_ahead, a) != 0)
+    if (w->njobs < 2 || w->carry_only || pthread_create(&ahead_thread, NULL, compile_ahead, a) != 0)
       a->done = w->njobs; /* the worker compiles everything itself */
     else
       ahead_started = 1;
   }
-  for (int i = 0; i < w->njobs && !interrupted; i++) {
+  for (int i = 0; i < w->njobs && !interrupted && !w->carry_only; i++) {
     const pm__op *op = w->jobs[i].op;
     pm__tune_result r, none = {0}, *ra = a != NULL ? &a->r[i] : &none;
     char ptext[96];
@@ -547,7 +548,7 @@ int cmd_tune(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__problem given = {.radius = 0}; /* what --radius (0: not given), --order and --border say */
   double seconds = 0;
-  int seen = 0, grid = 0;
+  int seen = 0, grid = 0, carry_only = 0;
   unsigned dtypes = 0; /* --dtype: 0 not given */
   uint64_t budget = 0; /* --budget: 0 not given */
   pm__tune_opts opts;
@@ -572,6 +573,11 @@ int cmd_tune(int argc, char **argv) {
                             "recorded most often as served without an exact winner and that "
                             "still have none (of --op's op, or --kernel's, where it is given); not with --size, "
                             "--radius, --order or --border"),
+      CLI_FLAG(0, "carry", &carry_only,
+               "search nothing: carry alone, across every size of the sizes' groups (op, type, "
+               "variant, radius) that a GPU of this model measured, imported ones too (the best "
+               "3 of each size timed at the sizes within 16x of it): what makes a merge of "
+               "several machines' exports carry between their sizes; not with --seen"),
       CLI_FLAG(0, "grid", &grid,
                "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
                "to 2^30 and the odd n = 2^(k+1/2) between; squares 2^k x 2^k from 16x16 to "
@@ -619,6 +625,8 @@ int cmd_tune(int argc, char **argv) {
                    cv.given[CLI_VARIANT_BORDER] >= 0))
     return cli_usage_error("tune", "--seen tunes the recorded sizes: --size, --radius, --order "
                                    "and --border do not apply");
+  if (carry_only && seen > 0)
+    return cli_usage_error("tune", "--carry carries between the sizes tuned: not with --seen");
   if (grid && (nsizes > 0 || seen > 0 || kfile != NULL))
     return cli_usage_error("tune", "--grid is the sizes: not with --size, --seen or --kernel");
   if (nsizes > 0 && only == NULL && kfile == NULL)
@@ -729,7 +737,8 @@ int cmd_tune(int argc, char **argv) {
   for (int i = 0; i < nw; i++) {
     ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .dbops = dbops,
                      .kernel = kf ? only : NULL, .jobs = jobs,
-                     .njobs = njobs, .seen = seen, .only = only, .opts = opts, .ndevices = nw};
+                     .njobs = njobs, .seen = seen, .carry_only = carry_only, .only = only,
+                     .opts = opts, .ndevices = nw};
     ws[i].opts.progress_arg = &ws[i];
     if (nw == 1 || pthread_create(&ts[i], NULL, run_worker, &ws[i]) != 0) {
       run_worker(&ws[i]);
