@@ -564,6 +564,20 @@ Test(kernel_file, messages_are_one_line_and_name_the_limit) {
                      "%s", pm_errmsg(c));
 }
 
+/* A new database in the test's folder for op (its ops the built-in ones and op: plus), with the
+ * fake GPU d in it (*gpu). */
+static pm__db *db_for(const pm__op *op, pm__ops_db_plus *plus, const pm__device_info *d,
+                      int64_t *gpu) {
+  char file[128];
+  pm__db *db = NULL;
+  snprintf(file, sizeof file, "%s/%s.db", dir, op->name);
+  unlink(file);
+  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db_with(op, plus), &db), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__db_gpu_put(db, d, 12040, 12080, gpu), PM_OK, "%s", pm_errmsg(c));
+  return db;
+}
+
 /* Three dims (issue 32): a batch of matrices, the batch in pm__problem.n. The example's sizes
  * parse as BATCHxROWSxCOLS, its expressions see :batch, and the database keeps such a problem
  * as "batch=B rows=R cols=C", its size the elements of the whole batch: the nearest tuned batch
@@ -593,15 +607,10 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
   cr_assert_eq(valid_points(op, &many), 0, "a constraint on :batch prunes");
   cr_assert_eq(pm__kernel_file_check_size(c, k, &pr), PM_OK, "%s", pm_errmsg(c));
 
-  char file[128];
-  snprintf(file, sizeof file, "%s/k.db", dir);
   pm__ops_db_plus plus;
-  pm__db *db = NULL;
-  int64_t gpu;
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
-               pm_errmsg(c));
   pm__device_info d = dbtest_gpu(0, 0);
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  int64_t gpu;
+  pm__db *db = db_for(op, &plus, &d, &gpu);
   const char *sha = pm__op_template(op)->sha256;
   pm__db_problem p;
   pm__op_db_problem(op, &pr, &p);
@@ -675,15 +684,10 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   cr_assert_eq(valid_points(op, &large), 2 * 3 * 4 - 4, "BLOCK 512 and 1024 alone (less the 4 "
                                                         "points of over 8192 floats a block)");
 
-  char file[128];
-  snprintf(file, sizeof file, "%s/t.db", dir);
   pm__ops_db_plus plus;
-  pm__db *db = NULL;
-  int64_t gpu;
-  cr_assert_eq(pm__db_open(c, file, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
-               pm_errmsg(c));
   pm__device_info d = dbtest_gpu(0, 0);
-  cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
+  int64_t gpu;
+  pm__db *db = db_for(op, &plus, &d, &gpu);
   const char *sha = pm__op_template(op)->sha256;
   pm__db_problem p;
   pm__problem three = {.rows = 100, .cols = 200, .radius = 3};
