@@ -616,7 +616,8 @@ static int import_measurement(pm__db *db, const char *json, int index, const kno
       (rc = check_int(c, &v[M_ROWS], where, "rows", 1, INT64_MAX)) != PM_OK ||
       (rc = check_int(c, &v[M_COLS], where, "cols", 1, INT64_MAX)) != PM_OK ||
       (rc = check_int(c, &v[M_N], where, "n", 1, INT64_MAX)) != PM_OK ||
-      (rc = check_int(c, &v[M_RADIUS], where, "radius", 1, 3)) != PM_OK ||
+      /* a radius (filter's 1 to 3, a kernel's tuned scalar): its op's range is checked below */
+      (rc = check_int(c, &v[M_RADIUS], where, "radius", 1, INT32_MAX)) != PM_OK ||
       (rc = check_int(c, &v[M_SAMPLES], where, "samples", 1, 1 << 30)) != PM_OK)
     goto done;
   if (known_ops && pm__db_op_named(db, v[M_OP].text) == NULL) { /* checked, not written */

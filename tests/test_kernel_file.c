@@ -698,6 +698,29 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   pm__db_measurement m =
       dbtest_measurement(gpu, p, sha, "{\"BLOCK\":512,\"VEC\":4,\"ITEMS\":1}", 0.01);
   cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  pm__db_problem p300 = p;
+  p300.radius = 300; /* past a filter's radii: an export carries it, an import takes it */
+  m = dbtest_measurement(gpu, p300, sha, "{\"BLOCK\":512,\"VEC\":2,\"ITEMS\":1}", 0.02);
+  cr_assert_eq(pm__db_measurement_put(db, &m), PM_OK, "%s", pm_errmsg(c));
+  char *doc = NULL;
+  size_t doclen = 0;
+  FILE *mem = open_memstream(&doc, &doclen);
+  int exported = 0;
+  cr_assert_eq(pm__db_export(db, mem, 1, &exported), PM_OK, "%s", pm_errmsg(c));
+  fclose(mem);
+  cr_assert_eq(exported, 2);
+  char copy[128];
+  snprintf(copy, sizeof copy, "%s/copy.db", dir);
+  pm__db *db2 = NULL;
+  cr_assert_eq(pm__db_open(c, copy, 0, pm__ops_db_with(op, &plus), &db2), PM_OK, "%s",
+               pm_errmsg(c));
+  cr_assert_eq(pm__db_import(db2, doc, doclen, NULL), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm_test_count(pm__db_handle(db2),
+                             "SELECT count(*) FROM measurement WHERE problem = 'rows=100 cols=200 "
+                             "k=300' AND radius = 300"),
+               1);
+  pm__db_close(db2);
+  free(doc);
   cr_assert_eq(pm__db_template_current(db, op->name, sha), PM_OK, "%s", pm_errmsg(c));
   pm__db_known known;
   pm__db_winner w;
