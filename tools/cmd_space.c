@@ -117,7 +117,9 @@ int cmd_space(int argc, char **argv) {
   }
   char ptext[96] = "any size";
   if (size) pm__problem_text(op, &pr, ptext, sizeof ptext);
-  else if (op->radius_max > 0) snprintf(ptext, sizeof ptext, "any size, r=%d", pr.radius);
+  else if (op->radius_max > 0) /* a kernel's tuned scalar: by its name */
+    snprintf(ptext, sizeof ptext, "any size, %s=%d", op->radius_name ? op->radius_name : "r",
+             pr.radius);
   else if (pr.dtype != PM_F32)
     snprintf(ptext, sizeof ptext, "any size, %s", pm_dtype_name((pm_dtype)pr.dtype));
   printf("\n  points: %llu in all, %llu valid for %s, compiling to %llu distinct kernels\n",
