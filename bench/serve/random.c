@@ -11,9 +11,11 @@
  * lines on stdout (bench/serve/random.sh keeps them: one per problem and set-up, then the
  * summaries and each set-up's targets), progress on stderr; exits 0 only where every step
  * succeeded (a target missed is reported, not an error).
+ * With --kernel FILE, a kernel of one's own (of one or two dims, no tuned scalar) is studied
+ * instead of the built-in ops, its "shipped" results the documents of PMTUNE_RESULTS that name it.
  * Usage: pmtune_bench_random EXACT_DB --setup NAME=DB[:shipped] [--setup ...] [--seed S]
- *                            [--f32 N] [--other N] [--ops a,b] [--dtypes f32,bf16,...]
- *                            [--rounds R] [--device N] [--commit C] */
+ *                            [--f32 N] [--other N] [--ops a,b | --kernel FILE]
+ *                            [--dtypes f32,bf16,...] [--rounds R] [--device N] [--commit C] */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,9 @@ typedef struct study {
   int nsetups;
   const pm__op *ops[PM__MAX_OPS];
   int nops;
+  pm_kernel *kernel;              /* --kernel's, whose op is ops[0] alone; or NULL */
+  pm__ops_db_plus plus;           /* the ops the databases are opened for: dbops */
+  const pm__db_op *const *dbops;
   int rounds; /* alternating rounds of timing a pair */
   unsigned long long seed;
   const char *commit;
@@ -87,12 +92,23 @@ typedef struct study {
   int driver;
 } study;
 
+/* op's place in the arrays of what is known: its place among the built-in ops, or 0 for the
+ * kernel of one's own (studied alone). */
+static int slot(const study *st, const pm__op *op) {
+  return st->kernel != NULL ? 0 : pm__op_index(op);
+}
+
+/* What the results folder knows of op (for set-ups with the shipped results). */
+static const pm__db_known *shipped_of(const study *st, const pm__op *op) {
+  return st->kernel != NULL ? pm__shipped_kernel_known(st->kernel) : pm__shipped_known(st->c, op);
+}
+
 static int usage(const char *why) {
   fprintf(stderr,
           "pmtune_bench_random: %s\n"
           "usage: pmtune_bench_random EXACT_DB --setup NAME=DB[:shipped] [--setup ...] [--seed S] "
-          "[--f32 N] [--other N] [--ops a,b] [--dtypes f32,bf16,...] [--rounds R] [--device N] "
-          "[--commit C]\n",
+          "[--f32 N] [--other N] [--ops a,b | --kernel FILE] [--dtypes f32,bf16,...] "
+          "[--rounds R] [--device N] [--commit C]\n",
           why);
   return 2;
 }
@@ -205,7 +221,7 @@ static void print_outcome(const study *st, const item *it, int j, const pm__deci
 static int bench_item(study *st, item *it) {
   pm_ctx *c = st->c;
   const pm__op *op = it->op;
-  int oi = pm__op_index(op), failed = 0, prepared = 0;
+  int oi = slot(st, op), failed = 0, prepared = 0;
   pm__decision exact, dflt;
   pm__data da = {0};
   pm__decide(c, &st->kexact[oi], NULL, op, &it->pr, &exact);
@@ -214,7 +230,7 @@ static int bench_item(study *st, item *it) {
     setup *su = &st->setups[j];
     outcome *o = &it->out[j];
     pm__decide(c, su->db != NULL ? &su->known[oi] : NULL,
-               su->shipped ? pm__shipped_known(c, op) : NULL, op, &it->pr, &o->served);
+               su->shipped ? shipped_of(st, op) : NULL, op, &it->pr, &o->served);
     if (it->failed) {
       snprintf(o->error, sizeof o->error, "not timed: tuning it failed: %s", it->error);
     } else if (exact.source != PM__FROM_EXACT) {
@@ -360,7 +376,7 @@ static int parse_setup(study *st, const char *arg) {
 }
 
 int main(int argc, char **argv) {
-  const char *exact_path = NULL, *oplist = NULL;
+  const char *exact_path = NULL, *oplist = NULL, *kfile = NULL;
   int device = 0, status = 0, rounds = ROUNDS, nf32 = 20, nother = 10;
   unsigned dtypes = (1u << PM__NDTYPES) - 1;
   study st;
@@ -390,6 +406,8 @@ int main(int argc, char **argv) {
       if (*end || device < 0) return usage("--device: an index");
     } else if (strcmp(a, "--ops") == 0 && val) {
       oplist = val, i++;
+    } else if (strcmp(a, "--kernel") == 0 && val) {
+      kfile = val, i++;
     } else if (strcmp(a, "--dtypes") == 0 && val) {
       if ((dtypes = parse_dtypes(val)) == 0)
         return usage("--dtypes: f32, f16, bf16, f64, comma-separated");
@@ -406,7 +424,10 @@ int main(int argc, char **argv) {
   if (st.nsetups == 0) return usage("at least one --setup is needed");
   if (nf32 == 0 && nother == 0) return usage("--f32 and --other: not both 0");
   st.rounds = rounds;
-  if (parse_ops(&st, oplist) != 0) return usage("--ops: names of operations, comma-separated");
+  if (kfile != NULL && oplist != NULL) return usage("--ops or --kernel, not both");
+  if (kfile == NULL && parse_ops(&st, oplist) != 0)
+    return usage("--ops: names of operations, comma-separated");
+  st.dbops = pm__ops_db();
 
   pm__cuda_versions(&st.driver, NULL);
   pm_options o = {.device = device, .db_path = exact_path};
@@ -419,13 +440,28 @@ int main(int argc, char **argv) {
     return 1;
   }
   pm_ctx *c = st.c;
+  if (kfile != NULL) { /* the kernel of one's own, alone */
+    if (pm_kernel_open(c, kfile, &st.kernel) != PM_OK) {
+      fprintf(stderr, "pmtune_bench_random: --kernel: %s\n", pm_errmsg(c));
+      status = 1;
+      goto done;
+    }
+    st.ops[0] = st.kernel->op, st.nops = 1;
+    st.dbops = pm__ops_db_with(st.kernel->op, &st.plus);
+    if (st.kernel->op->dims > 2 || st.kernel->op->radius_max > 0) {
+      fprintf(stderr, "pmtune_bench_random: --kernel: one or two dims and no tuned scalar (what "
+                      "the draws know)\n");
+      status = 1;
+      goto done;
+    }
+  }
 
   /* the set-ups' databases, as a call reads them (a missing file: an empty database) */
   for (int j = 0; j < st.nsetups; j++) {
     setup *su = &st.setups[j];
     struct stat sb;
     for (int i = 0; su->shipped && i < st.nops; i++) {
-      const pm__db_known *k = pm__shipped_known(c, st.ops[i]);
+      const pm__db_known *k = shipped_of(&st, st.ops[i]);
       fprintf(stderr, "# setup %s: the shipped results (PMTUNE_RESULTS=%s) know %zu measurements "
               "of %s on %s\n", su->name, getenv("PMTUNE_RESULTS") ? getenv("PMTUNE_RESULTS") : "",
               k != NULL ? k->n : 0, st.ops[i]->name, c->dev.name);
@@ -435,13 +471,13 @@ int main(int argc, char **argv) {
               su->shipped ? ", then the shipped results" : "");
       continue;
     }
-    if ((rc = pm__db_open(c, su->path, PM__DB_READONLY, pm__ops_db(), &su->db)) != PM_OK) {
+    if ((rc = pm__db_open(c, su->path, PM__DB_READONLY, st.dbops, &su->db)) != PM_OK) {
       fprintf(stderr, "pmtune_bench_random: setup %s: %s\n", su->name, pm_errmsg(c));
       status = 1;
       goto done;
     }
     for (int i = 0; i < st.nops; i++) {
-      int oi = pm__op_index(st.ops[i]);
+      int oi = slot(&st, st.ops[i]);
       if ((rc = pm__op_known_load(su->db, &c->dev, st.ops[i], &su->known[oi])) != PM_OK) {
         fprintf(stderr, "pmtune_bench_random: setup %s: %s\n", su->name, pm_errmsg(c));
         status = 1;
@@ -492,7 +528,7 @@ int main(int argc, char **argv) {
     const pm__op *op = st.ops[i];
     for (int t = 0; t < PM__NDTYPES; t++) {
       if (!(dtypes & op->dtypes & 1u << t)) continue;
-      uint64_t s = st.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)pm__op_index(op) * PM__NDTYPES +
+      uint64_t s = st.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)slot(&st, op) * PM__NDTYPES +
                    (uint64_t)t + 1;
       if (s == 0) s = 1;
       for (int k = 0; k < (t == PM_F32 ? nf32 : nother); k++) {
@@ -514,7 +550,10 @@ int main(int argc, char **argv) {
   char cmdline[1024] = "";
   for (int i = 0, len = 0; i < argc && len < (int)sizeof cmdline - 2; i++)
     len += snprintf(cmdline + len, sizeof cmdline - (size_t)len, "%s%s", i ? " " : "", argv[i]);
-  if ((rc = pm__db_open(c, exact_path, 0, pm__ops_db(), &st.exact)) != PM_OK ||
+  if ((rc = pm__db_open(c, exact_path, 0, st.dbops, &st.exact)) != PM_OK ||
+      (st.kernel != NULL && /* its measurements are the ones served */
+       (rc = pm__db_template_current(st.exact, st.kernel->op->name,
+                                     pm__op_template(st.kernel->op)->sha256)) != PM_OK) ||
       (rc = pm__db_gpu_put(st.exact, &c->dev, st.driver, 0, &gpu_id)) != PM_OK ||
       (rc = pm__db_run_begin(st.exact, gpu_id, cmdline, &run_id)) != PM_OK) {
     fprintf(stderr, "pmtune_bench_random: EXACT_DB %s: %s\n", exact_path, pm_errmsg(c));
@@ -546,7 +585,7 @@ int main(int argc, char **argv) {
                  status == 0 ? NULL : "a problem failed to tune");
   phase(&st, "tune", t1);
   for (int i = 0; i < st.nops; i++) {
-    int oi = pm__op_index(st.ops[i]);
+    int oi = slot(&st, st.ops[i]);
     if ((rc = pm__op_known_load(st.exact, &c->dev, st.ops[i], &st.kexact[oi])) != PM_OK) {
       fprintf(stderr, "pmtune_bench_random: EXACT_DB %s: %s\n", exact_path, pm_errmsg(c));
       status = 1;
