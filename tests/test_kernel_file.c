@@ -667,6 +667,17 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   cr_assert_eq(pm__problem_parse(c, op, "100x200:j=3", &bad), PM_EINVAL);
   pm__kernel_file_free(k);
 
+  /* checked at load with its least value, 1: an expression may divide by it */
+  path = broken("\"bytes\": \"3 * 4 * :rows * :cols\"", "\"bytes\": \"3 * 4 * :rows * :cols / :k\"");
+  char sub[512];
+  snprintf(sub, sizeof sub, "sed -i 's/%s/%s/' %s", COLS_ARG,
+           COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true}", path);
+  cr_assert_eq(system(sub), 0);
+  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  pm__problem two = {.rows = 10, .cols = 10, .radius = 2};
+  cr_assert_eq(pm__kernel_file_op(k)->bytes(pm__kernel_file_op(k), &two), 3.0 * 4 * 100 / 2);
+  pm__kernel_file_free(k);
+
   /* an expression names it as it names a dimension: BLOCK at least k */
   path = broken("\":BLOCK * :ITEMS * :VEC <= 8192\"",
                 "\":BLOCK * :ITEMS * :VEC <= 8192\", \":BLOCK >= :k\"");

@@ -1223,6 +1223,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
 static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   pm__problem sample = k->ndims == 3 ? (pm__problem){.n = 16, .rows = 256, .cols = 256}
                                      : (pm__problem){.rows = 1024, .cols = 1024, .n = 1u << 20};
+  sample.radius = 1; /* a tuned scalar's least value */
   expr *all[MAX_CONSTRAINTS + MAX_ARGS + 8];
   int n = 0;
   long long x;
