@@ -95,6 +95,7 @@ struct pm__kernel_file {
   int ndims;
   char *tuned;      /* the scalar whose value a call gives and the tuning depends on ("tuned":
                        true): part of the size, named by expressions as a dimension is; or NULL */
+  int tuned_arg;    /* its index among the arguments, or -1 */
   int tuned_scalar; /* its index among the scalars, or -1 */
   int nconstraints;
   expr constraints[MAX_CONSTRAINTS];
@@ -1068,8 +1069,9 @@ static int read_one_expr(reader *r, pm__kernel_file *k, const char *name, const 
   return rc;
 }
 
-/* The name of the scalar argument marked "tuned": true, if one is (k->tuned), read before the
- * expressions, which may name it as they name a dimension; read_args checks the rest of it. */
+/* The name of the scalar argument marked "tuned": true, if one is (k->tuned; its place among
+ * the arguments k->tuned_arg), read before the expressions, which may name it as they name a
+ * dimension; read_args checks the rest of it. */
 static int read_tuned(reader *r, pm__kernel_file *k) {
   char type[16], p[64], field[48];
   long n;
@@ -1088,6 +1090,7 @@ static int read_tuned(reader *r, pm__kernel_file *k) {
     } else {
       snprintf(p, sizeof p, "$.args[%ld].name", i);
       snprintf(field, sizeof field, "args[%ld].name", i);
+      k->tuned_arg = (int)i;
       if ((rc = string_at(r, p, field, 1, &k->tuned)) == PM_OK && strlen(k->tuned) > 23)
         rc = fail(r, field, "a tuned scalar's name is at most 23 characters (it is part of the "
                             "size's text)");
@@ -1172,8 +1175,8 @@ static int read_args(reader *r, pm__kernel_file *k) {
         /* the tuned scalar: what read_tuned found; an integer each call gives, tuned at the
          * value its size says */
         char me[80] = "1";
-        snprintf(p, sizeof p, "$.args[%ld].tuned", i), snprintf(f2, sizeof f2, "%s.tuned", field);
-        if ((rc = member(r, p, type, NULL)) == PM_OK && strcmp(type, "true") == 0) {
+        snprintf(f2, sizeof f2, "%s.tuned", field);
+        if (i == k->tuned_arg) {
           if (a->type != SCALAR_I32 && a->type != SCALAR_I64)
             rc = fail(r, f2, "a tuned scalar is an integer (i32 or i64), not %s", scalars[a->type]);
           else if (a->has_value)
@@ -1362,7 +1365,7 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
   pm__kernel_file *k = pm__calloc(1, sizeof *k);
   if (k == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&k->lock, NULL);
-  k->tuned_scalar = -1;
+  k->tuned_arg = k->tuned_scalar = -1;
   char shown[4200]; /* the path in messages: on one line */
   escape(shown, sizeof shown, path, 0);
   reader r = {c, shown, NULL, NULL, {{0}}, 0};

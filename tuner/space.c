@@ -309,17 +309,13 @@ static int parse_dim(const char *s, char **end, unsigned long max, unsigned *out
 }
 
 /* A kernel of one's own's tuned scalar's value after a size, ":NAME=V" at end (V 1 to 2^31 - 1),
- * into pr->radius; or nothing after the size where the op has no tuned scalar. */
+ * into pr->radius; nothing to read where the op has no tuned scalar (the caller has seen the size
+ * end there). */
 static int tuned_suffix(pm_ctx *c, const pm__op *op, const char *size, const char *end,
                         pm__problem *pr) {
+  if (op->radius_name == NULL) return PM_OK;
   unsigned v;
-  size_t len = op->radius_name ? strlen(op->radius_name) : 0;
-  if (op->radius_name == NULL)
-    return *end == '\0' ? PM_OK
-                        : pm__seterr(c, PM_EINVAL, "size '%s': %s wants %s", size, op->name,
-                                     op->dims == 1   ? "N (or n=N), from 1 to 2147483647"
-                                     : op->dims == 3 ? "BATCHxROWSxCOLS, such as 8x1000x768"
-                                                     : "ROWSxCOLS, such as 4097x3001");
+  size_t len = strlen(op->radius_name);
   char *after = NULL;
   if (*end != ':' || strncmp(end + 1, op->radius_name, len) != 0 || end[1 + len] != '=' ||
       parse_dim(end + 2 + len, &after, 0x7fffffffUL, &v) != 0 || *after != '\0')
