@@ -1,12 +1,17 @@
 #!/bin/sh
 # python_package.sh: CTest's python_package: pip installs ./python into a fresh virtual
-# environment (no network: Debian's setuptools, --no-build-isolation) and runs python/tests with
-# that copy, from outside the source tree, against the libpmtune.so just built.
-# Usage: tests/python_package.sh SOURCE_DIR LIBPMTUNE_SO   (PYTHON: the interpreter; python3, which
-# needs pytest, setuptools and wheel: Debian's python3-pytest, python3-setuptools, python3-wheel)
+# environment (no network: Debian's setuptools, --no-build-isolation), which builds libpmtune and
+# the extension with the project's CMake and bundles them with the shipped results, and runs
+# python/tests with that copy, from outside the source tree, with nothing set: the package finds
+# its own library.
+# With STAGED (build/python, the package python/CMakeLists.txt staged in a build), the tests run
+# on that instead, with PYTHONPATH=STAGED.
+# Usage: tests/python_package.sh SOURCE_DIR [STAGED]   (PYTHON: the interpreter; python3, which needs
+# pytest, setuptools, wheel and its headers: Debian's python3-pytest, python3-setuptools,
+# python3-wheel, python3-dev)
 set -eu
 src=$1
-lib=$2
+staged=${2:-}
 # The first interpreter with what pip's build and the tests need: python3 from PATH can be
 # another than Debian's (pyenv's, without wheel or pytest), so /usr/bin/python3 is tried too.
 py=${PYTHON:-}
@@ -17,14 +22,21 @@ if [ -z "$py" ]; then
   [ -n "$py" ] || { echo "python_package.sh: no python3 with pytest, setuptools and wheel" \
     "(Debian: python3-pytest python3-setuptools python3-wheel python3-venv)" >&2; exit 1; }
 fi
+if [ -n "$staged" ]; then
+  cd "$src"
+  exec env -u PMTUNE_LIBRARY PYTHONPATH="$staged" PMTUNE_EXPECT_OWN_LIBRARY=1 \
+    "$py" -m pytest -q -rs -p no:cacheprovider python/tests
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$py" -m venv --system-site-packages "$tmp/venv"
 cp -r "$src/python" "$tmp/package" # pip builds in the folder it is given: not in the tree
-"$tmp/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --no-index \
+rm -rf "$tmp/package/build" "$tmp/package"/*.egg-info # what a build there left
+PMTUNE_SOURCE_DIR=$src CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+  "$tmp/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --no-index \
   "$tmp/package"
 cd "$tmp"
 mv package/tests tests
 rm -rf package
-PMTUNE_LIBRARY=$lib PMTUNE_SOURCE_DIR=$src PMTUNE_EXPECT_INSTALLED=1 \
+env -u PMTUNE_LIBRARY PMTUNE_SOURCE_DIR=$src PMTUNE_EXPECT_INSTALLED=1 PMTUNE_EXPECT_OWN_LIBRARY=1 \
   "$tmp/venv/bin/python" -m pytest -q -rs -p no:cacheprovider tests

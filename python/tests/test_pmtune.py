@@ -2,7 +2,7 @@
 __cuda_array_interface__ (packed, a slice of a wider array, transposed) and refused with a clear
 exception, pmtune's own messages raised; on a GPU each op on PyTorch and CuPy arrays (and JAX's,
 through DLPack) against the array library's own result. Without a GPU those tests skip, saying so.
-Run: PMTUNE_LIBRARY=build/libpmtune.so python3 -m pytest python/tests"""
+Run (after a build): PYTHONPATH=build/python python3 -m pytest python/tests"""
 import os
 import re
 import subprocess
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import pmtune
-from pmtune import _arrays
+from pmtune import _arrays, _ext
 
 ROOT = os.environ.get("PMTUNE_SOURCE_DIR") or \
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,6 +43,13 @@ def test_the_library_is_found_and_its_version_is_the_project_s():
     assert pmtune.library_path
     if os.environ.get("PMTUNE_EXPECT_INSTALLED"):  # python_package.sh: pip's copy, not the tree's
         assert "site-packages" in pmtune.__file__, pmtune.__file__
+    if os.environ.get("PMTUNE_EXPECT_OWN_LIBRARY"):  # the package's own, its results beside it
+        own = os.path.join(os.path.dirname(pmtune.__file__), "lib")
+        assert os.path.dirname(pmtune.library_path) == own, (pmtune.library_path, own)
+        d = os.path.dirname(os.path.realpath(pmtune.library_path))  # where runtime/shipped.c looks
+        found = [os.path.join(d, up, "share", "pmtune", "results") for up in ("..", ".")]
+        found = [r for r in found if os.path.isdir(r)]
+        assert found and any(f.endswith((".json", ".json.gz")) for f in os.listdir(found[0])), d
 
 
 def test_a_missing_library_says_where_it_looked_and_what_to_set():
@@ -67,7 +74,7 @@ def test_no_gpu_is_a_clear_error():
 # ---- Reading arrays --------------------------------------------------------------------------
 
 def test_layouts_are_read_from_the_strides():
-    lay = lambda shape, strides=None: _arrays.view(Fake(shape, strides), "a").layout("a")
+    lay = lambda shape, strides=None: _ext.layout(Fake(shape, strides), "a")
     assert lay((3, 5)) == (0, 3, 5, 20)                     # packed, row-major
     assert lay((3, 5), (4 * 64, 4)) == (0, 3, 5, 256)       # a slice of a 64-wide array
     assert lay((3, 5), (4, 12)) == (1, 3, 5, 12)            # transposed: column-major, packed
@@ -81,26 +88,25 @@ def test_layouts_are_read_from_the_strides():
         lay((3, 5), (8, 4))                                 # lines overlapping
     with pytest.raises(ValueError, match="2-D"):
         lay((3, 5, 2))
-    assert _arrays.view(Fake((6, 7)), "x").packed_vector("x") == 42
-    assert _arrays.view(Fake((6, 7), (4, 24)), "x").packed_vector("x") == 42  # transposed
+    assert _ext.packed(Fake((6, 7)), "x") == 42
+    assert _ext.packed(Fake((6, 7), (4, 24)), "x") == 42  # transposed
     with pytest.raises(ValueError, match="not contiguous"):
-        _arrays.view(Fake((6, 7), (40, 4)), "x").packed_vector("x")
+        _ext.packed(Fake((6, 7), (40, 4)), "x")
 
 
 def test_what_is_not_a_float_gpu_array_is_refused():
     with pytest.raises(TypeError, match="float32, float16, bfloat16 or float64"):
-        _arrays.view(Fake((2, 2), typestr="<i4"), "a")
+        _ext.view(Fake((2, 2), typestr="<i4"), "a")
     with pytest.raises(TypeError, match="float32, float16"):
-        _arrays.view(Fake((2, 2), typestr=">f2" if sys.byteorder == "little" else "<f2"), "a")
-    half, double = _arrays.view(Fake((3, 5), typestr="<f2"), "a"), _arrays.view(Fake((3, 5), typestr="<f8"), "a")
-    assert (half.dtype, half.layout("a")) == (_arrays.F16, (0, 3, 5, 10))
-    assert (double.dtype, double.packed_vector("a")) == (_arrays.F64, 15)
-    with pytest.raises(TypeError, match="reduce_sum takes float32 arrays, not float64"):
-        double.need("x", "reduce_sum", (_arrays.F32,))
+        _ext.view(Fake((2, 2), typestr=">f2" if sys.byteorder == "little" else "<f2"), "a")
+    half, double = Fake((3, 5), typestr="<f2"), Fake((3, 5), typestr="<f8")
+    assert _ext.view(half, "a") == (_arrays.F16, (3, 5), (10, 2))
+    assert _ext.layout(half, "a") == (0, 3, 5, 10)
+    assert (_ext.view(double, "a")[0], _ext.packed(double, "a")) == (_arrays.F64, 15)
     with pytest.raises(TypeError, match="not a GPU array"):
-        _arrays.view([1.0, 2.0], "a")
+        _ext.view([1.0, 2.0], "a")
     with pytest.raises(ValueError, match="read-only"):
-        _arrays.view(Fake((2, 2), readonly=True), "out", writable=True)
+        _ext.view(Fake((2, 2), readonly=True), "out", True)
 
 
 # ---- Calls refused before and by the library (a context with no device) -----------------------
@@ -120,6 +126,8 @@ def test_calls_are_checked_before_the_library(ctx):
         ctx.filter(Fake((4, 5), typestr="<f8"), [0.0] * 9, out=Fake((4, 5)))
     with pytest.raises(TypeError, match="reduce_sum takes float32 or float16 arrays, not float64"):
         ctx.reduce_sum(Fake((10,), typestr="<f2"), out=Fake((1,), typestr="<f8"))
+    with pytest.raises(TypeError, match="reduce_sum takes float32 arrays, not float64"):
+        ctx.reduce_sum(Fake((10,)), out=Fake((1,), typestr="<f8"))
     with pytest.raises(TypeError, match="dtype: 'float16' or 'float32', not 'float64'"):
         ctx.reduce_sum(Fake((10,), typestr="<f2"), dtype="float64")
     with pytest.raises(ValueError, match="the same shape"):
