@@ -16,5 +16,4 @@ done
 "$bin" tune --kernel $k/transpose.json --size 4096x4096 --size 16384x8192 --db "$db"
 "$bin" tune --kernel $k/batched_transpose.json --size 8x1024x1024 --size 32x512x768 \
   --size 128x256x256 --db "$db"
-PMTUNE_DB="$db" PMTUNE_LIBRARY=${PMTUNE_LIBRARY:-${BUILD:-build}/libpmtune.so} \
-  python3 "$(dirname "$0")/gallery_vs_torch.py"
+PMTUNE_DB="$db" python3 "$(dirname "$0")/gallery_vs_torch.py"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""gallery_vs_torch.py: the kernels of examples/kernels served by pmtune (pm_kernel_launch_with,
-through ctypes) against their PyTorch equivalents, in one run, at sizes given here (gallery.sh
+"""gallery_vs_torch.py: the kernels of examples/kernels served by pmtune (pmtune.Kernel,
+through the extension) against their PyTorch equivalents, in one run, at sizes given here (gallery.sh
 tunes others): each result checked against torch's first, then each call timed with CUDA events
 on the current stream (warm-up, then the median of ROUNDS rounds of CALLS calls, the two
 alternating), on fresh random data, three ways: called from Python (Python's cost of each call
@@ -9,9 +9,8 @@ kernels alone; data that fits the L2 cache stays there from call to call), and "
 calls cycling over copies of the data, at least COLD_BYTES of them, as tuning times (each call's
 data out of L2). One JSON line per kernel and size, then a summary line.
 
-Usage: PMTUNE_LIBRARY=build/libpmtune.so PMTUNE_DB=DB python3 bench/kernels/gallery_vs_torch.py
+Usage: PMTUNE_DB=DB python3 bench/kernels/gallery_vs_torch.py   (BUILD: the build folder, build)
 """
-import ctypes
 import json
 import os
 import statistics
@@ -19,51 +18,25 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from pmtune import _lib  # noqa: E402  (finds libpmtune.so as the package does)
-
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, os.environ.get("BUILD", "build"), "python"))
+import pmtune  # noqa: E402  (the package staged in the build: its extension and library)
+
 ROUNDS, CALLS = 30, 20
 COLD_BYTES = 256 << 20  # five times an H100's L2
 
-lib, lib_path = _lib.load()
-lib.pm_open.restype, lib.pm_open.argtypes = ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-lib.pm_errmsg.restype, lib.pm_errmsg.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
-lib.pm_kernel_open.restype = ctypes.c_int
-lib.pm_kernel_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-lib.pm_kernel_launch_with.restype = ctypes.c_int
-lib.pm_kernel_launch_with.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
-                                      ctypes.POINTER(ctypes.c_void_p),
-                                      ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                      ctypes.c_void_p]
-
-ctx = ctypes.c_void_p()
-if lib.pm_open(ctypes.byref(ctx), None) != 0:
-    sys.exit("pm_open: %s" % lib.pm_errmsg(ctx).decode())
+ctx = pmtune.Context(0)  # on $PMTUNE_DB
 
 
 def kernel(name):
-    k = ctypes.c_void_p()
-    path = os.path.join(ROOT, "examples", "kernels", name + ".json").encode()
-    if lib.pm_kernel_open(ctx, path, ctypes.byref(k)) != 0:
-        sys.exit("pm_kernel_open %s: %s" % (name, lib.pm_errmsg(ctx).decode()))
-    return k
+    return pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", name + ".json"), context=ctx)
 
 
 def launcher(k, dims, tensors, scalars):
-    """A call of k on dims over tensors with scalars (ctypes values or None), as a closure."""
-    d = (ctypes.c_size_t * len(dims))(*dims)
-    b = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
-    keep = [s for s in scalars if s is not None]
-    s = (ctypes.c_void_p * len(scalars))(
-        *[None if v is None else ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in scalars])
-
+    """A call of k on dims over tensors with scalars (numbers or None), as a closure."""
     def call():
-        rc = lib.pm_kernel_launch_with(k, d, b, s, len(scalars),
-                                       ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-        if rc != 0:
-            raise RuntimeError(lib.pm_errmsg(ctx).decode())
-    call.keep = keep, tensors  # the scalars and the tensors live as long as the call
+        k(dims, tensors, scalars)
+    call.keep = tensors  # the tensors live as long as the call
     return call
 
 
@@ -128,7 +101,7 @@ def main():
     torch.manual_seed(1)
     dev = torch.device("cuda")
     gpu = torch.cuda.get_device_name(0)
-    print(json.dumps({"kind": "run", "gpu": gpu, "torch": torch.__version__, "library": lib_path,
+    print(json.dumps({"kind": "run", "gpu": gpu, "torch": torch.__version__, "library": pmtune.library_path,
                       "db": os.environ.get("PMTUNE_DB"), "commit": os.environ.get("PM_COMMIT"),
                       "rounds": ROUNDS, "calls": CALLS, "cold_bytes": COLD_BYTES}))
     lines = []
@@ -139,34 +112,34 @@ def main():
     for n in (3_000_017, 50_000_021):
         x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
         got = y.clone()
-        launcher(axpy, [n], [got, x], [ctypes.c_float(alpha), None])()
+        launcher(axpy, [n], [got, x], [alpha, None])()
         torch.cuda.synchronize()
         err = (got - (y + alpha * x)).abs().max().item()
 
         def make():
             x, y, y2 = (torch.randn(n, device=dev) for _ in range(3))
-            return (launcher(axpy, [n], [y, x], [ctypes.c_float(alpha), None]),
+            return (launcher(axpy, [n], [y, x], [alpha, None]),
                     lambda: y2.add_(x, alpha=alpha))
         lines.append(report("axpy", str(n), 12 * n, measure(make, 12 * n), err <= 1e-5, err))
     for rows, cols in ((8000, 1000), (3000, 4097), (32768, 768)):
         x = torch.randn(rows, cols, device=dev)
         out = torch.empty_like(x)
-        launcher(softmax, [rows, cols], [out, x], [ctypes.c_float(1.0), None, None])()
+        launcher(softmax, [rows, cols], [out, x], [1.0, None, None])()
         torch.cuda.synchronize()
         err = (out - torch.softmax(x, 1)).abs().max().item()
-        launcher(softmax, [rows, cols], [out, x], [ctypes.c_float(0.5), None, None])()
+        launcher(softmax, [rows, cols], [out, x], [0.5, None, None])()
         torch.cuda.synchronize()
         err2 = (out - torch.softmax(0.5 * x, 1)).abs().max().item()
 
         def make():
             x, out = torch.randn(rows, cols, device=dev), torch.empty(rows, cols, device=dev)
-            return (launcher(softmax, [rows, cols], [out, x], [ctypes.c_float(1.0), None, None]),
+            return (launcher(softmax, [rows, cols], [out, x], [1.0, None, None]),
                     lambda: torch.softmax(x, 1))
         nb = 8 * rows * cols
         lines.append(report("softmax", "%dx%d" % (rows, cols), nb, measure(make, nb),
                             max(err, err2) <= 1e-5, max(err, err2)))
         gamma, beta = torch.randn(cols, device=dev), torch.randn(cols, device=dev)
-        launcher(layernorm, [rows, cols], [out, x, gamma, beta], [ctypes.c_float(1e-5), None, None])()
+        launcher(layernorm, [rows, cols], [out, x, gamma, beta], [1e-5, None, None])()
         torch.cuda.synchronize()
         want = torch.nn.functional.layer_norm(x, (cols,), gamma, beta, 1e-5)
         err = (out - want).abs().max().item()
@@ -174,7 +147,7 @@ def main():
         def make():
             x, out = torch.randn(rows, cols, device=dev), torch.empty(rows, cols, device=dev)
             return (launcher(layernorm, [rows, cols], [out, x, gamma, beta],
-                             [ctypes.c_float(1e-5), None, None]),
+                             [1e-5, None, None]),
                     lambda: torch.nn.functional.layer_norm(x, (cols,), gamma, beta, 1e-5))
         lines.append(report("layernorm", "%dx%d" % (rows, cols), nb, measure(make, nb), err <= 1e-3,
                             err))

@@ -23,6 +23,7 @@ Each call runs on a context of the array's device, opened on first use on the de
 call raises pmtune.Error with pmtune's own message."""
 import json
 import os
+import sys
 import threading
 from typing import Any, List, Optional, Sequence, Union
 
@@ -275,6 +276,9 @@ def filter(x: Array, weights: Any, border: str = "clamp", out: Optional[Array] =
            stream: Stream = None) -> Array:
     return _ext.filter(None, x, weights, border, out, stream)
 
+
+if "torch" in sys.modules:  # its custom ops (pmtune.torch), for torch.compile; never imported here
+    from . import torch as _torch_ops  # noqa: F401
 
 for _f in (matadd, add, reduce_sum, filter):
     _f.__doc__ = getattr(Context, _f.__name__).__doc__ + " On the array's device's context."

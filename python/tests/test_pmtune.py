@@ -217,6 +217,12 @@ def test_devices_and_integers_are_checked_not_truncated():
         assert pmtune._device_index(good) == ordinal
 
 
+def test_importing_pmtune_imports_no_torch():
+    r = subprocess.run([sys.executable, "-c", "import sys, pmtune; pmtune.version(); "
+                        "print('torch' in sys.modules)"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
 def test_the_package_s_version_is_the_library_s():
     assert pmtune.__version__ == pmtune.version()
     assert os.path.exists(os.path.join(os.path.dirname(pmtune.__file__), "py.typed"))
@@ -441,3 +447,54 @@ def test_torch_kernels_of_one_s_own_with_scalars_and_three_dims():
     g.replay()
     torch.cuda.synchronize()
     assert torch.equal(t2, b.transpose(1, 2))
+
+
+@needs_gpu
+def test_torch_graph_capture_replays_the_operations_on_new_data():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.rand(1000, 3001, device="cuda", generator=g)
+    b = torch.rand(1000, 3001, device="cuda", generator=g)
+    x = torch.randn(777777, device="cuda", generator=g)
+    w = [[0.0, 0.25, 0.0], [0.25, 0.0, 0.25], [0.0, 0.25, 0.0]]
+    run = lambda: (pmtune.matadd(a, b), pmtune.add(a.view(-1), b.view(-1)), pmtune.reduce_sum(x),
+                   pmtune.filter(a, w))
+    run()  # warm: what serves each size is chosen before the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # the outputs, made by pmtune, come from the graph's pool
+        outs = run()
+    for _ in range(2):  # new data in the captured inputs: the replay computes on it
+        a.copy_(torch.rand(a.shape, device="cuda", generator=g))
+        x.copy_(torch.randn(x.shape, device="cuda", generator=g))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(outs[0], a + b) and torch.equal(outs[1], (a + b).view(-1))
+        assert abs(outs[2].item() - x.double().sum().item()) <= 1e-3 * x.abs().sum().item()
+        ref = torch.nn.functional.conv2d(torch.nn.functional.pad(a[None, None], (1, 1, 1, 1),
+                                                                 mode="replicate"),
+                                         torch.tensor(w, device="cuda")[None, None])[0, 0]
+        assert (outs[3] - ref).abs().max().item() <= 1e-5
+
+
+@needs_gpu
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_keeps_the_custom_ops_in_one_graph(backend):
+    torch = _torch()
+    import pmtune.torch  # noqa: F401  (registered already where torch came first)
+    g = torch.Generator(device="cuda").manual_seed(6)
+    a = torch.rand(513, 1025, device="cuda", generator=g)
+    b = torch.rand(513, 1025, device="cuda", generator=g)
+
+    def f(a, b):
+        c = torch.ops.pmtune.matadd(a, b) * 2
+        d = torch.ops.pmtune.add(c, b)
+        e = torch.ops.pmtune.filter(d, [0.0] * 4 + [1.0] + [0.0] * 4, "zero")
+        return e, torch.ops.pmtune.reduce_sum(e, "float32"), torch.ops.pmtune.matadd(a.t(), b.t())
+
+    torch._dynamo.reset()
+    got = torch.compile(f, fullgraph=True, backend=backend)(a, b)  # a graph break raises
+    torch.cuda.synchronize()
+    want = 2 * (a + b) + b
+    assert torch.equal(got[0], want)
+    assert abs(got[1].item() - want.double().sum().item()) <= 1e-4 * want.sum().item()
+    assert got[2].stride() == (1, 1025) and torch.equal(got[2], (a + b).t())

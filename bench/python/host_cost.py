@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""host_cost.py: what a warm call costs the host, pmtune's Python package against the torch op
+it replaces, in one run: each pair called CALLS times in a loop on small tensors (a few us of GPU
+work a call, less than the host's cost, so the loop's wall time is the host's), ROUNDS rounds
+alternating the two after a warm-up, every round ending in a synchronisation; the median round's
+time per call, and pmtune's over torch's. One JSON line per pair, then a summary line.
+
+Usage: python3 bench/python/host_cost.py   (BUILD: the build folder whose staged package
+(BUILD/python) is imported, build)"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, os.environ.get("BUILD", "build"), "python"))
+import pmtune  # noqa: E402
+
+ROUNDS, CALLS = 21, 2000
+
+
+def per_call_us(fns):
+    for f in fns:
+        for _ in range(CALLS):
+            f()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for r in range(ROUNDS):
+        for i in (range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))):
+            f = fns[i]
+            t0 = time.perf_counter()
+            for _ in range(CALLS):
+                f()
+            torch.cuda.synchronize()
+            times[i].append((time.perf_counter() - t0) * 1e6 / CALLS)
+    return [statistics.median(t) for t in times]
+
+
+def main():
+    dev = torch.device("cuda")
+    torch.manual_seed(1)
+    print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(0),
+                      "torch": torch.__version__, "python": sys.version.split()[0],
+                      "pmtune": pmtune.__version__, "library": pmtune.library_path,
+                      "commit": os.environ.get("PM_COMMIT"), "rounds": ROUNDS, "calls": CALLS}),
+          flush=True)
+    n = 1000
+    a, b, c = (torch.rand(n, device=dev) for _ in range(3))
+    m1, m2 = torch.rand(100, 137, device=dev), torch.rand(100, 137, device=dev)
+    h1, h2 = a.bfloat16(), b.bfloat16()
+    img = torch.rand(32, 32, device=dev)
+    w = [[0.0, 0.25, 0.0], [0.25, 0.0, 0.25], [0.0, 0.25, 0.0]]
+    wt = torch.tensor(w, device=dev)[None, None]
+    axpy = pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", "axpy.json"))
+    y, y2 = torch.rand(n, device=dev), torch.rand(n, device=dev)
+    s = torch.empty((), device=dev)
+    pairs = [
+        ("add f32 1000", lambda: pmtune.add(a, b), lambda: torch.add(a, b)),
+        ("add f32 1000 out=", lambda: pmtune.add(a, b, out=c), lambda: torch.add(a, b, out=c)),
+        ("add bf16 1000", lambda: pmtune.add(h1, h2), lambda: torch.add(h1, h2)),
+        ("matadd f32 100x137", lambda: pmtune.matadd(m1, m2), lambda: torch.add(m1, m2)),
+        ("matadd f32 100x137 transposed", lambda: pmtune.matadd(m1.t(), m2.t()),
+         lambda: torch.add(m1.t(), m2.t())),
+        ("reduce_sum f32 1000", lambda: pmtune.reduce_sum(a), lambda: torch.sum(a)),
+        ("reduce_sum f32 1000 out=", lambda: pmtune.reduce_sum(a, out=s),
+         lambda: torch.sum(a, dim=0, out=s)),
+        ("filter f32 32x32 r1 zero", lambda: pmtune.filter(img, w, "zero"),
+         lambda: F.conv2d(img[None, None], wt, padding=1)),
+        ("kernel axpy f32 1000", lambda: axpy([n], [y, a], [0.5, None]),
+         lambda: y2.add_(a, alpha=0.5)),
+    ]
+    if hasattr(torch.ops, "pmtune") and hasattr(torch.ops.pmtune, "add"):
+        pairs.append(("torch.ops.pmtune.add f32 1000 (custom op)",
+                      lambda: torch.ops.pmtune.add(a, b), lambda: torch.add(a, b)))
+    ratios = []
+    for name, pm, th in pairs:
+        pm_us, th_us = per_call_us([pm, th])
+        line = {"call": name, "pmtune_us": round(pm_us, 2), "torch_us": round(th_us, 2),
+                "pmtune_over_torch": round(pm_us / th_us, 3)}
+        if "custom op" not in name:
+            ratios.append(pm_us / th_us)
+        print(json.dumps(line), flush=True)
+    print(json.dumps({"kind": "summary", "pairs": len(ratios),
+                      "worst_pmtune_over_torch": round(max(ratios), 3),
+                      "at_most_torch": sum(r <= 1.0 for r in ratios)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

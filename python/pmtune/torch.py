@@ -1,0 +1,72 @@
+"""pmtune.torch: pmtune's operations as PyTorch custom ops (torch.library), so that
+torch.compile keeps them in its graph (fullgraph=True works) and its fake tensors know their
+outputs: torch.ops.pmtune.matadd(a, b), add(a, b), reduce_sum(x, dtype=None) and
+filter(x, weights, border="clamp"), each returning a new tensor made as pmtune.matadd ... make
+it. Imported by `import pmtune` where torch was imported first, else `import pmtune.torch`;
+nothing here is imported where torch is absent. Eager code calls pmtune.matadd ... directly: the
+dispatcher's cost of a custom op is more than the call's own."""
+from typing import List, Optional
+
+import torch
+
+from . import _ext
+
+_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
+          torch.float64: "float64"}
+
+
+def _column_major(t: torch.Tensor) -> bool:
+    """Whether pmtune reads a 2-D tensor as column-major (_ext.c's layout())."""
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    if rows == 1 and (cols == 1 or s1 == 1):
+        return False
+    if cols == 1 and s0 == 1:
+        return True
+    return not ((s1 == 1 or cols == 1) and s0 >= cols) and s0 == 1
+
+
+@torch.library.custom_op("pmtune::matadd", mutates_args=())
+def matadd(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a + b: pmtune.matadd."""
+    return _ext.matadd(None, a, b, None, None)
+
+
+@matadd.register_fake
+def _(a, b):
+    if a.dim() == 2 and _column_major(a):
+        return a.new_empty((a.shape[1], a.shape[0])).t()
+    return a.new_empty(a.shape)
+
+
+@torch.library.custom_op("pmtune::add", mutates_args=())
+def add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a + b over contiguous tensors: pmtune.add."""
+    return _ext.add(None, a, b, None, None)
+
+
+@add.register_fake
+def _(a, b):
+    return a.new_empty(a.shape)
+
+
+@torch.library.custom_op("pmtune::reduce_sum", mutates_args=())
+def reduce_sum(x: torch.Tensor, dtype: Optional[str] = None) -> torch.Tensor:
+    """The sum of x's elements, 0-d, in x's type or dtype ("float32"): pmtune.reduce_sum."""
+    return _ext.reduce_sum(None, x, None, None, dtype)
+
+
+@reduce_sum.register_fake
+def _(x, dtype=None):
+    return x.new_empty((), dtype=torch.float32 if dtype == "float32" else x.dtype)
+
+
+@torch.library.custom_op("pmtune::filter", mutates_args=())
+def filter(x: torch.Tensor, weights: List[float], border: str = "clamp") -> torch.Tensor:  # noqa: A001
+    """x correlated with the (2r + 1)^2 weights, row by row: pmtune.filter."""
+    return _ext.filter(None, x, weights, border, None, None)
+
+
+@filter.register_fake
+def _(x, weights, border="clamp"):
+    return x.new_empty(x.shape)
