@@ -154,32 +154,22 @@ class Context:
 
     def matadd(self, a: Array, b: Array, out: Optional[Array] = None,
                stream: Stream = None) -> Array:
-        """out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each
-        row-major or column-major (the same order for all three) with any pitch; out is made
-        (PyTorch, CuPy) where not given. Returns out."""
-        return _ext.matadd(self._handle(), a, b, out, stream)
+        """pmtune.matadd on this context."""
+        return _ext.matadd_on(self._handle(), a, b, out, stream)
 
     def add(self, a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
-        """out = a + b over contiguous arrays of one type (float32, float16, bfloat16, float64) and
-        any shape (one flat vector). Returns out."""
-        return _ext.add(self._handle(), a, b, out, stream)
+        """pmtune.add on this context."""
+        return _ext.add_on(self._handle(), a, b, out, stream)
 
     def reduce_sum(self, x: Array, out: Optional[Array] = None, stream: Stream = None,
                    dtype: Optional[str] = None) -> Array:
-        """The sum of a contiguous array's elements (float16 and bfloat16 summed in float or
-        double, float64 in double), into out: one element on the GPU of x's type or float32
-        (made, 0-d, where not given: of x's type, or of dtype, "float32" for the float sum of a
-        16-bit array). Returns out."""
-        return _ext.reduce_sum(self._handle(), x, out, stream, dtype)
+        """pmtune.reduce_sum on this context."""
+        return _ext.reduce_sum_on(self._handle(), x, out, stream, dtype)
 
     def filter(self, x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,
                stream: Stream = None) -> Array:
-        """out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or
-        flat, or a NumPy array; r 1 to 3), over a row-major 2-D image of any of the four types
-        with any pitch (the weights taken as float32, float64 for a float64 image; the sums in
-        that type, rounded once to the image's); border "clamp" (the edge repeated) or "zero".
-        Returns out."""
-        return _ext.filter(self._handle(), x, weights, border, out, stream)
+        """pmtune.filter on this context."""
+        return _ext.filter_on(self._handle(), x, weights, border, out, stream)
 
 
 class Kernel:
@@ -259,26 +249,10 @@ def _device_handle(device):
 _ext.setup(Error, _device_handle, _load, _arrays.empty_like)
 
 
-def matadd(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
-    return _ext.matadd(None, a, b, out, stream)
-
-
-def add(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
-    return _ext.add(None, a, b, out, stream)
-
-
-def reduce_sum(x: Array, out: Optional[Array] = None, stream: Stream = None,
-               dtype: Optional[str] = None) -> Array:
-    return _ext.reduce_sum(None, x, out, stream, dtype)
-
-
-def filter(x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,  # noqa: A001
-           stream: Stream = None) -> Array:
-    return _ext.filter(None, x, weights, border, out, stream)
-
+# The module's calls, on each array's device's own context: the extension's own functions (no
+# Python between the caller and the C code); their docstrings are _ext.c's.
+matadd, add, reduce_sum, filter = _ext.matadd, _ext.add, _ext.reduce_sum, _ext.filter  # noqa: A001
 
 if "torch" in sys.modules:  # its custom ops (pmtune.torch), for torch.compile; never imported here
     from . import torch as _torch_ops  # noqa: F401
 
-for _f in (matadd, add, reduce_sum, filter):
-    _f.__doc__ = getattr(Context, _f.__name__).__doc__ + " On the array's device's context."

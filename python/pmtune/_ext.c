@@ -46,11 +46,11 @@ static pm_ctx *device_ctx[MAXDEV]; /* the devices' own contexts, once asked for 
 /* Interned attribute names, made at module init. */
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_is_cuda, *s_get_device, *s_dtype,
     *s_data_ptr, *s_shape, *s_stride, *s_device, *s_type, *s_index, *s_id, *s_new_empty, *s_t,
-    *s_module, *s_tolist, *s_array, *s_cuda_stream, *s_ptr, *s_handle, *s_cupy;
+    *s_module, *s_tolist, *s_array, *s_cuda_stream, *s_ptr, *s_handle, *s_cupy, *s_clamp;
 
 /* PyTorch, once some code imported it (pmtune never imports it). */
 static struct {
-  PyObject *Tensor, *dtypes[NTYPES], *dtype_kw[NTYPES], *raw_stream, *current_stream;
+  PyObject *Tensor, *dtypes[NTYPES], *dtype_kw[NTYPES], *raw_stream, *current_stream, *empty_like;
 } T;
 
 static int lib_ready(void) {
@@ -89,6 +89,7 @@ static int torch_seen(void) {
   static const char *const names[NTYPES] = {"float32", "float16", "bfloat16", "float64"};
   PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
   if (tensor == NULL) return -1;
+  if ((T.empty_like = PyObject_GetAttrString(torch, "empty_like")) == NULL) return -1;
   for (int i = 0; i < NTYPES; i++) {
     if ((T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) == NULL) return -1;
     if ((T.dtype_kw[i] = Py_BuildValue("{sO}", "dtype", T.dtypes[i])) == NULL) return -1;
@@ -536,6 +537,19 @@ static int same_type(const view *const *vs, int n) {
   return -1;
 }
 
+/* ValueError where the packed arrays of an elementwise call lay their elements out in different
+ * orders (a transposed one beside a row-major one): their memory is added element by element. */
+static int same_order(const view *const *vs, const char *const *names, int n) {
+  for (int i = 1; i < n; i++)
+    for (int d = 0; d < vs[0]->ndim; d++)
+      if (vs[0]->shape[d] > 1 && vs[i]->strides[d] != vs[0]->strides[d]) {
+        PyErr_Format(PyExc_ValueError, "%s and %s lay their elements out in different orders "
+                     "(strides differ): add takes arrays of one layout", names[0], names[i]);
+        return -1;
+      }
+  return 0;
+}
+
 /* ---- Streams and contexts ------------------------------------------------------------------- */
 
 static int explicit_stream(PyObject *stream, uint64_t *out) {
@@ -649,32 +663,81 @@ static PyObject *raise_status(pm_ctx *c, int rc) {
 
 /* ---- Outputs ---------------------------------------------------------------------------------- */
 
-/* A new array of the shape (n dims) and element type dtype on like's device, in order ("C"
- * row-major, "F" column-major), from like's library: a torch.Tensor's new_empty, else
- * _arrays.empty_like (CuPy; ValueError "pass out=" for the rest). */
+/* Whether a view's elements fill its extent, in any order of its dimensions (what torch calls
+ * non-overlapping and dense: empty_like gives such a tensor's strides to its new one). */
+static int dense(const view *v) {
+  size_t n;
+  int rc = packed_vector(v, "", &n);
+  if (rc < 0) PyErr_Clear();
+  return rc == 0;
+}
+
+/* A new array of the shape (n dims) and element type dtype on like's device, in order
+ * (row-major, or column-major for a 2-D one), from like's library, into out (read as the calls
+ * read their arrays): for a torch.Tensor, torch.empty_like (like's own layout where it is dense,
+ * else row-major) or its new_empty; else _arrays.empty_like (CuPy; ValueError "pass out=" for
+ * the rest). */
 static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape, int n,
-                           int col_major, const char *what, int dtype) {
-  PyObject *dims = PyTuple_New(n);
-  if (dims == NULL) return NULL;
-  for (int i = 0; i < n; i++) /* a column-major torch output: its transpose's transpose */
-    PyTuple_SetItem(dims, i, PyLong_FromLongLong(shape[lv->torch && col_major ? n - 1 - i : i]));
-  PyObject *out;
-  if (lv->torch) {
-    PyObject *m = PyObject_GetAttr(like, s_new_empty), *args = PyTuple_Pack(1, dims);
-    out = m && args ? PyObject_Call(m, args, T.dtype_kw[dtype]) : NULL;
-    Py_XDECREF(m);
-    Py_XDECREF(args);
-    if (out != NULL && col_major) {
-      PyObject *t = call0(out, s_t);
-      Py_DECREF(out);
-      out = t;
-    }
-  } else {
-    out = PyObject_CallFunction(empty_like, "OOssi", like, dims, col_major ? "F" : "C", what,
-                                dtype);
+                           int col_major, const char *what, int dtype, view *out) {
+  if (!lv->torch) {
+    PyObject *dims = PyTuple_New(n);
+    for (int i = 0; dims && i < n; i++) PyTuple_SetItem(dims, i, PyLong_FromLongLong(shape[i]));
+    PyObject *o = dims ? PyObject_CallFunction(empty_like, "OOssi", like, dims,
+                                               col_major ? "F" : "C", what, dtype) : NULL;
+    Py_XDECREF(dims);
+    if (o != NULL && read_view(o, what, 0, 1, out) < 0) Py_CLEAR(o);
+    return o;
   }
-  Py_DECREF(dims);
-  return out;
+  PyObject *o;
+  int same = dtype == lv->dtype && n == lv->ndim, c_order = 0;
+  for (int i = 0; same && i < n; i++) same = shape[i] == lv->shape[i];
+  if (same) { /* a row-major packed like: torch gives its new tensor row-major packed strides */
+    view packed = *lv;
+    packed_strides(&packed);
+    c_order = memcmp(packed.strides, lv->strides, (size_t)n * sizeof *lv->strides) == 0;
+  }
+  if (same && (!col_major || dense(lv))) { /* like's layout, or row-major */
+    o = PyObject_CallFunctionObjArgs(T.empty_like, like, NULL);
+  } else {
+    PyObject *dims = PyTuple_New(n); /* a column-major output: its transpose's transpose */
+    for (int i = 0; dims && i < n; i++)
+      PyTuple_SetItem(dims, i, PyLong_FromLongLong(shape[col_major ? n - 1 - i : i]));
+    PyObject *m = dims ? PyObject_GetAttr(like, s_new_empty) : NULL;
+    PyObject *args = m ? PyTuple_Pack(1, dims) : NULL;
+    o = args ? PyObject_Call(m, args, T.dtype_kw[dtype]) : NULL;
+    Py_XDECREF(dims), Py_XDECREF(m), Py_XDECREF(args);
+    if (o != NULL && col_major) {
+      PyObject *t = call0(o, s_t);
+      Py_DECREF(o);
+      o = t;
+    }
+  }
+  if (o == NULL) return NULL;
+  /* what is known of it already (its type, shape, device) is not asked again */
+  memset(out, 0, sizeof *out);
+  out->torch = 1, out->dtype = dtype, out->esize = SIZES[dtype], out->device = lv->device;
+  out->ndim = n;
+  memcpy(out->shape, shape, (size_t)n * sizeof *shape);
+  PyObject *r = call0(o, s_data_ptr);
+  out->ptr = r ? (uintptr_t)PyLong_AsUnsignedLongLong(r) : 0;
+  Py_XDECREF(r);
+  if (r == NULL || PyErr_Occurred()) {
+    Py_DECREF(o);
+    return NULL;
+  }
+  if (c_order) {
+    memcpy(out->strides, lv->strides, (size_t)n * sizeof *lv->strides);
+    return o;
+  }
+  int k = -1;
+  if ((r = call0(o, s_stride)) == NULL || int_seq(r, what, "strides", out->strides, &k) < 0 ||
+      k != n)
+    Py_CLEAR(o);
+  Py_XDECREF(r);
+  for (int i = 0; i < n; i++) out->strides[i] *= out->esize;
+  if (o == NULL && !PyErr_Occurred())
+    PyErr_Format(PyExc_RuntimeError, "%s: the new tensor has %d strides, not %d", what, k, n);
+  return o;
 }
 
 /* ---- The operations ------------------------------------------------------------------------ */
@@ -687,10 +750,8 @@ static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape,
   } while (0)
 
 /* matadd(ctx, a, b, out, stream) */
-static PyObject *ext_matadd(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *a, *b, *out, *stream, *ret = NULL;
-  if (!PyArg_UnpackTuple(args, "matadd", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
+static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out, PyObject *stream) {
+  PyObject *ret = NULL;
   view va = {0}, vb = {0}, vc = {0};
   uint64_t s;
   int oa, ob, oc;
@@ -700,11 +761,13 @@ static PyObject *ext_matadd(PyObject *self, PyObject *args) {
   if (read_view(b, "b", s, 0, &vb) < 0 || need_same_shape(&va, "a", &vb, "b") < 0 ||
       layout(&vb, "b", &ob, &rows, &cols, &pb) < 0)
     goto done;
-  if (out == Py_None) out = new_array(a, &va, va.shape, 2, oa, "matadd", va.dtype);
-  else Py_INCREF(out);
-  if (out == NULL) goto done;
-  ret = out;
-  if (read_view(out, "out", s, 1, &vc) < 0 || need_same_shape(&vc, "out", &va, "a") < 0 ||
+  if (out == Py_None) {
+    if ((ret = new_array(a, &va, va.shape, 2, oa, "matadd", va.dtype, &vc)) == NULL) goto done;
+  } else {
+    Py_INCREF(out);
+    if (read_view(ret = out, "out", s, 1, &vc) < 0) goto fail;
+  }
+  if (need_same_shape(&vc, "out", &va, "a") < 0 ||
       layout(&vc, "out", &oc, &rows, &cols, &pc) < 0 ||
       same_type((const view *const[]){&va, &vb, &vc}, 3) < 0)
     goto fail;
@@ -731,11 +794,26 @@ done:
   return ret;
 }
 
-/* add(ctx, a, b, out, stream) */
-static PyObject *ext_add(PyObject *self, PyObject *args) {
+/* matadd(ctx, a, b, out, stream): on a pmtune.Context's handle ctx */
+static PyObject *ext_matadd(PyObject *self, PyObject *args) {
   (void)self;
-  PyObject *h, *a, *b, *out, *stream, *ret = NULL;
-  if (!PyArg_UnpackTuple(args, "add", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
+  PyObject *h, *a, *b, *out, *stream;
+  if (!PyArg_UnpackTuple(args, "matadd", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
+  return do_matadd(h, a, b, out, stream);
+}
+
+/* matadd(a, b, out=None, stream=None): on the array's device's own context */
+static PyObject *ext_matadd_kw(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  static char *kwlist[] = {"a", "b", "out", "stream", NULL};
+  PyObject *a, *b, *out = Py_None, *stream = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:matadd", kwlist, &a, &b, &out, &stream)) return NULL;
+  return do_matadd(Py_None, a, b, out, stream);
+}
+
+/* add(ctx, a, b, out, stream) */
+static PyObject *do_add(PyObject *h, PyObject *a, PyObject *b, PyObject *out, PyObject *stream) {
+  PyObject *ret = NULL;
   view va = {0}, vb = {0}, vc = {0};
   uint64_t s;
   size_t n, m;
@@ -743,11 +821,15 @@ static PyObject *ext_add(PyObject *self, PyObject *args) {
       need_same_shape(&vb, "b", &va, "a") < 0 || packed_vector(&va, "a", &n) < 0 ||
       packed_vector(&vb, "b", &m) < 0)
     goto done;
-  if (out == Py_None) out = new_array(a, &va, va.shape, va.ndim, 0, "add", va.dtype);
-  else Py_INCREF(out);
-  if ((ret = out) == NULL) goto done;
-  if (read_view(out, "out", s, 1, &vc) < 0 || need_same_shape(&vc, "out", &va, "a") < 0 ||
-      packed_vector(&vc, "out", &m) < 0 || same_type((const view *const[]){&va, &vb, &vc}, 3) < 0)
+  if (out == Py_None) {
+    if ((ret = new_array(a, &va, va.shape, va.ndim, 0, "add", va.dtype, &vc)) == NULL) goto done;
+  } else {
+    Py_INCREF(out);
+    if (read_view(ret = out, "out", s, 1, &vc) < 0) goto fail;
+  }
+  if (need_same_shape(&vc, "out", &va, "a") < 0 || packed_vector(&vc, "out", &m) < 0 ||
+      same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
+      same_order((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
     goto fail;
   pm_ctx *c = context(h, va.device);
   if (c == NULL) goto fail;
@@ -766,11 +848,26 @@ done:
   return ret;
 }
 
-/* reduce_sum(ctx, x, out, stream, dtype) */
-static PyObject *ext_reduce_sum(PyObject *self, PyObject *args) {
+/* add(ctx, a, b, out, stream): on a pmtune.Context's handle ctx */
+static PyObject *ext_add(PyObject *self, PyObject *args) {
   (void)self;
-  PyObject *h, *x, *out, *stream, *dtype, *ret = NULL;
-  if (!PyArg_UnpackTuple(args, "reduce_sum", 5, 5, &h, &x, &out, &stream, &dtype)) return NULL;
+  PyObject *h, *a, *b, *out, *stream;
+  if (!PyArg_UnpackTuple(args, "add", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
+  return do_add(h, a, b, out, stream);
+}
+
+/* add(a, b, out=None, stream=None): on the array's device's own context */
+static PyObject *ext_add_kw(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  static char *kwlist[] = {"a", "b", "out", "stream", NULL};
+  PyObject *a, *b, *out = Py_None, *stream = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:add", kwlist, &a, &b, &out, &stream)) return NULL;
+  return do_add(Py_None, a, b, out, stream);
+}
+
+/* reduce_sum(ctx, x, out, stream, dtype) */
+static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject *stream, PyObject *dtype) {
+  PyObject *ret = NULL;
   view vx = {0}, vo = {0};
   uint64_t s;
   size_t n;
@@ -791,10 +888,12 @@ static PyObject *ext_reduce_sum(PyObject *self, PyObject *args) {
     }
     if (is_f32) sum_t = F32;
   }
-  if (out == Py_None) out = new_array(x, &vx, NULL, 0, 0, "reduce_sum", sum_t);
-  else Py_INCREF(out);
-  if ((ret = out) == NULL) goto done;
-  if (read_view(out, "out", s, 1, &vo) < 0) goto fail;
+  if (out == Py_None) {
+    if ((ret = new_array(x, &vx, NULL, 0, 0, "reduce_sum", sum_t, &vo)) == NULL) goto done;
+  } else {
+    Py_INCREF(out);
+    if (read_view(ret = out, "out", s, 1, &vo) < 0) goto fail;
+  }
   if (vo.dtype != vx.dtype && vo.dtype != F32) {
     if (vx.dtype == F32)
       PyErr_Format(PyExc_TypeError, "out: reduce_sum takes float32 arrays, not %s",
@@ -829,6 +928,23 @@ done:
   return ret;
 }
 
+/* reduce_sum(ctx, x, out, stream, dtype): on a pmtune.Context's handle ctx */
+static PyObject *ext_reduce_sum(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *h, *x, *out, *stream, *dtype;
+  if (!PyArg_UnpackTuple(args, "reduce_sum", 5, 5, &h, &x, &out, &stream, &dtype)) return NULL;
+  return do_reduce_sum(h, x, out, stream, dtype);
+}
+
+/* reduce_sum(x, out=None, stream=None, dtype=None): on the array's device's own context */
+static PyObject *ext_reduce_sum_kw(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  static char *kwlist[] = {"x", "out", "stream", "dtype", NULL};
+  PyObject *x, *out = Py_None, *stream = Py_None, *dtype = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:reduce_sum", kwlist, &x, &out, &stream, &dtype)) return NULL;
+  return do_reduce_sum(Py_None, x, out, stream, dtype);
+}
+
 /* Appends w's numbers (a NumPy array, nested sequences, flat) to *buf. */
 static int flat_numbers(PyObject *w, double **buf, size_t *n, size_t *cap, int depth) {
   if (depth > 16) {
@@ -861,11 +977,9 @@ static int flat_numbers(PyObject *w, double **buf, size_t *n, size_t *cap, int d
 }
 
 /* filter(ctx, x, weights, border, out, stream) */
-static PyObject *ext_filter(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *x, *weights, *border, *out, *stream, *ret = NULL;
-  if (!PyArg_UnpackTuple(args, "filter", 6, 6, &h, &x, &weights, &border, &out, &stream))
-    return NULL;
+static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject *border,
+                           PyObject *out, PyObject *stream) {
+  PyObject *ret = NULL;
   int zero = PyUnicode_Check(border) && PyUnicode_CompareWithASCIIString(border, "zero") == 0;
   if (!zero && !(PyUnicode_Check(border) && PyUnicode_CompareWithASCIIString(border,
                                                                               "clamp") == 0))
@@ -902,10 +1016,13 @@ static PyObject *ext_filter(PyObject *self, PyObject *args) {
                     "to each other)");
     goto done;
   }
-  if (out == Py_None) out = new_array(x, &vx, vx.shape, 2, 0, "filter", vx.dtype);
-  else Py_INCREF(out);
-  if ((ret = out) == NULL) goto done;
-  if (read_view(out, "out", s, 1, &vo) < 0 || same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
+  if (out == Py_None) {
+    if ((ret = new_array(x, &vx, vx.shape, 2, 0, "filter", vx.dtype, &vo)) == NULL) goto done;
+  } else {
+    Py_INCREF(out);
+    if (read_view(ret = out, "out", s, 1, &vo) < 0) goto fail;
+  }
+  if (same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
       need_same_shape(&vo, "out", &vx, "x") < 0 || layout(&vo, "out", &oo, &rows, &cols, &po) < 0)
     goto fail;
   if (oo != 0) {
@@ -932,6 +1049,25 @@ done:
 free_w:
   PyMem_Free(w);
   return ret;
+}
+
+/* filter(ctx, x, weights, border, out, stream): on a pmtune.Context's handle ctx */
+static PyObject *ext_filter(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *h, *x, *weights, *border, *out, *stream;
+  if (!PyArg_UnpackTuple(args, "filter", 6, 6, &h, &x, &weights, &border, &out, &stream)) return NULL;
+  return do_filter(h, x, weights, border, out, stream);
+}
+
+/* filter(x, weights, border='clamp', out=None, stream=None): on the array's device's own context */
+static PyObject *ext_filter_kw(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  static char *kwlist[] = {"x", "weights", "border", "out", "stream", NULL};
+  PyObject *x, *weights, *border = s_clamp, *out = Py_None, *stream = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:filter", kwlist, &x, &weights, &border, &out,
+                                   &stream))
+    return NULL;
+  return do_filter(Py_None, x, weights, border, out, stream);
 }
 
 /* kernel(spec, ctx, k, dims, buffers, scalars, stream): a kernel of one's own. spec is the
@@ -1250,10 +1386,34 @@ static PyMethodDef methods[] = {
     {"reload", ext_reload, METH_O, "reload(handle)"},
     {"notice", ext_notice, METH_O, "notice(handle) -> str or None"},
     {"kernel_open", ext_kernel_open, METH_VARARGS, "kernel_open(handle, path) -> kernel handle"},
-    {"matadd", ext_matadd, METH_VARARGS, "matadd(ctx, a, b, out, stream)"},
-    {"add", ext_add, METH_VARARGS, "add(ctx, a, b, out, stream)"},
-    {"reduce_sum", ext_reduce_sum, METH_VARARGS, "reduce_sum(ctx, x, out, stream, dtype)"},
-    {"filter", ext_filter, METH_VARARGS, "filter(ctx, x, weights, border, out, stream)"},
+    {"matadd_on", ext_matadd, METH_VARARGS, "matadd_on(ctx, a, b, out, stream)"},
+    {"add_on", ext_add, METH_VARARGS, "add_on(ctx, a, b, out, stream)"},
+    {"reduce_sum_on", ext_reduce_sum, METH_VARARGS, "reduce_sum_on(ctx, x, out, stream, dtype)"},
+    {"filter_on", ext_filter, METH_VARARGS, "filter_on(ctx, x, weights, border, out, stream)"},
+    {"matadd", (PyCFunction)(void (*)(void))ext_matadd_kw, METH_VARARGS | METH_KEYWORDS,
+     "matadd(a, b, out=None, stream=None)\n--\n\n"
+     "out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each\n"
+     "row-major or column-major (the same order for all three) with any pitch; out is made\n"
+     "(PyTorch, CuPy) where not given. Returns out. On the array's device's own context;\n"
+     "stream: a cudaStream_t as an int, a torch or CuPy stream, or None for the array library's\n"
+     "current stream."},
+    {"add", (PyCFunction)(void (*)(void))ext_add_kw, METH_VARARGS | METH_KEYWORDS,
+     "add(a, b, out=None, stream=None)\n--\n\n"
+     "out = a + b over contiguous arrays of one type (float32, float16, bfloat16, float64), any\n"
+     "shape and one layout (one flat vector). Returns out. On the array's device's own context."},
+    {"reduce_sum", (PyCFunction)(void (*)(void))ext_reduce_sum_kw, METH_VARARGS | METH_KEYWORDS,
+     "reduce_sum(x, out=None, stream=None, dtype=None)\n--\n\n"
+     "The sum of a contiguous array's elements (float16 and bfloat16 summed in float or double,\n"
+     "float64 in double), into out: one element on the GPU of x's type or float32 (made, 0-d,\n"
+     "where not given: of x's type, or of dtype, \"float32\" for the float sum of a 16-bit\n"
+     "array). Returns out. On the array's device's own context."},
+    {"filter", (PyCFunction)(void (*)(void))ext_filter_kw, METH_VARARGS | METH_KEYWORDS,
+     "filter(x, weights, border='clamp', out=None, stream=None)\n--\n\n"
+     "out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or flat,\n"
+     "or a NumPy array; r 1 to 3), over a row-major 2-D image of any of the four types with any\n"
+     "pitch (the weights taken as float32, float64 for a float64 image; the sums in that type,\n"
+     "rounded once to the image's); border \"clamp\" (the edge repeated) or \"zero\". Returns\n"
+     "out. On the array's device's own context."},
     {"kernel", ext_kernel, METH_VARARGS, "kernel(spec, ctx, k, dims, buffers, scalars, stream)"},
     {"view", ext_view, METH_VARARGS, "view(obj, what, writable=False) -> (dtype, shape, strides)"},
     {"layout", ext_layout, METH_VARARGS, "layout(obj, what) -> (order, rows, cols, pitch)"},
@@ -1273,7 +1433,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
                {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_device, "device"},
                {&s_type, "type"}, {&s_index, "index"}, {&s_id, "id"},
                {&s_new_empty, "new_empty"}, {&s_t, "t"}, {&s_module, "__module__"},
-               {&s_tolist, "tolist"}, {&s_array, "__array__"}, {&s_cupy, "cupy"},
+               {&s_tolist, "tolist"}, {&s_array, "__array__"}, {&s_cupy, "cupy"}, {&s_clamp, "clamp"},
                {&s_cuda_stream, "cuda_stream"}, {&s_ptr, "ptr"}, {&s_handle, "handle"}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if ((*names[i].slot = PyUnicode_InternFromString(names[i].name)) == NULL) return NULL;

@@ -134,6 +134,8 @@ def test_calls_are_checked_before_the_library(ctx):
         ctx.matadd(a, Fake((5, 4)), out=Fake((4, 5)))
     with pytest.raises(ValueError, match="different orders"):
         ctx.matadd(a, Fake((4, 5), (4, 16)), out=Fake((4, 5)))
+    with pytest.raises(ValueError, match="a and b lay their elements out in different orders"):
+        ctx.add(a, Fake((4, 5), (4, 16)), out=Fake((4, 5)))  # one transposed: not elementwise
     with pytest.raises(ValueError, match="pass out="):
         ctx.matadd(a, b)  # not PyTorch's nor CuPy's: pmtune cannot make the output
     with pytest.raises(ValueError, match="read-only"):
@@ -325,6 +327,11 @@ def test_torch_matadd_and_add_in_half_bfloat16_and_double():
             assert torch.equal(pmtune.add(x, y), x + y), (dt, n)
     with pytest.raises(TypeError, match="one type is needed"):
         pmtune.add(rand(10), rand(10).half())
+    m1, m2 = rand(300, 7), rand(300, 7)
+    got = pmtune.add(m1.t(), m2.t())  # both transposed: the output too
+    assert got.stride() == (1, 7) and torch.equal(got, (m1 + m2).t())
+    with pytest.raises(ValueError, match="different orders"):
+        pmtune.add(m1.t().contiguous(), m2.t())
 
 
 

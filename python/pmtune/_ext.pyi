@@ -1,0 +1,13 @@
+# _ext.pyi: the types of the extension's functions (_ext.c) that the package exports
+from typing import Any, Optional, Sequence, Union
+
+Array = Any  # a GPU array: __cuda_array_interface__ or DLPack
+Stream = Union[int, Any, None]
+
+def matadd(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array: ...
+def add(a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array: ...
+def reduce_sum(x: Array, out: Optional[Array] = None, stream: Stream = None,
+               dtype: Optional[str] = None) -> Array: ...
+def filter(x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,
+           stream: Stream = None) -> Array: ...
+def __getattr__(name: str) -> Any: ...  # the package's internals
