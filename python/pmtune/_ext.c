@@ -4,9 +4,9 @@
  * Arrays are read from a torch.Tensor's own accessors (no protocol object is built), else from
  * __cuda_array_interface__ (CuPy, Numba), else from a DLPack capsule (JAX and the rest). The
  * library is dlopen()ed from the path _lib.py chose (one search, the package's own copy first),
- * so the extension itself links nothing but libc. Written against the limited API of Python 3.8
- * (abi3): one build loads in every CPython from 3.8 on. The messages are those the tests read. */
-#define Py_LIMITED_API 0x03080000
+ * so the extension itself links nothing but libc. Written against the limited API of Python 3.10
+ * (abi3): one build loads in every CPython from 3.10 on. The messages are those the tests read. */
+#define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -44,7 +44,7 @@ static const int SIZES[NTYPES] = {4, 2, 2, 8};
 static pm_ctx *device_ctx[MAXDEV]; /* the devices' own contexts, once asked for (never closed) */
 
 /* Interned attribute names, made at module init. */
-static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_is_cuda, *s_get_device, *s_dtype,
+static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_get_device, *s_dtype,
     *s_data_ptr, *s_shape, *s_stride, *s_device, *s_type, *s_index, *s_id, *s_new_empty, *s_t,
     *s_module, *s_tolist, *s_array, *s_cuda_stream, *s_ptr, *s_handle, *s_cupy, *s_clamp;
 
@@ -194,12 +194,12 @@ static int device_of(PyObject *obj) {
 }
 
 static int read_torch(PyObject *obj, const char *what, view *v) {
-  PyObject *r = PyObject_GetAttr(obj, s_is_cuda);
-  if (r == NULL) return -1;
-  int cuda = PyObject_IsTrue(r);
-  Py_DECREF(r);
-  if (cuda <= 0) {
-    if (cuda < 0) return -1;
+  int64_t i64;
+  PyObject *r = call0(obj, s_get_device); /* -1: on the host (or meta); a CUDA ordinal else */
+  int rc = r == NULL ? -1 : as_i64(r, &i64);
+  Py_XDECREF(r);
+  if (rc < 0) return -1;
+  if (i64 < 0) {
     PyObject *d = PyObject_GetAttr(obj, s_device), *kind = d ? PyObject_GetAttr(d, s_type) : NULL;
     Py_XDECREF(d);
     if (kind == NULL) return -1;
@@ -209,6 +209,7 @@ static int read_torch(PyObject *obj, const char *what, view *v) {
     Py_DECREF(kind);
     return -1;
   }
+  v->device = (int)i64;
   PyObject *dtype = PyObject_GetAttr(obj, s_dtype);
   if (dtype == NULL) return -1;
   v->dtype = -1;
@@ -222,12 +223,6 @@ static int read_torch(PyObject *obj, const char *what, view *v) {
   }
   Py_DECREF(dtype);
   v->esize = SIZES[v->dtype];
-  int64_t i64;
-  if ((r = call0(obj, s_get_device)) == NULL) return -1;
-  int rc = as_i64(r, &i64);
-  Py_DECREF(r);
-  if (rc < 0) return -1;
-  v->device = (int)i64;
   if ((r = call0(obj, s_data_ptr)) == NULL) return -1;
   v->ptr = (uintptr_t)PyLong_AsUnsignedLongLong(r);
   Py_DECREF(r);
@@ -537,6 +532,17 @@ static int same_type(const view *const *vs, int n) {
   return -1;
 }
 
+/* ValueError where the arrays of one call are on different devices. */
+static int same_device(const view *const *vs, const char *const *names, int n) {
+  for (int i = 1; i < n; i++)
+    if (vs[i]->device != vs[0]->device) {
+      PyErr_Format(PyExc_ValueError, "%s is on device %d, %s on device %d: one device is needed",
+                   names[i], vs[i]->device, names[0], vs[0]->device);
+      return -1;
+    }
+  return 0;
+}
+
 /* ValueError where the packed arrays of an elementwise call lay their elements out in different
  * orders (a transposed one beside a row-major one): their memory is added element by element. */
 static int same_order(const view *const *vs, const char *const *names, int n) {
@@ -740,6 +746,40 @@ static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape,
   return o;
 }
 
+/* Reads a vectorcall's arguments into vals (nreq required, the rest keeping the defaults vals
+ * holds), by position and by the names in names; TypeError as Python words it. */
+static int parse(const char *fn, const char *const *names, int nreq, int nmax, PyObject *const *args,
+                 Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
+  if (nargs > nmax) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, nmax, nargs);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = args[i];
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  int given = (int)nargs;
+  for (Py_ssize_t k = 0; k < nkw; k++) {
+    PyObject *key = PyTuple_GetItem(kwnames, k);
+    int j = 0;
+    while (j < nmax && PyUnicode_CompareWithASCIIString(key, names[j]) != 0) j++;
+    if (j == nmax) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", fn, key);
+      return -1;
+    }
+    if (j < nargs) {
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, names[j]);
+      return -1;
+    }
+    vals[j] = args[nargs + k];
+    given += j < nreq;
+  }
+  if (given < nreq) {
+    PyErr_Format(PyExc_TypeError, "%s() missing required arguments: %d given, %d needed", fn,
+                 given, nreq);
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- The operations ------------------------------------------------------------------------ */
 
 #define GIL_RELEASED(stmt)                                                                        \
@@ -769,7 +809,8 @@ static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out,
   }
   if (need_same_shape(&vc, "out", &va, "a") < 0 ||
       layout(&vc, "out", &oc, &rows, &cols, &pc) < 0 ||
-      same_type((const view *const[]){&va, &vb, &vc}, 3) < 0)
+      same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
+      same_device((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
     goto fail;
   if (!(oa == ob && ob == oc)) {
     PyErr_Format(PyExc_ValueError, "a, b and out are stored in different orders (row-major: %s, "
@@ -803,12 +844,13 @@ static PyObject *ext_matadd(PyObject *self, PyObject *args) {
 }
 
 /* matadd(a, b, out=None, stream=None): on the array's device's own context */
-static PyObject *ext_matadd_kw(PyObject *self, PyObject *args, PyObject *kw) {
+static PyObject *ext_matadd_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   (void)self;
-  static char *kwlist[] = {"a", "b", "out", "stream", NULL};
-  PyObject *a, *b, *out = Py_None, *stream = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:matadd", kwlist, &a, &b, &out, &stream)) return NULL;
-  return do_matadd(Py_None, a, b, out, stream);
+  static const char *const names[] = {"a", "b", "out", "stream"};
+  PyObject *v[] = {NULL, NULL, Py_None, Py_None};
+  if (parse("matadd", names, 2, 4, args, nargs, kwnames, v) < 0) return NULL;
+  return do_matadd(Py_None, v[0], v[1], v[2], v[3]);
 }
 
 /* add(ctx, a, b, out, stream) */
@@ -829,7 +871,8 @@ static PyObject *do_add(PyObject *h, PyObject *a, PyObject *b, PyObject *out, Py
   }
   if (need_same_shape(&vc, "out", &va, "a") < 0 || packed_vector(&vc, "out", &m) < 0 ||
       same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
-      same_order((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
+      same_order((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3) ||
+      same_device((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
     goto fail;
   pm_ctx *c = context(h, va.device);
   if (c == NULL) goto fail;
@@ -857,12 +900,13 @@ static PyObject *ext_add(PyObject *self, PyObject *args) {
 }
 
 /* add(a, b, out=None, stream=None): on the array's device's own context */
-static PyObject *ext_add_kw(PyObject *self, PyObject *args, PyObject *kw) {
+static PyObject *ext_add_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   (void)self;
-  static char *kwlist[] = {"a", "b", "out", "stream", NULL};
-  PyObject *a, *b, *out = Py_None, *stream = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:add", kwlist, &a, &b, &out, &stream)) return NULL;
-  return do_add(Py_None, a, b, out, stream);
+  static const char *const names[] = {"a", "b", "out", "stream"};
+  PyObject *v[] = {NULL, NULL, Py_None, Py_None};
+  if (parse("add", names, 2, 4, args, nargs, kwnames, v) < 0) return NULL;
+  return do_add(Py_None, v[0], v[1], v[2], v[3]);
 }
 
 /* reduce_sum(ctx, x, out, stream, dtype) */
@@ -903,6 +947,8 @@ static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject
                    NAMES[vx.dtype], NAMES[vo.dtype]);
     goto fail;
   }
+  if (same_device((const view *const[]){&vx, &vo}, (const char *const[]){"x", "out"}, 2) < 0)
+    goto fail;
   int64_t count = 1;
   for (int i = 0; i < vo.ndim; i++) count *= vo.shape[i];
   if (count != 1) {
@@ -937,12 +983,13 @@ static PyObject *ext_reduce_sum(PyObject *self, PyObject *args) {
 }
 
 /* reduce_sum(x, out=None, stream=None, dtype=None): on the array's device's own context */
-static PyObject *ext_reduce_sum_kw(PyObject *self, PyObject *args, PyObject *kw) {
+static PyObject *ext_reduce_sum_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   (void)self;
-  static char *kwlist[] = {"x", "out", "stream", "dtype", NULL};
-  PyObject *x, *out = Py_None, *stream = Py_None, *dtype = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:reduce_sum", kwlist, &x, &out, &stream, &dtype)) return NULL;
-  return do_reduce_sum(Py_None, x, out, stream, dtype);
+  static const char *const names[] = {"x", "out", "stream", "dtype"};
+  PyObject *v[] = {NULL, Py_None, Py_None, Py_None};
+  if (parse("reduce_sum", names, 1, 4, args, nargs, kwnames, v) < 0) return NULL;
+  return do_reduce_sum(Py_None, v[0], v[1], v[2], v[3]);
 }
 
 /* Appends w's numbers (a NumPy array, nested sequences, flat) to *buf. */
@@ -1023,6 +1070,7 @@ static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject
     if (read_view(ret = out, "out", s, 1, &vo) < 0) goto fail;
   }
   if (same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
+      same_device((const view *const[]){&vx, &vo}, (const char *const[]){"x", "out"}, 2) < 0 ||
       need_same_shape(&vo, "out", &vx, "x") < 0 || layout(&vo, "out", &oo, &rows, &cols, &po) < 0)
     goto fail;
   if (oo != 0) {
@@ -1060,14 +1108,13 @@ static PyObject *ext_filter(PyObject *self, PyObject *args) {
 }
 
 /* filter(x, weights, border='clamp', out=None, stream=None): on the array's device's own context */
-static PyObject *ext_filter_kw(PyObject *self, PyObject *args, PyObject *kw) {
+static PyObject *ext_filter_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   (void)self;
-  static char *kwlist[] = {"x", "weights", "border", "out", "stream", NULL};
-  PyObject *x, *weights, *border = s_clamp, *out = Py_None, *stream = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:filter", kwlist, &x, &weights, &border, &out,
-                                   &stream))
-    return NULL;
-  return do_filter(Py_None, x, weights, border, out, stream);
+  static const char *const names[] = {"x", "weights", "border", "out", "stream"};
+  PyObject *v[] = {NULL, NULL, s_clamp, Py_None, Py_None};
+  if (parse("filter", names, 2, 5, args, nargs, kwnames, v) < 0) return NULL;
+  return do_filter(Py_None, v[0], v[1], v[2], v[3], v[4]);
 }
 
 /* kernel(spec, ctx, k, dims, buffers, scalars, stream): a kernel of one's own. spec is the
@@ -1201,6 +1248,12 @@ static PyObject *ext_kernel(PyObject *self, PyObject *args) {
     if (want >= 0 && vs[read].dtype != want) {
       PyErr_Format(PyExc_TypeError, "%U: %U is %s, its description says %s", name, bn,
                    NAMES[vs[read].dtype], NAMES[want]);
+      read++;
+      goto done;
+    }
+    if (vs[read].device != vs[0].device) {
+      PyErr_Format(PyExc_ValueError, "%U: %U is on device %d, the first buffer on device %d: one "
+                   "device is needed", name, bn, vs[read].device, vs[0].device);
       read++;
       goto done;
     }
@@ -1390,24 +1443,24 @@ static PyMethodDef methods[] = {
     {"add_on", ext_add, METH_VARARGS, "add_on(ctx, a, b, out, stream)"},
     {"reduce_sum_on", ext_reduce_sum, METH_VARARGS, "reduce_sum_on(ctx, x, out, stream, dtype)"},
     {"filter_on", ext_filter, METH_VARARGS, "filter_on(ctx, x, weights, border, out, stream)"},
-    {"matadd", (PyCFunction)(void (*)(void))ext_matadd_kw, METH_VARARGS | METH_KEYWORDS,
+    {"matadd", (PyCFunction)(void (*)(void))ext_matadd_kw, METH_FASTCALL | METH_KEYWORDS,
      "matadd(a, b, out=None, stream=None)\n--\n\n"
      "out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each\n"
      "row-major or column-major (the same order for all three) with any pitch; out is made\n"
      "(PyTorch, CuPy) where not given. Returns out. On the array's device's own context;\n"
      "stream: a cudaStream_t as an int, a torch or CuPy stream, or None for the array library's\n"
      "current stream."},
-    {"add", (PyCFunction)(void (*)(void))ext_add_kw, METH_VARARGS | METH_KEYWORDS,
+    {"add", (PyCFunction)(void (*)(void))ext_add_kw, METH_FASTCALL | METH_KEYWORDS,
      "add(a, b, out=None, stream=None)\n--\n\n"
      "out = a + b over contiguous arrays of one type (float32, float16, bfloat16, float64), any\n"
      "shape and one layout (one flat vector). Returns out. On the array's device's own context."},
-    {"reduce_sum", (PyCFunction)(void (*)(void))ext_reduce_sum_kw, METH_VARARGS | METH_KEYWORDS,
+    {"reduce_sum", (PyCFunction)(void (*)(void))ext_reduce_sum_kw, METH_FASTCALL | METH_KEYWORDS,
      "reduce_sum(x, out=None, stream=None, dtype=None)\n--\n\n"
      "The sum of a contiguous array's elements (float16 and bfloat16 summed in float or double,\n"
      "float64 in double), into out: one element on the GPU of x's type or float32 (made, 0-d,\n"
      "where not given: of x's type, or of dtype, \"float32\" for the float sum of a 16-bit\n"
      "array). Returns out. On the array's device's own context."},
-    {"filter", (PyCFunction)(void (*)(void))ext_filter_kw, METH_VARARGS | METH_KEYWORDS,
+    {"filter", (PyCFunction)(void (*)(void))ext_filter_kw, METH_FASTCALL | METH_KEYWORDS,
      "filter(x, weights, border='clamp', out=None, stream=None)\n--\n\n"
      "out = x correlated with the (2r + 1) x (2r + 1) weights (a host sequence, nested or flat,\n"
      "or a NumPy array; r 1 to 3), over a row-major 2-D image of any of the four types with any\n"
@@ -1428,7 +1481,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
     PyObject **slot;
     const char *name;
   } names[] = {{&s_cai, "__cuda_array_interface__"}, {&s_dlpack, "__dlpack__"},
-               {&s_dlpack_device, "__dlpack_device__"}, {&s_is_cuda, "is_cuda"},
+               {&s_dlpack_device, "__dlpack_device__"},
                {&s_get_device, "get_device"}, {&s_dtype, "dtype"}, {&s_data_ptr, "data_ptr"},
                {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_device, "device"},
                {&s_type, "type"}, {&s_index, "index"}, {&s_id, "id"},

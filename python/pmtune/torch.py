@@ -29,7 +29,7 @@ def _column_major(t: torch.Tensor) -> bool:
 @torch.library.custom_op("pmtune::matadd", mutates_args=())
 def matadd(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a + b: pmtune.matadd."""
-    return _ext.matadd(None, a, b, None, None)
+    return _ext.matadd(a, b)
 
 
 @matadd.register_fake
@@ -42,7 +42,7 @@ def _(a, b):
 @torch.library.custom_op("pmtune::add", mutates_args=())
 def add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a + b over contiguous tensors: pmtune.add."""
-    return _ext.add(None, a, b, None, None)
+    return _ext.add(a, b)
 
 
 @add.register_fake
@@ -53,7 +53,7 @@ def _(a, b):
 @torch.library.custom_op("pmtune::reduce_sum", mutates_args=())
 def reduce_sum(x: torch.Tensor, dtype: Optional[str] = None) -> torch.Tensor:
     """The sum of x's elements, 0-d, in x's type or dtype ("float32"): pmtune.reduce_sum."""
-    return _ext.reduce_sum(None, x, None, None, dtype)
+    return _ext.reduce_sum(x, dtype=dtype)
 
 
 @reduce_sum.register_fake
@@ -64,7 +64,7 @@ def _(x, dtype=None):
 @torch.library.custom_op("pmtune::filter", mutates_args=())
 def filter(x: torch.Tensor, weights: List[float], border: str = "clamp") -> torch.Tensor:  # noqa: A001
     """x correlated with the (2r + 1)^2 weights, row by row: pmtune.filter."""
-    return _ext.filter(None, x, weights, border, None, None)
+    return _ext.filter(x, weights, border)
 
 
 @filter.register_fake
