@@ -1,10 +1,12 @@
-/* error.c: status codes as text, and the failure detail kept on the context, readable from any
- * thread while others fail. */
+/* error.c: the library's version and status codes as text, and the failure detail kept on the
+ * context, readable from any thread while others fail. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
+
+const char *pm_version(void) { return PM_VERSION; }
 
 const char *pm_strerror(int status) {
   if (status == PM_OK) return "success";

@@ -4,8 +4,6 @@
 
 #include "serve.h"
 
-const char *pm_version(void) { return PM_VERSION; }
-
 int pm_open(pm_ctx **out, const pm_options *opts) {
   static const pm_options defaults = {0};
   if (out == NULL) return PM_EINVAL;

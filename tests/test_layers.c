@@ -1,14 +1,21 @@
 /* test_layers.c: rules on the source tree, with the file and line that breaks one: the layers'
  * includes point one way (ARCHITECTURE.md): core <- db <- tuner <- runtime <- tools, include/ for
  * all, and db/ includes no CUDA header (the build enforces the same with each layer's include
- * path); no SQL is built from strings: every value reaches SQLite as a bound parameter; and no
- * shell runs anything: another program is started with an argument vector (tools/subprocess.c). */
+ * path); their calls too, read from the built objects with nm: no layer uses a symbol that a
+ * layer above it defines; no SQL is built from strings: every value reaches SQLite as a bound
+ * parameter; and no shell runs anything: another program is started with an argument vector
+ * (tools/subprocess.c). */
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static const char *const layers[] = {"core", "db", "tuner", "runtime", "tools", NULL};
 
@@ -158,6 +165,101 @@ Test(layers, sql_built_from_strings_is_caught) {
   cr_assert_not_null(builds_sql("  snprintf(sql, sizeof sql, \"SELECT * FROM gpu WHERE uuid = '%s'\", u);"));
   cr_assert_not_null(builds_sql("  char *q = sqlite3_mprintf(\"DELETE FROM run WHERE id = %lld\", id);"));
   cr_assert_null(builds_sql("  PM__SQLITE(db, sqlite3_prepare_v2(h, \"SELECT id FROM gpu WHERE uuid = ?1\", -1, &st, NULL));"));
+}
+
+/* ---- Calls go down: the symbols of the built objects ---- */
+
+enum { MAXSYMS = 8192 };
+
+/* A symbol one layer's object defines or uses. */
+typedef struct {
+  char name[128], object[256];
+  int layer, defined;
+} sym;
+
+static sym syms[MAXSYMS];
+static int nsyms;
+
+/* Adds what `nm -P obj` says obj (of layer) defines and uses. */
+static void read_object(int layer, const char *obj) {
+  int fd[2];
+  cr_assert_eq(pipe(fd), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  char *argv[] = {(char *)PM_NM, (char *)"-P", (char *)obj, NULL};
+  pid_t pid;
+  cr_assert_eq(posix_spawn(&pid, PM_NM, &fa, NULL, argv, environ), 0, "%s %s", PM_NM, obj);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  FILE *f = fdopen(fd[0], "r");
+  char line[512], name[256], type[8];
+  while (fgets(line, sizeof line, f) != NULL) {
+    /* POSIX: "name type [value size]"; upper case: global; U: used, not defined here */
+    if (sscanf(line, "%255s %7s", name, type) != 2 || strlen(name) >= sizeof syms[0].name ||
+        !isupper((unsigned char)type[0]) || nsyms == MAXSYMS)
+      continue;
+    sym *s = &syms[nsyms++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->object, sizeof s->object, "%s", strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj);
+    s->layer = layer, s->defined = type[0] != 'U';
+  }
+  fclose(f);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s -P %s failed", PM_NM, obj);
+}
+
+/* How many symbols one layer uses that a layer above defines, each said with the object. */
+static int upward_calls(const sym *all, int n, int report) {
+  int found = 0;
+  for (int i = 0; i < n; i++) {
+    if (all[i].defined) continue;
+    for (int j = 0; j < n; j++)
+      if (all[j].defined && all[j].layer > all[i].layer && strcmp(all[i].name, all[j].name) == 0) {
+        if (report)
+          cr_log_error("%s (%s) uses %s, which %s (%s) defines: a call upward", all[i].object,
+                       layers[all[i].layer], all[i].name, all[j].object, layers[all[j].layer]);
+        found++;
+        break;
+      }
+  }
+  return found;
+}
+
+Test(layers, every_call_points_down) {
+  FILE *f = fopen(PM_LAYER_OBJECTS, "r");
+  cr_assert_not_null(f, "%s (written by CMakeLists.txt)", PM_LAYER_OBJECTS);
+  static char line[1 << 16];
+  int objects = 0, seen_layers = 0;
+  nsyms = 0;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *save = NULL, *word = strtok_r(line, " \n", &save);
+    int layer = -1;
+    for (int i = 0; word != NULL && layers[i] != NULL; i++)
+      if (strcmp(word, layers[i]) == 0) layer = i;
+    cr_assert_geq(layer, 0, "%s: no layer named %s", PM_LAYER_OBJECTS, word ? word : "");
+    seen_layers++;
+    while ((word = strtok_r(NULL, " \n", &save)) != NULL) {
+      read_object(layer, word);
+      objects++;
+    }
+  }
+  fclose(f);
+  cr_assert_eq(seen_layers, 4, "core, db, tuner and runtime");
+  cr_assert_gt(objects, 20);
+  cr_assert_lt(nsyms, MAXSYMS, "more symbols than the test keeps");
+  cr_assert_eq(upward_calls(syms, nsyms, 1), 0, "calls upward (above)");
+}
+
+Test(layers, a_call_upward_is_caught) {
+  sym t[] = {{"pm_version", "pmdb.c.o", 1, 0},     {"pm_version", "context.c.o", 3, 1},
+             {"pm__seterr", "pmdb.c.o", 1, 0},     {"pm__seterr", "error.c.o", 0, 1},
+             {"pm__db_open", "serve.c.o", 3, 0},   {"pm__db_open", "pmdb.c.o", 1, 1}};
+  cr_assert_eq(upward_calls(t, 6, 0), 1); /* db's use of runtime's pm_version alone */
+  t[1].layer = 0;                           /* defined in core: a call down */
+  cr_assert_eq(upward_calls(t, 6, 0), 0);
 }
 
 /* ---- No shell (issue 15, "Trust") ---- */
