@@ -119,8 +119,8 @@ static int matadd(pm_ctx *c, const char *fn, pm_dtype t, size_t rows, size_t col
       (rc = check_pitches(c, fn, lines, line, colmajor ? "column" : "row", pitches, 3)) != PM_OK ||
       (rc = check_aligned(c, fn, ptrs, pitches, 3, lines, es, &align)) != PM_OK)
     return rc;
-  /* Packed matrices are one flat vector of rows x cols elements, in either order: served as add
-   * (issue 14), whose vector width depends on the pointers alone, not on an odd line length. */
+  /* Packed matrices are one flat vector of rows x cols elements, in either order: served as add,
+   * whose vector width depends on the pointers alone, not on an odd line length. */
   if ((lines == 1 || (pitch_c == line && pitch_a == line && pitch_b == line)) &&
       (unsigned long long)rows * cols <= MAX_DIM) {
     if ((rc = check_aligned(c, fn, ptrs, NULL, 3, 1, es, &align)) != PM_OK) return rc;

@@ -1,6 +1,6 @@
-/* shipped.c: the results pmtune ships (issue 17: tuned out of the box): `pmtune export` documents
+/* shipped.c: the results pmtune ships (tuned out of the box): `pmtune export` documents
  * of the GPU models it was tuned on, installed with the library; those of this GPU's model, and
- * of the nearest other model of its architecture for what this model's lack (issue 30: an H200
+ * of the nearest other model of its architecture for what this model's lack (an H200
  * served from an H100's), are read into a database in memory on first need, and the decision
  * chain consults them beside the user's own database, before the built-in default. */
 #define _GNU_SOURCE /* dladdr */

@@ -155,7 +155,7 @@ Test(api, alignment_is_the_lowest_set_bit_up_to_16) {
 }
 
 /* ---- Every argument of every call: NULL, zero, huge (products that overflow) and misaligned
- * (issue 15, bad input). Each is refused before a device is touched. */
+ * (bad input). Each is refused before a device is touched. */
 
 #define HUGE_SZ SIZE_MAX
 
@@ -275,7 +275,7 @@ Test(api, open_reload_and_the_messages_check_their_arguments) {
   cr_assert_not_null(pm_version());
 }
 
-/* Issue 31: pm_kernel_open refuses a hostile description as the commands do, when it reads it:
+/* pm_kernel_open refuses a hostile description as the commands do, when it reads it:
  * within a second, naming the field, on one line. */
 Test(api, kernel_open_refuses_a_hostile_description_at_once) {
   static const char *const cases[][4] = { /* from, to, field, what */
@@ -353,7 +353,7 @@ Test(api, kernel_calls_refuse_bad_arguments) {
   cr_assert_eq(pm_kernel_launch(NULL, dims, bufs, NULL), PM_EINVAL);
 }
 
-/* Scalars at the call (issue 32): a scalar without a value in its description must be given;
+/* Scalars at the call: a scalar without a value in its description must be given;
  * a count that is not the description's is refused, naming both. */
 Test(api, kernel_scalars_are_checked_at_the_call) {
   char dir[] = "/tmp/pmtune-api-scalar-XXXXXX", cu[64], json[64];

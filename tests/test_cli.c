@@ -260,7 +260,7 @@ Test(cli, compile_compiles_a_kernel_files_point) {
   cr_assert_eq(system("rm -rf /tmp/pmtune-cli-kernel"), 0);
 }
 
-/* A filter size may carry its own radius (issue 17: three sizes with three radii were tuned at
+/* A filter size may carry its own radius (three sizes with three radii were tuned at
  * the last --radius): the same as --radius for that size; both given and different: refused. */
 Test(cli, a_filter_size_carries_its_own_radius) {
   static char own[sizeof R.out];
@@ -363,7 +363,7 @@ Test(cli, devices_reports_gpus_or_their_absence) {
 }
 
 /* The toolkit's stub libcuda found before a driver (a common mistake of LD_LIBRARY_PATH) is "no
- * CUDA device", like no driver at all, in one line (issue 15, item 8). */
+ * CUDA device", like no driver at all, in one line. */
 Test(cli, a_stub_driver_is_no_cuda_device) {
   char stub[512], dir[] = "/tmp/pmtune-stub-XXXXXX", link[600], cmd[2048], err[640];
   snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", PM_CUDA_LIB_DIR);

@@ -1,5 +1,5 @@
 /* test_cli_badinput.c: every pmtune command fed missing, repeated, malformed and absurd arguments
- * (issue 15, bad input): each case ends with the status it must (2 bad usage, 1 a failed
+ * (bad input): each case ends with the status it must (2 bad usage, 1 a failed
  * operation), exactly one line on stderr, within its time, by no signal, and leaves the database
  * it was given as it was. Most cases are generated: every option that a command's --help lists
  * is repeated, left without its value and given absurd values; the option table below gives each
@@ -619,7 +619,7 @@ Test(badinput, options_that_do_not_apply) {
   CASE(2, "need --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--radius", "2");
   CASE(2, "--dtype needs --op", "compile", "--arch", "sm_90", "--file", "@DIR/k.cu", "--dtype", "f16");
   CASE(2, "--dtype does not apply", "tune", "--seen", "--dtype", "f32", "--db", "@DB");
-  /* issue 31: exhaustive measures every valid point, so a budget was ignored without a word */
+  /* exhaustive measures every valid point, so a budget was ignored without a word */
   CASE(2, "--strategy exhaustive measures every valid point", "tune", "--strategy", "exhaustive",
        "--budget", "5", "--db", "@DB");
   CASE(2, "--strategy exhaustive measures every valid point", "tune", "--budget", "5",
@@ -733,7 +733,7 @@ Test(badinput, absurd_paths) {
   CASE(1, "cannot write", "report", "--svg", "@MISSING/r.svg", "--db", "@DB");
   CASE(1, "cannot write", "report", "--svg", "@LONG", "--db", "@DB");
   CASE(1, "is the tuning database itself", "report", "--svg", "@DB", "--db", "@DB");
-  /* only a regular file or a new one is written (issue 31): /dev/null too is refused */
+  /* only a regular file or a new one is written: /dev/null too is refused */
   CASE(1, "is a device, not a regular file", "report", "--svg", "/dev/null", "--db", "@DB");
   CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "@DIR", "--db", "@DB");
   CASE(1, "not a regular file", "report", "--svg", "@DIR/r.svg", "--bench", "/dev/null", "--db",
@@ -777,7 +777,7 @@ Test(badinput, paths_in_a_read_only_directory) {
   cr_assert_eq(failures, 0);
 }
 
-/* ---- Files that are not what they claim (issue 31): FIFOs, devices, symbolic links ----------- */
+/* ---- Files that are not what they claim: FIFOs, devices, symbolic links --------------------- */
 
 /* dir/name, in one of a few buffers that take turns. */
 static const char *in_dir(const char *name) {
@@ -969,7 +969,7 @@ Test(badinput, messages_carry_no_internal_source_tags) {
   cr_assert_eq(failures, 0);
 }
 
-/* ---- Hostile kernel descriptions (issue 31) --------------------------------------------------- */
+/* ---- Hostile kernel descriptions ------------------------------------------------------------ */
 
 /* Writes the matadd example with `from` replaced by `to` (once) as @DIR/kd/NAME, beside a copy of
  * its source; returns the placeholder path ("@DIR/kd/NAME"), static. */

@@ -97,7 +97,7 @@ Test(cli_db, bad_usage_is_one_line_and_status_2) {
   expect_usage("tune --seen 5", "unexpected argument '5'");
   expect_usage("tune --seen --op nosuch", "unknown --op 'nosuch'");
   expect_usage("show --seen --op nosuch", "unknown --op 'nosuch'");
-  /* a single-value option given twice, and absurd numbers, are refused (issue 15, item 7) */
+  /* a single-value option given twice, and absurd numbers, are refused */
   expect_usage("import x.json --db a.db --db b.db", "--db given twice");
   expect_usage("tune --op reduce --op matadd", "--op given twice");
   expect_usage("explain --op reduce --size 10 --size 20", "given twice");
@@ -171,7 +171,7 @@ Test(cli_db, broken_files_are_named_with_status_1) {
   cr_assert_not_null(strstr(err, file), "%s", err);
   snprintf(args, sizeof args, "db init --db %s", file);
   expect_failure("", args, "not a database");
-  /* a device or a FIFO is no database, and nothing is made beside it (issue 15, item 5) */
+  /* a device or a FIFO is no database, and nothing is made beside it */
   expect_failure("", "db init --db /dev/zero", "not a regular file");
   cr_assert_eq(access("/dev/zero-journal", F_OK), -1, "a journal beside /dev/zero");
   expect_failure("", "db check --db /dev/null", "not a regular file");
@@ -205,7 +205,7 @@ Test(cli_db, broken_files_are_named_with_status_1) {
 
 /* A row that breaks a CHECK constraint (written with the constraints ignored, as a careless hand
  * or another program might) is found by `db check`, which opens read-only, where SQLite skips
- * CHECK constraints on a read-only connection (issue 15, item 2); the file is left as it was. */
+ * CHECK constraints on a read-only connection; the file is left as it was. */
 Test(cli_db, check_finds_rows_that_break_the_schemas_constraints) {
   char src[160], args[256];
   snprintf(src, sizeof src, "%s/src.db", dir);
@@ -222,7 +222,7 @@ Test(cli_db, check_finds_rows_that_break_the_schemas_constraints) {
   dbtest_assert_unchanged(src, before, before_len, "db check changed the file");
 }
 
-/* The schema's shape is verified, not only its version (issue 15, item 4): a dropped view, a
+/* The schema's shape is verified, not only its version: a dropped view, a
  * table of other columns or a dropped index is refused by every writer (db init, import) and
  * reported by db check; an index of the user's own is welcome. */
 Test(cli_db, a_polluted_schema_is_refused_by_writers_and_found_by_check) {
@@ -297,7 +297,7 @@ Test(cli_db, export_and_import_move_the_winners_to_another_machine) {
 }
 
 /* export writes only a regular file or a new one: a symlink, a FIFO, a directory or a device
- * is refused with one line and left as it was (issue 15, item 1). */
+ * is refused with one line and left as it was. */
 Test(cli_db, export_refuses_what_is_not_a_regular_file) {
   char src[160], target[160], link[160], fifo[160], args[512];
   snprintf(src, sizeof src, "%s/src.db", dir);
@@ -354,7 +354,7 @@ static void make_big_db(const char *file, int count) {
 }
 
 /* Past `ulimit -f`, import fails with a message and imports nothing, where it died by SIGXFSZ
- * before (issue 15, item 5). The limit lets SQLite read the small database and write its 32 KB
+ * before. The limit lets SQLite read the small database and write its 32 KB
  * shared-memory file and the message, not grow the file by 210 measurements. */
 Test(cli_db, import_past_the_file_size_limit_says_so_and_imports_nothing) {
   char src[160], dst[160], json[160], cmd[1024], e[160], args[512];
@@ -388,7 +388,7 @@ Test(cli_db, import_past_the_file_size_limit_says_so_and_imports_nothing) {
   sqlite3_close(h);
 }
 
-/* report --bench of a directory is refused, not read (issue 15, item 6). */
+/* report --bench of a directory is refused, not read. */
 Test(cli_db, report_bench_must_be_a_regular_file) {
   char src[160], args[512];
   snprintf(src, sizeof src, "%s/src.db", dir);
@@ -700,7 +700,7 @@ Test(cli_db, show_lists_the_types_asked) {
   expect_usage(args, "'f8' is not a type");
 }
 
-/* Issue 31, defect 9: rows of a kernel of one's own (imported with its description, --kernel)
+/* Rows of a kernel of one's own (imported with its description, --kernel)
  * and of built-in ops whose configuration is none of the space's, or that break a constraint,
  * or lack a timing, were imported and listed by `show` as winners. Each is refused, in one line
  * naming the row and the field, and nothing is imported. */
@@ -785,7 +785,7 @@ Test(cli_db, import_refuses_configurations_outside_the_space_of_a_kernel_of_ones
 #undef TIMED
 }
 
-/* Issue 31, defect 7: `pmtune db check` lists a planted trigger as a problem (status 1) and
+/* `pmtune db check` lists a planted trigger as a problem (status 1) and
  * every other object that is not pmtune's; import and tune refuse the file, writing nothing. */
 Test(cli_db, db_check_lists_a_planted_trigger_and_import_refuses_the_file) {
   char file[160], json[160], args[1024];

@@ -1082,7 +1082,7 @@ static const char winners_sql[] =
     "SELECT gpu_uuid, op, problem, config, median_ms, seed_config, speedup FROM winner ORDER BY 1, "
     "2, 3";
 
-/* What an export carries (issue 30): of each size, the seed, the op's default and every
+/* What an export carries: of each size, the seed, the op's default and every
  * configuration among the best 3 of some size of its group within a factor 16 in elements, so
  * that a size between two imported ones is decided from configurations measured at both; and
  * what `pmtune tune` measures to that end (pm__db_carry_configs): the same without seed and
@@ -1767,7 +1767,7 @@ Test(db, winner_lookups_can_take_only_accepted_configurations) {
   pm__db_close(db);
 }
 
-/* Opening an up-to-date file for writing takes no write lock (issue 15, item 3): another
+/* Opening an up-to-date file for writing takes no write lock: another
  * connection holding a write transaction does not make the open wait for it (it waited up to 10
  * s, then failed with "database is locked"). The holder's work is not disturbed either. */
 Test(db, opening_an_up_to_date_file_does_not_wait_for_a_writer) {
@@ -1814,7 +1814,7 @@ Test(db, json_is_checked_before_sqlite_reads_it) {
   sqlite3_close(h);
 }
 
-/* ---- Issue 31: objects that are not pmtune's, files that fail the check, configurations ---- */
+/* ---- Objects that are not pmtune's, files that fail the check, configurations --------------- */
 
 /* pm__db_check's report on the file at path (heap), opened read-only; *problems its count. */
 static char *check_report(int *problems) {

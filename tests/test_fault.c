@@ -341,7 +341,7 @@ static void check_create(int rc, const char *msg, const injector *in, int n) {
     expect_clear(rc, msg, in, n);
     cr_assert(rc == PM_ENOMEM || strstr(msg, path) != NULL, "%s call %d (%s): %s",
               kind_names[in->kind], n, in->site, msg);
-    struct stat st; /* nothing empty left behind (issue 15, item 5): no file, or a database */
+    struct stat st; /* nothing empty left behind: no file, or a database */
     cr_assert(stat(path, &st) != 0 || st.st_size > 0, "%s call %d (%s) left an empty file",
               kind_names[in->kind], n, in->site);
     /* what a failed creation left must open, migrate and check clean without the fault */

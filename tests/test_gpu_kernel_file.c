@@ -1,4 +1,4 @@
-/* test_gpu_kernel_file.c: kernels of a user's own (issue 18) tuned on a GPU as the built-in ops
+/* test_gpu_kernel_file.c: kernels of a user's own tuned on a GPU as the built-in ops
  * are: the examples' every point verified against the seed's output and stored under the
  * kernel's name and content hash; a wrong point caught; a tolerance and an inout buffer. Skips
  * without a GPU. */
@@ -268,7 +268,7 @@ static void served_add(pm_ctx *u, pm_kernel *k, size_t rows, size_t cols, int gr
   free(a), free(b), free(got);
 }
 
-/* A scalar given at the call (issue 32): alpha has no value in its description, so tuning ran
+/* A scalar given at the call: alpha has no value in its description, so tuning ran
  * with 1 and every call gives it; out = alpha * in checked for each alpha, by a call and by a
  * graph captured with its value; a call without it is refused naming it. */
 Test(gpu_kernel_file, a_scalar_is_given_at_the_call) {
@@ -351,7 +351,7 @@ Test(gpu_kernel_file, a_scalar_is_given_at_the_call) {
   pm_close(u);
 }
 
-/* Tuning on first use (issue 32): a context with autotune on serves a kernel of its own its seed
+/* Tuning on first use: a context with autotune on serves a kernel of its own its seed
  * at a size nothing is known of, tunes that size in the background, and serves the winner from
  * then on; a context opened later finds it stored. Every result right. */
 Test(gpu_kernel_file, a_kernel_is_tuned_on_first_use) {
@@ -467,7 +467,7 @@ Test(gpu_kernel_file, the_transpose_example_is_served_by_one_call) {
   pm_close(u);
 }
 
-/* A kernel of three dims (issue 32): the batched transpose tuned at one batch and served by one
+/* A kernel of three dims: the batched transpose tuned at one batch and served by one
  * call there (exact) and at another batch and shape (the nearest); every matrix of every batch
  * right. */
 Test(gpu_kernel_file, a_batch_of_matrices_is_served_by_one_call) {
@@ -523,7 +523,7 @@ Test(gpu_kernel_file, a_batch_of_matrices_is_served_by_one_call) {
   pm_close(u);
 }
 
-/* A tuned scalar (issue 32): its value is part of the size, so a kernel tuned at k = 2 is served
+/* A tuned scalar: its value is part of the size, so a kernel tuned at k = 2 is served
  * its winner there (exact) and its seed at k = 3 (nothing tuned for it); each call's result is
  * its own k's. */
 Test(gpu_kernel_file, a_tuned_scalar_chooses_the_configuration) {

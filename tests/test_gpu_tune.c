@@ -34,7 +34,7 @@ TestSuite(gpu_tune, .init = setup, .fini = teardown, .timeout = 600);
 static long long count(const char *sql) { return pm_test_count(pm__db_handle(db), sql); }
 
 /* The candidates every strategy adds to its draw: the seed, and the problem's default where it
- * is another valid point (the tuner measures it at every size: issue 30). */
+ * is another valid point (the tuner measures it at every size). */
 static uint64_t extra(const pm__op *op, const pm__problem *pr) {
   int v[PM__MAX_PARAMS] = {0};
   pm__limits lim = pm__limits_of(&ctx->dev);
@@ -244,7 +244,7 @@ Test(gpu_tune, tune_seen_tunes_the_most_called_recorded_sizes_without_a_winner) 
   cr_assert(has_exact_winner(&ps[2]), "n=5000 has its exact winner now: %s", out);
   cr_assert_not(has_exact_winner(&ps[3]), "n=7000 was not asked for");
   cr_assert_null(strstr(out, "seen    matadd  64x64"), "the size tuned already was passed over");
-  /* carrying (issue 30) times at most the seed, the default and the best 3 of 300x200 there */
+  /* carrying times at most the seed, the default and the best 3 of 300x200 there */
   cr_assert_leq(count("SELECT count(*) FROM measurement WHERE problem = 'rows=64 cols=64 order=row'"),
                 1 + 5, "the size tuned already was passed over");
   cr_assert_eq(count("SELECT count(*) FROM measurement WHERE problem = 'n=7000'"), 0);
@@ -262,7 +262,7 @@ Test(gpu_tune, tune_seen_tunes_the_most_called_recorded_sizes_without_a_winner) 
 }
 
 /* A kernel of one's own records the sizes it serves without an exact winner as the built-in ops
- * do (issue 32), and `pmtune tune --kernel FILE --seen` tunes them, passing over the built-in
+ * do, and `pmtune tune --kernel FILE --seen` tunes them, passing over the built-in
  * ops' recorded sizes; a second run finds nothing left. */
 Test(gpu_tune, a_kernel_s_recorded_sizes_are_tuned_by_tune_kernel_seen) {
   static char out[1 << 16];
@@ -306,7 +306,7 @@ Test(gpu_tune, a_kernel_s_recorded_sizes_are_tuned_by_tune_kernel_seen) {
   cr_assert_not_null(strstr(out, "every recorded size (1) has an exact winner"), "%s", out);
 }
 
-/* `pmtune tune --carry` (issue 30): after an import of another GPU of this model (a fleet's
+/* `pmtune tune --carry`: after an import of another GPU of this model (a fleet's
  * merge), it searches nothing and times, on this GPU, each of the group's sizes' best at the
  * sizes around it, the imported sizes included. */
 Test(gpu_tune, tune_carry_carries_across_an_import_of_the_same_model) {

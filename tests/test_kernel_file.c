@@ -1,6 +1,6 @@
-/* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c, issue 18) without a GPU: the
+/* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c) without a GPU: the
  * example's space as the generic space code counts it, and each fault of a broken description
- * refused with the file, the field and what is wrong, on one line, within a second; issue 31's
+ * refused with the file, the field and what is wrong, on one line, within a second;
  * hostile ones too (expressions that run forever, take gigabytes or escape their statement,
  * duplicate keys, \u0000, a source outside the description's folder). */
 #include <criterion/criterion.h>
@@ -291,7 +291,7 @@ Test(kernel_file, sizes_and_the_seed_are_checked_before_tuning) {
   pm__kernel_file_free(k);
 }
 
-/* ---- Issue 31: an expression is one bounded, read-only value ---------------------------------- */
+/* ---- An expression is one bounded, read-only value ------------------------------------------ */
 
 #define BYTES "\"3 * 4 * :rows * :cols\""
 #define CONSTRAINT "\":BLOCK * :ITEMS * :VEC <= 8192\""
@@ -433,7 +433,7 @@ Test(kernel_file, the_space_counts_the_same_however_often_it_is_checked) {
   pm__kernel_file_free(k);
 }
 
-/* ---- Issue 31: what a description holds is what is read --------------------------------------- */
+/* ---- What a description holds is what is read ----------------------------------------------- */
 
 Test(kernel_file, duplicate_keys_and_nul_characters_are_refused_naming_the_field) {
   ncases = 0;
@@ -578,7 +578,7 @@ static pm__db *db_for(const pm__op *op, pm__ops_db_plus *plus, const pm__device_
   return db;
 }
 
-/* Three dims (issue 32): a batch of matrices, the batch in pm__problem.n. The example's sizes
+/* Three dims: a batch of matrices, the batch in pm__problem.n. The example's sizes
  * parse as BATCHxROWSxCOLS, its expressions see :batch, and the database keeps such a problem
  * as "batch=B rows=R cols=C", its size the elements of the whole batch: the nearest tuned batch
  * serves another. */
@@ -640,7 +640,7 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
   pm__kernel_file_free(k);
 }
 
-/* A scalar the tuning must depend on (issue 32) is marked "tuned": an integer each call gives,
+/* A scalar the tuning must depend on is marked "tuned": an integer each call gives,
  * its value part of the size (":k=V" after it, pm__problem.radius), named by expressions as a
  * dimension is, kept apart in the database ("rows=R cols=C k=V"): a value never tuned is served
  * nothing tuned at another. What is not such a scalar is refused naming the field. */

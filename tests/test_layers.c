@@ -102,7 +102,7 @@ Test(layers, a_file_that_includes_upward_is_caught) {
   cr_assert_not(visible("serve.h", 2), "the tuner sees the runtime's header");
 }
 
-/* ---- SQL only through bound parameters (issue 15, "Trust") ---- */
+/* ---- SQL only through bound parameters ------------------------------------------------------ */
 
 /* Why line builds SQL from strings, or NULL: SQLite's formatting functions, or a printf-family
  * call whose format holds an SQL statement's keyword (a statement with %s or %d in it). */
@@ -125,9 +125,9 @@ static const char *builds_sql(const char *line) {
   return NULL;
 }
 
-/* The one line that makes SQL from text by design: a kernel description's expression (issue 18),
+/* The one line that makes SQL from text by design: a kernel description's expression,
  * compiled alone in an empty database in memory (one statement, parsed whole, under an authorizer
- * and a progress bound: issue 31), its :NAMEs bound. */
+ * and a progress bound), its :NAMEs bound. */
 static const struct {
   const char *file, *text;
 } sql_from_text = {"kernel_file.c", "snprintf(sql, len, \"SELECT (%s\\n)\", text);"};
@@ -262,7 +262,7 @@ Test(layers, a_call_upward_is_caught) {
   cr_assert_eq(upward_calls(t, 6, 0), 0);
 }
 
-/* ---- No shell (issue 15, "Trust") ---- */
+/* ---- No shell ------------------------------------------------------------------------------- */
 
 /* Why line runs a shell or searches $PATH for a program, or NULL. */
 static const char *runs_shell(const char *line) {

@@ -227,7 +227,7 @@ Test(serve_decide, between_picks_the_least_interpolated_slowdown_of_all_candidat
   }
 }
 
-/* Never worse than knowing nothing (issue 30): between two tuned sizes, the default competes
+/* Never worse than knowing nothing: between two tuned sizes, the default competes
  * like any configuration measured at both, and serves where it interpolates best; the decision
  * says both predictions. */
 static void default_text(const pm__op *op, pm__problem pr, char *out) {
@@ -469,7 +469,7 @@ Test(serve_decide, a_stale_templates_winner_is_not_used) {
   cr_assert_str_eq(d.config, MATADD(1));
 }
 
-/* ---- Forged imports (issue 15, "Trust") ----------------------------------------------------- */
+/* ---- Forged imports ------------------------------------------------------------------------- */
 
 /* A document as `pmtune export --all` writes it, of what put_in stored in `source`
  * (heap, NUL-terminated). */
@@ -660,7 +660,7 @@ static pm__source decide_fresh(const char *results, const pm__op *op, pm__proble
   return d->source;
 }
 
-/* Shipped results serve where the user's database has nothing for the size (issue 17): exact
+/* Shipped results serve where the user's database has nothing for the size: exact
  * and nearest, after the database and before the default; only those of this GPU's model (its
  * memory size may read otherwise: ECC); none where PMTUNE_RESULTS says none. */
 Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_default) {
@@ -718,7 +718,7 @@ Test(serve_decide, shipped_results_serve_after_the_database_and_before_the_defau
   unsetenv("PMTUNE_RESULTS");
 }
 
-/* Of two answers between tuned sizes, the one whose sizes lie nearer serves (issue 30): the
+/* Of two answers between tuned sizes, the one whose sizes lie nearer serves: the
  * shipped grid's 2000x2000 and 4000x4000 before a default tuning's 1000x1000 and 16000x16000
  * around 3000x3000; the user's where its sizes lie nearer (2500x2500 and 3500x3500). */
 Test(serve_decide, of_two_between_answers_the_nearer_sizes_serve) {
@@ -805,7 +805,7 @@ Test(serve_decide, a_kernels_rows_in_a_results_document_are_passed_over) {
   unsetenv("PMTUNE_RESULTS");
 }
 
-/* A kernel of one's own is served from a results folder as the built-in ops are (issue 32): the
+/* A kernel of one's own is served from a results folder as the built-in ops are: the
  * documents that name it (a fleet's export of its tuning) are read into a database of its own,
  * their winner serves at the size tuned and between sizes; where none names it, nothing. */
 Test(serve_decide, a_kernel_of_ones_own_is_served_from_a_results_folder) {
@@ -900,7 +900,7 @@ Test(serve_decide, shipped_results_pass_over_what_is_not_a_regular_file) {
 }
 
 /* A GPU model without results of its own for an op and type is served those of the nearest
- * other model of its architecture that ships them (issue 30: an H200 from an H100's), and says
+ * other model of its architecture that ships them (an H200 from an H100's), and says
  * so; where its own model's has the op and type, its own serve and the other's are dropped. */
 Test(serve_decide, another_model_of_the_architecture_serves_what_this_ones_lack) {
   char results[128], own[128], sib[128], file[160];
@@ -945,7 +945,7 @@ Test(serve_decide, another_model_of_the_architecture_serves_what_this_ones_lack)
   unsetenv("PMTUNE_RESULTS");
 }
 
-/* One behaviour, built or installed (issue 30): a program of the build folder finds the
+/* One behaviour, built or installed: a program of the build folder finds the
  * shipped results the build copied beside it, as an installed one finds them in
  * PREFIX/share/pmtune/results. */
 Test(serve_decide, the_build_folder_serves_the_shipped_results) {

@@ -106,7 +106,7 @@ static size_t draw_size(uint64_t *s, size_t max) {
   return v < 1 ? 1 : v > max ? max : v;
 }
 
-/* What api.c serves f as: the op and problem (the packed matadd as add, issue 14). */
+/* What api.c serves f as: the op and problem (the packed matadd as add). */
 static void served_as(call_form *f) {
   size_t vals[6];
   memset(&f->pr, 0, sizeof f->pr);

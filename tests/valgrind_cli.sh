@@ -1,5 +1,5 @@
 #!/bin/sh
-# valgrind_cli.sh: runs the pmtune command's CPU paths under valgrind (issue 15): space, compile
+# valgrind_cli.sh: runs the pmtune command's CPU paths under valgrind: space, compile
 # (one small variant: NVRTC under valgrind takes a while), db init and check, import, show,
 # export and explain on a fabricated database. Fails on any valgrind error or leak
 # (--error-exitcode=99, --leak-check=full: definite and possible leaks are errors), or where a

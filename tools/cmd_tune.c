@@ -605,7 +605,7 @@ int cmd_tune(int argc, char **argv) {
       CLI_END};
   int parsed = cli_parse(&help, options, argc, argv, NULL);
   if (parsed != CLI_OK) return parsed;
-  /* exhaustive measures every valid point: a budget would be silently ignored (issue 31) */
+  /* exhaustive measures every valid point: a budget would be silently ignored */
   if (budget > 0 && opts.strategy == PM__STRATEGY_EXHAUSTIVE)
     return cli_usage_error("tune", "--budget is how many points random and staged draw: "
                                    "--strategy exhaustive measures every valid point, whatever "

@@ -1,4 +1,4 @@
-/* kernel_file.h: a user's kernel described in a JSON file (issue 18), made into an op that the
+/* kernel_file.h: a user's kernel described in a JSON file, made into an op that the
  * generic space code serves as it serves the built-in ones. The format is README's "Your own
  * kernels"; expressions are SQLite's, evaluated with the parameters and dimensions bound.
  * The description gives a search space (`pmtune space --kernel FILE`), points that compile

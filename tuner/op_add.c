@@ -1,5 +1,5 @@
 /* op_add.c: add as data: C = A + B over n elements of any pm_dtype, one flat vector (pm_add, and pm_matadd on
- * packed matrices, whatever their storage order: issue 14); its search space, constraints,
+ * packed matrices, whatever their storage order); its search space, constraints,
  * launch and CPU reference (templates/add.cu). */
 #include <stdlib.h>
 

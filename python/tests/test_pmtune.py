@@ -175,7 +175,7 @@ class HostArray:
 
 
 def test_arguments_are_checked_before_a_context_is_opened():
-    """Issue 33: the module's functions check what Python can before they open the device's
+    """The module's functions check what Python can before they open the device's
     context, so a wrong argument is a TypeError or ValueError naming it, GPU or not."""
     with pytest.raises(TypeError, match="a: list is not a GPU array"):
         pmtune.matadd([1.0, 2.0], [3.0, 4.0])
