@@ -175,7 +175,7 @@ int pm_malloc_2d_t(pm_ctx *c, pm_op op, pm_dtype t, size_t rows, size_t cols, vo
                    size_t *pitch, size_t *padding);
 void pm_free(pm_ctx *c, void *ptr);
 
-/* ---- Kernels of your own (README: "Your own kernels") ---------------------------------------- */
+/* ---- Kernels of your own (docs/kernels.md) -------------------------------------------------- */
 
 typedef struct pm_kernel pm_kernel;
 

@@ -13,7 +13,7 @@ static const char about[] =
     "points valid for that problem and says why the others were pruned. Needs no GPU: the limits\n"
     "are those of any sm_80 or later device (1024 threads, 48 KiB of static shared memory).\n"
     "With --kernel FILE instead of --op, the same for a kernel of your own that FILE describes\n"
-    "(README, 'Your own kernels'), after checking the description: a fault in it is one line\n"
+    "(docs/kernels.md), after checking the description: a fault in it is one line\n"
     "naming the file and the field, and status 1.\n";
 
 static const cli_help help = {.cmd = "space", .about = about};

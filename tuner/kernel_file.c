@@ -23,7 +23,7 @@
 #define MAX_DESC ((size_t)1 << 20)  /* bytes of a description: each field read parses it anew */
 #define NAME_MAX_LEN 23 /* a parameter's name is its define: "NAME=VALUE" fits 24 bytes */
 
-/* What bounds an expression (README's "Your own kernels"): its text, the strings and blobs it
+/* What bounds an expression (docs/kernels.md): its text, the strings and blobs it
  * may make on the way (SQLite's "string or blob too big" past it), how deep it nests, and the
  * VM instructions of one evaluation (a launch's expression takes tens; nothing allowed loops, so
  * this is a second line behind the authorizer). */
@@ -347,7 +347,7 @@ static long long dim_value(const pm__kernel_file *k, const pm__problem *pr, int 
 }
 
 /* The functions an expression may call: integer (and a little real) launch arithmetic, nothing
- * that makes strings or blobs, reads anything or loops. README's "Your own kernels" lists them. */
+ * that makes strings or blobs, reads anything or loops. docs/kernels.md lists them. */
 static const char *const allowed_functions[] = {"abs",  "ceil", "coalesce", "floor", "ifnull",
                                                 "iif",  "max",  "min",      "nullif", "round",
                                                 NULL};

@@ -1,5 +1,5 @@
 /* kernel_file.h: a user's kernel described in a JSON file, made into an op that the
- * generic space code serves as it serves the built-in ones. The format is README's "Your own
+ * generic space code serves as it serves the built-in ones. The format is docs/kernels.md's "Your own
  * kernels"; expressions are SQLite's, evaluated with the parameters and dimensions bound.
  * The description gives a search space (`pmtune space --kernel FILE`), points that compile
  * (`pmtune compile --kernel FILE`) and an op that `pmtune tune --kernel FILE` tunes. */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# fleet.sh: the fleet recipe (README, "A fleet"): submits tune.sbatch as an array job, one task a
+# fleet.sh: the fleet recipe (docs/serving.md, "A fleet"): submits tune.sbatch as an array job, one task a
 # node (each tunes its node's GPUs into a database of its own and exports it into a shared
 # folder), and merge.sbatch after it (imports every export into one database, checks it, and
 # exports the merged results where every node's programs read them: PMTUNE_RESULTS=DIR/results).

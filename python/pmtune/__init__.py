@@ -12,7 +12,7 @@ in the input's type or, asked (dtype="float32"), as a float32.
     s = pmtune.reduce_sum(a[:, :100]) # a slice of a wider array: its pitch is read from it
     pmtune.matadd(a.t(), b.t(), out=c.t())  # transposed: column-major
 
-A kernel of your own (a .cu file and its JSON description, README "Your own kernels") is called
+A kernel of your own (a .cu file and its JSON description, docs/kernels.md) is called
 the same way, tuned as `pmtune tune --kernel` tuned it:
 
     axpy = pmtune.Kernel("examples/kernels/axpy.json")

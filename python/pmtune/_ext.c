@@ -615,10 +615,15 @@ static int other_stream(PyObject *obj, uint64_t *out) {
   int cupy = PyUnicode_Check(mod) && PyUnicode_Tailmatch(mod, s_cupy, 0, 4, -1) == 1;
   Py_DECREF(mod);
   if (!cupy) return 0;
-  PyObject *m = PyImport_ImportModule("cupy.cuda");
-  PyObject *s = m ? PyObject_CallMethod(m, "get_current_stream", NULL) : NULL;
+  static PyObject *current; /* cupy.cuda.get_current_stream, once found */
+  if (current == NULL) {
+    PyObject *m = PyImport_ImportModule("cupy.cuda");
+    current = m ? PyObject_GetAttrString(m, "get_current_stream") : NULL;
+    Py_XDECREF(m);
+    if (current == NULL) return -1;
+  }
+  PyObject *s = PyObject_CallObject(current, NULL);
   PyObject *p = s ? PyObject_GetAttr(s, s_ptr) : NULL;
-  Py_XDECREF(m);
   Py_XDECREF(s);
   if (p == NULL) return -1;
   *out = PyLong_AsUnsignedLongLong(p);
