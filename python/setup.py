@@ -40,7 +40,8 @@ class BuildWithCMake(build_py):
         subprocess.check_call(configure + shlex.split(os.environ.get("CMAKE_ARGS", "")))
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
         subprocess.check_call(["cmake", "--build", build, "--target", "pmtune_python", "-j", jobs])
-        staged, dest = os.path.join(build, "python", "pmtune"), os.path.join(self.build_lib, "pmtune")
+        staged = os.path.join(build, "python", "pmtune")
+        dest = os.path.join(self.build_lib, "pmtune")
         for f in glob.glob(os.path.join(staged, "_ext*.so")):
             shutil.copy(f, dest)
         os.makedirs(os.path.join(dest, "lib"), exist_ok=True)

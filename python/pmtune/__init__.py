@@ -138,7 +138,8 @@ class Context:
             pass
 
     def notice(self) -> Optional[str]:
-        """What the context fell back on, and why, the first time it did; None where it never did."""
+        """What the context fell back on, and why, the first time it did; None where it never
+        did."""
         return _ext.notice(self._handle())
 
     def reload(self) -> None:

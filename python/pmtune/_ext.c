@@ -53,6 +53,8 @@ static struct {
   PyObject *Tensor, *dtypes[NTYPES], *dtype_kw[NTYPES], *raw_stream, *current_stream, *empty_like;
 } T;
 
+static PyObject *text_or_none(const char *s);
+
 static int lib_ready(void) {
   if (L.handle != NULL) return 0;
   PyObject *r = PyObject_CallObject(load_library, NULL);
@@ -83,27 +85,30 @@ static PyObject *ext_load(PyObject *self, PyObject *arg) {
 
 /* Fills T the first time torch is in sys.modules; 0 where it is not (yet), -1 on an error. */
 static int torch_seen(void) {
+  static int failed; /* a torch without what pmtune reads: its tensors go through the protocols */
   if (T.Tensor != NULL) return 1;
+  if (failed) return 0;
   PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
   if (torch == NULL) return 0;
   static const char *const names[NTYPES] = {"float32", "float16", "bfloat16", "float64"};
-  PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
-  if (tensor == NULL) return -1;
-  if ((T.empty_like = PyObject_GetAttrString(torch, "empty_like")) == NULL) return -1;
-  for (int i = 0; i < NTYPES; i++) {
-    if ((T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) == NULL) return -1;
-    if ((T.dtype_kw[i] = Py_BuildValue("{sO}", "dtype", T.dtypes[i])) == NULL) return -1;
-  }
-  PyObject *c = PyObject_GetAttrString(torch, "_C"); /* the current stream as an int, no object */
+  int ok = (T.empty_like = PyObject_GetAttrString(torch, "empty_like")) != NULL;
+  for (int i = 0; ok && i < NTYPES; i++)
+    ok = (T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) != NULL &&
+         (T.dtype_kw[i] = Py_BuildValue("{sO}", "dtype", T.dtypes[i])) != NULL;
+  PyObject *c = ok ? PyObject_GetAttrString(torch, "_C") : NULL; /* the stream as an int */
   T.raw_stream = c != NULL ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
   Py_XDECREF(c);
-  if (T.raw_stream == NULL) {
+  if (ok && T.raw_stream == NULL) {
     PyErr_Clear();
     PyObject *cuda = PyObject_GetAttrString(torch, "cuda");
-    if (cuda == NULL) return -1;
-    T.current_stream = PyObject_GetAttrString(cuda, "current_stream");
-    Py_DECREF(cuda);
-    if (T.current_stream == NULL) return -1;
+    T.current_stream = cuda != NULL ? PyObject_GetAttrString(cuda, "current_stream") : NULL;
+    Py_XDECREF(cuda);
+    ok = T.current_stream != NULL;
+  }
+  PyObject *tensor = ok ? PyObject_GetAttrString(torch, "Tensor") : NULL;
+  if (tensor == NULL) {
+    failed = 1;
+    return -1;
   }
   T.Tensor = tensor;
   return 1;
@@ -664,7 +669,8 @@ static pm_ctx *context(PyObject *h, int device) {
 
 static PyObject *raise_status(pm_ctx *c, int rc) {
   const char *msg = c != NULL ? L.pm_errmsg(c) : NULL;
-  PyObject *e = PyObject_CallFunction(Error, "is", rc, msg ? msg : L.pm_strerror(rc));
+  PyObject *text = text_or_none(msg != NULL ? msg : L.pm_strerror(rc));
+  PyObject *e = text != NULL ? PyObject_CallFunction(Error, "iN", rc, text) : NULL;
   if (e != NULL) {
     PyErr_SetObject(Error, e);
     Py_DECREF(e);
@@ -672,7 +678,7 @@ static PyObject *raise_status(pm_ctx *c, int rc) {
   return NULL;
 }
 
-/* ---- Outputs ---------------------------------------------------------------------------------- */
+/* ---- Outputs --------------------------------------------------------------------------------- */
 
 /* Whether a view's elements fill its extent, in any order of its dimensions (what torch calls
  * non-overlapping and dense: empty_like gives such a tensor's strides to its new one). */
@@ -728,7 +734,7 @@ static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape,
   memset(out, 0, sizeof *out);
   out->torch = 1, out->dtype = dtype, out->esize = SIZES[dtype], out->device = lv->device;
   out->ndim = n;
-  memcpy(out->shape, shape, (size_t)n * sizeof *shape);
+  if (n > 0) memcpy(out->shape, shape, (size_t)n * sizeof *shape);
   PyObject *r = call0(o, s_data_ptr);
   out->ptr = r ? (uintptr_t)PyLong_AsUnsignedLongLong(r) : 0;
   Py_XDECREF(r);
@@ -753,8 +759,8 @@ static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape,
 
 /* Reads a vectorcall's arguments into vals (nreq required, the rest keeping the defaults vals
  * holds), by position and by the names in names; TypeError as Python words it. */
-static int parse(const char *fn, const char *const *names, int nreq, int nmax, PyObject *const *args,
-                 Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
+static int parse(const char *fn, const char *const *names, int nreq, int nmax,
+                 PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **vals) {
   if (nargs > nmax) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, nmax, nargs);
     return -1;
@@ -915,7 +921,8 @@ static PyObject *ext_add_kw(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 /* reduce_sum(ctx, x, out, stream, dtype) */
-static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject *stream, PyObject *dtype) {
+static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject *stream,
+                               PyObject *dtype) {
   PyObject *ret = NULL;
   view vx = {0}, vo = {0};
   uint64_t s;
@@ -1108,7 +1115,8 @@ free_w:
 static PyObject *ext_filter(PyObject *self, PyObject *args) {
   (void)self;
   PyObject *h, *x, *weights, *border, *out, *stream;
-  if (!PyArg_UnpackTuple(args, "filter", 6, 6, &h, &x, &weights, &border, &out, &stream)) return NULL;
+  if (!PyArg_UnpackTuple(args, "filter", 6, 6, &h, &x, &weights, &border, &out, &stream))
+    return NULL;
   return do_filter(h, x, weights, border, out, stream);
 }
 
@@ -1144,6 +1152,8 @@ static PyObject *ext_kernel(PyObject *self, PyObject *args) {
   if (nd != ndims)
     return PyErr_Format(PyExc_ValueError, "%U: %zd dims given, its description has %d", name, nd,
                         ndims);
+  if (nd < 1 || nd > 3)
+    return PyErr_Format(PyExc_ValueError, "%U: a description has 1 to 3 dims, not %zd", name, nd);
   if (nb == 0)
     return PyErr_Format(PyExc_ValueError, "%U: no buffers given (it takes %zd)", name, want_b);
   if (nb != want_b) {
@@ -1296,7 +1306,7 @@ done:
   return ret;
 }
 
-/* ---- The library's other functions ------------------------------------------------------------ */
+/* ---- The library's other functions ----------------------------------------------------------- */
 
 static PyObject *ext_open(PyObject *self, PyObject *args) {
   (void)self;
@@ -1491,7 +1501,8 @@ PyMODINIT_FUNC PyInit__ext(void) {
                {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_device, "device"},
                {&s_type, "type"}, {&s_index, "index"}, {&s_id, "id"},
                {&s_new_empty, "new_empty"}, {&s_t, "t"}, {&s_module, "__module__"},
-               {&s_tolist, "tolist"}, {&s_array, "__array__"}, {&s_cupy, "cupy"}, {&s_clamp, "clamp"},
+               {&s_tolist, "tolist"}, {&s_array, "__array__"}, {&s_cupy, "cupy"},
+               {&s_clamp, "clamp"},
                {&s_cuda_stream, "cuda_stream"}, {&s_ptr, "ptr"}, {&s_handle, "handle"}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if ((*names[i].slot = PyUnicode_InternFromString(names[i].name)) == NULL) return NULL;

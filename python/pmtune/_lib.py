@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-# The soname's major version: the ABI this package was written against (docs/install.md, "Installing").
+# The soname's major version: the ABI this package was written against (docs/install.md).
 ABI_MAJOR = 0
 
 

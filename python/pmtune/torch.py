@@ -62,7 +62,8 @@ def _(x, dtype=None):
 
 
 @torch.library.custom_op("pmtune::filter", mutates_args=())
-def filter(x: torch.Tensor, weights: List[float], border: str = "clamp") -> torch.Tensor:  # noqa: A001
+def filter(x: torch.Tensor, weights: List[float],  # noqa: A001
+           border: str = "clamp") -> torch.Tensor:
     """x correlated with the (2r + 1)^2 weights, row by row: pmtune.filter."""
     return _ext.filter(x, weights, border)
 
