@@ -1,4 +1,4 @@
-/* test_kernel_file.c: kernel descriptions (tuner/kernel_file.c) without a GPU: the
+/* test_kernel_file.c: kernel descriptions (tuner/kernel_*.c) without a GPU: the
  * example's space as the generic space code counts it, and each fault of a broken description
  * refused with the file, the field and what is wrong, on one line, within a second;
  * hostile ones too (expressions that run forever, take gigabytes or escape their statement,

@@ -130,7 +130,7 @@ static const char *builds_sql(const char *line) {
  * and a progress bound), its :NAMEs bound. */
 static const struct {
   const char *file, *text;
-} sql_from_text = {"kernel_file.c", "snprintf(sql, len, \"SELECT (%s\\n)\", text);"};
+} sql_from_text = {"kernel_expr.c", "snprintf(sql, len, \"SELECT (%s\\n)\", text);"};
 
 /* Expects no line of layer's file to be one `finds` names (it returns why, or NULL), saying
  * where and `advice`; returns 0. */

@@ -1,5 +1,5 @@
 /* fuzz_kernel_desc.c: libFuzzer harness for the kernel-description reader, pm__kernel_file_load
- * (tuner/kernel_file.c): the input is a description, written beside stand-in sources; a
+ * (tuner/kernel_load.c): the input is a description, written beside stand-in sources; a
  * description refused says so on one line naming the file, and one read is an op whose callbacks
  * (check with and without a size, bytes, the buffer counts) give answers, quickly. */
 #include <sys/stat.h>
