@@ -156,21 +156,21 @@ class Context:
     def matadd(self, a: Array, b: Array, out: Optional[Array] = None,
                stream: Stream = None) -> Array:
         """pmtune.matadd on this context."""
-        return _ext.matadd_on(self._handle(), a, b, out, stream)
+        return _ext.matadd(a, b, out, stream, self._handle())
 
     def add(self, a: Array, b: Array, out: Optional[Array] = None, stream: Stream = None) -> Array:
         """pmtune.add on this context."""
-        return _ext.add_on(self._handle(), a, b, out, stream)
+        return _ext.add(a, b, out, stream, self._handle())
 
     def reduce_sum(self, x: Array, out: Optional[Array] = None, stream: Stream = None,
                    dtype: Optional[str] = None) -> Array:
         """pmtune.reduce_sum on this context."""
-        return _ext.reduce_sum_on(self._handle(), x, out, stream, dtype)
+        return _ext.reduce_sum(x, out, stream, dtype, self._handle())
 
     def filter(self, x: Array, weights: Any, border: str = "clamp", out: Optional[Array] = None,
                stream: Stream = None) -> Array:
         """pmtune.filter on this context."""
-        return _ext.filter_on(self._handle(), x, weights, border, out, stream)
+        return _ext.filter(x, weights, border, out, stream, self._handle())
 
 
 class Kernel:

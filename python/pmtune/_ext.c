@@ -800,6 +800,25 @@ static int parse(const char *fn, const char *const *names, int nreq, int nmax,
     PyEval_RestoreThread(ts_);                                                                    \
   } while (0)
 
+/* The call's output: out where given (read as every array is, writable), else a new array made
+ * like `like` (new_array); a new reference in *ret either way (NULL where none was made). */
+static int output(PyObject *out, PyObject *like, const view *lv, const int64_t *shape, int n,
+                  int col_major, const char *what, int dtype, uint64_t s, PyObject **ret,
+                  view *v) {
+  if (out == Py_None)
+    return (*ret = new_array(like, lv, shape, n, col_major, what, dtype, v)) == NULL ? -1 : 0;
+  Py_INCREF(out);
+  *ret = out;
+  return read_view(out, "out", s, 1, v);
+}
+
+/* -1 with pmtune.Error set where the library's call returned rc != 0. */
+static int called(pm_ctx *c, int rc) {
+  if (rc == 0) return 0;
+  raise_status(c, rc);
+  return -1;
+}
+
 /* matadd(ctx, a, b, out, stream) */
 static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out, PyObject *stream) {
   PyObject *ret = NULL;
@@ -812,13 +831,8 @@ static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out,
   if (read_view(b, "b", s, 0, &vb) < 0 || need_same_shape(&va, "a", &vb, "b") < 0 ||
       layout(&vb, "b", &ob, &rows, &cols, &pb) < 0)
     goto done;
-  if (out == Py_None) {
-    if ((ret = new_array(a, &va, va.shape, 2, oa, "matadd", va.dtype, &vc)) == NULL) goto done;
-  } else {
-    Py_INCREF(out);
-    if (read_view(ret = out, "out", s, 1, &vc) < 0) goto fail;
-  }
-  if (need_same_shape(&vc, "out", &va, "a") < 0 ||
+  if (output(out, a, &va, va.shape, 2, oa, "matadd", va.dtype, s, &ret, &vc) < 0 ||
+      need_same_shape(&vc, "out", &va, "a") < 0 ||
       layout(&vc, "out", &oc, &rows, &cols, &pc) < 0 ||
       same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
       same_device((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
@@ -834,10 +848,7 @@ static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out,
   int rc;
   GIL_RELEASED(rc = L.pm_matadd_t(c, va.dtype, rows, cols, oa, (void *)vc.ptr, pc,
                                   (void *)va.ptr, pa, (void *)vb.ptr, pb, (void *)(uintptr_t)s));
-  if (rc != 0) {
-    raise_status(c, rc);
-    goto fail;
-  }
+  if (called(c, rc) < 0) goto fail;
   goto done;
 fail:
   Py_CLEAR(ret);
@@ -846,22 +857,15 @@ done:
   return ret;
 }
 
-/* matadd(ctx, a, b, out, stream): on a pmtune.Context's handle ctx */
-static PyObject *ext_matadd(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *a, *b, *out, *stream;
-  if (!PyArg_UnpackTuple(args, "matadd", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
-  return do_matadd(h, a, b, out, stream);
-}
-
-/* matadd(a, b, out=None, stream=None): on the array's device's own context */
+/* matadd(a, b, out=None, stream=None, ctx=None): on ctx (a pmtune.Context's handle), else on the
+ * array's device's own context */
 static PyObject *ext_matadd_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   (void)self;
-  static const char *const names[] = {"a", "b", "out", "stream"};
-  PyObject *v[] = {NULL, NULL, Py_None, Py_None};
-  if (parse("matadd", names, 2, 4, args, nargs, kwnames, v) < 0) return NULL;
-  return do_matadd(Py_None, v[0], v[1], v[2], v[3]);
+  static const char *const names[] = {"a", "b", "out", "stream", "ctx"};
+  PyObject *v[] = {NULL, NULL, Py_None, Py_None, Py_None};
+  if (parse("matadd", names, 2, 5, args, nargs, kwnames, v) < 0) return NULL;
+  return do_matadd(v[4], v[0], v[1], v[2], v[3]);
 }
 
 /* add(ctx, a, b, out, stream) */
@@ -874,13 +878,8 @@ static PyObject *do_add(PyObject *h, PyObject *a, PyObject *b, PyObject *out, Py
       need_same_shape(&vb, "b", &va, "a") < 0 || packed_vector(&va, "a", &n) < 0 ||
       packed_vector(&vb, "b", &m) < 0)
     goto done;
-  if (out == Py_None) {
-    if ((ret = new_array(a, &va, va.shape, va.ndim, 0, "add", va.dtype, &vc)) == NULL) goto done;
-  } else {
-    Py_INCREF(out);
-    if (read_view(ret = out, "out", s, 1, &vc) < 0) goto fail;
-  }
-  if (need_same_shape(&vc, "out", &va, "a") < 0 || packed_vector(&vc, "out", &m) < 0 ||
+  if (output(out, a, &va, va.shape, va.ndim, 0, "add", va.dtype, s, &ret, &vc) < 0 ||
+      need_same_shape(&vc, "out", &va, "a") < 0 || packed_vector(&vc, "out", &m) < 0 ||
       same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
       same_order((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3) ||
       same_device((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"}, 3))
@@ -890,10 +889,7 @@ static PyObject *do_add(PyObject *h, PyObject *a, PyObject *b, PyObject *out, Py
   int rc;
   GIL_RELEASED(rc = L.pm_add_t(c, va.dtype, n, (void *)vc.ptr, (void *)va.ptr, (void *)vb.ptr,
                                (void *)(uintptr_t)s));
-  if (rc != 0) {
-    raise_status(c, rc);
-    goto fail;
-  }
+  if (called(c, rc) < 0) goto fail;
   goto done;
 fail:
   Py_CLEAR(ret);
@@ -902,22 +898,15 @@ done:
   return ret;
 }
 
-/* add(ctx, a, b, out, stream): on a pmtune.Context's handle ctx */
-static PyObject *ext_add(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *a, *b, *out, *stream;
-  if (!PyArg_UnpackTuple(args, "add", 5, 5, &h, &a, &b, &out, &stream)) return NULL;
-  return do_add(h, a, b, out, stream);
-}
-
-/* add(a, b, out=None, stream=None): on the array's device's own context */
+/* add(a, b, out=None, stream=None, ctx=None): on ctx (a pmtune.Context's handle), else on the
+ * array's device's own context */
 static PyObject *ext_add_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   (void)self;
-  static const char *const names[] = {"a", "b", "out", "stream"};
-  PyObject *v[] = {NULL, NULL, Py_None, Py_None};
-  if (parse("add", names, 2, 4, args, nargs, kwnames, v) < 0) return NULL;
-  return do_add(Py_None, v[0], v[1], v[2], v[3]);
+  static const char *const names[] = {"a", "b", "out", "stream", "ctx"};
+  PyObject *v[] = {NULL, NULL, Py_None, Py_None, Py_None};
+  if (parse("add", names, 2, 5, args, nargs, kwnames, v) < 0) return NULL;
+  return do_add(v[4], v[0], v[1], v[2], v[3]);
 }
 
 /* reduce_sum(ctx, x, out, stream, dtype) */
@@ -944,12 +933,7 @@ static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject
     }
     if (is_f32) sum_t = F32;
   }
-  if (out == Py_None) {
-    if ((ret = new_array(x, &vx, NULL, 0, 0, "reduce_sum", sum_t, &vo)) == NULL) goto done;
-  } else {
-    Py_INCREF(out);
-    if (read_view(ret = out, "out", s, 1, &vo) < 0) goto fail;
-  }
+  if (output(out, x, &vx, NULL, 0, 0, "reduce_sum", sum_t, s, &ret, &vo) < 0) goto fail;
   if (vo.dtype != vx.dtype && vo.dtype != F32) {
     if (vx.dtype == F32)
       PyErr_Format(PyExc_TypeError, "out: reduce_sum takes float32 arrays, not %s",
@@ -974,10 +958,7 @@ static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject
   int rc;
   GIL_RELEASED(rc = L.pm_reduce_sum_t(c, vx.dtype, n, (void *)vx.ptr, vo.dtype, (void *)vo.ptr,
                                       (void *)(uintptr_t)s));
-  if (rc != 0) {
-    raise_status(c, rc);
-    goto fail;
-  }
+  if (called(c, rc) < 0) goto fail;
   goto done;
 fail:
   Py_CLEAR(ret);
@@ -986,22 +967,15 @@ done:
   return ret;
 }
 
-/* reduce_sum(ctx, x, out, stream, dtype): on a pmtune.Context's handle ctx */
-static PyObject *ext_reduce_sum(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *x, *out, *stream, *dtype;
-  if (!PyArg_UnpackTuple(args, "reduce_sum", 5, 5, &h, &x, &out, &stream, &dtype)) return NULL;
-  return do_reduce_sum(h, x, out, stream, dtype);
-}
-
-/* reduce_sum(x, out=None, stream=None, dtype=None): on the array's device's own context */
+/* reduce_sum(x, out=None, stream=None, dtype=None, ctx=None): on ctx (a pmtune.Context's
+ * handle), else on the array's device's own context */
 static PyObject *ext_reduce_sum_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   (void)self;
-  static const char *const names[] = {"x", "out", "stream", "dtype"};
-  PyObject *v[] = {NULL, Py_None, Py_None, Py_None};
-  if (parse("reduce_sum", names, 1, 4, args, nargs, kwnames, v) < 0) return NULL;
-  return do_reduce_sum(Py_None, v[0], v[1], v[2], v[3]);
+  static const char *const names[] = {"x", "out", "stream", "dtype", "ctx"};
+  PyObject *v[] = {NULL, Py_None, Py_None, Py_None, Py_None};
+  if (parse("reduce_sum", names, 1, 5, args, nargs, kwnames, v) < 0) return NULL;
+  return do_reduce_sum(v[4], v[0], v[1], v[2], v[3]);
 }
 
 /* Appends w's numbers (a NumPy array, nested sequences, flat) to *buf. */
@@ -1075,13 +1049,8 @@ static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject
                     "to each other)");
     goto done;
   }
-  if (out == Py_None) {
-    if ((ret = new_array(x, &vx, vx.shape, 2, 0, "filter", vx.dtype, &vo)) == NULL) goto done;
-  } else {
-    Py_INCREF(out);
-    if (read_view(ret = out, "out", s, 1, &vo) < 0) goto fail;
-  }
-  if (same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
+  if (output(out, x, &vx, vx.shape, 2, 0, "filter", vx.dtype, s, &ret, &vo) < 0 ||
+      same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
       same_device((const view *const[]){&vx, &vo}, (const char *const[]){"x", "out"}, 2) < 0 ||
       need_same_shape(&vo, "out", &vx, "x") < 0 || layout(&vo, "out", &oo, &rows, &cols, &po) < 0)
     goto fail;
@@ -1097,10 +1066,7 @@ static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject
   GIL_RELEASED(rc = L.pm_filter_t(c, vx.dtype, rows, cols, (void *)vo.ptr, po, (void *)vx.ptr, px,
                                   w, (int)(side / 2), zero ? PM_BORDER_ZERO : PM_BORDER_CLAMP,
                                   (void *)(uintptr_t)s));
-  if (rc != 0) {
-    raise_status(c, rc);
-    goto fail;
-  }
+  if (called(c, rc) < 0) goto fail;
   goto done;
 fail:
   Py_CLEAR(ret);
@@ -1111,23 +1077,15 @@ free_w:
   return ret;
 }
 
-/* filter(ctx, x, weights, border, out, stream): on a pmtune.Context's handle ctx */
-static PyObject *ext_filter(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *h, *x, *weights, *border, *out, *stream;
-  if (!PyArg_UnpackTuple(args, "filter", 6, 6, &h, &x, &weights, &border, &out, &stream))
-    return NULL;
-  return do_filter(h, x, weights, border, out, stream);
-}
-
-/* filter(x, weights, border='clamp', out=None, stream=None): on the array's device's own context */
+/* filter(x, weights, border='clamp', out=None, stream=None, ctx=None): on ctx (a pmtune.Context's
+ * handle), else on the array's device's own context */
 static PyObject *ext_filter_kw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   (void)self;
-  static const char *const names[] = {"x", "weights", "border", "out", "stream"};
-  PyObject *v[] = {NULL, NULL, s_clamp, Py_None, Py_None};
-  if (parse("filter", names, 2, 5, args, nargs, kwnames, v) < 0) return NULL;
-  return do_filter(Py_None, v[0], v[1], v[2], v[3], v[4]);
+  static const char *const names[] = {"x", "weights", "border", "out", "stream", "ctx"};
+  PyObject *v[] = {NULL, NULL, s_clamp, Py_None, Py_None, Py_None};
+  if (parse("filter", names, 2, 6, args, nargs, kwnames, v) < 0) return NULL;
+  return do_filter(v[5], v[0], v[1], v[2], v[3], v[4]);
 }
 
 /* kernel(spec, ctx, k, dims, buffers, scalars, stream): a kernel of one's own. spec is the
@@ -1454,10 +1412,6 @@ static PyMethodDef methods[] = {
     {"reload", ext_reload, METH_O, "reload(handle)"},
     {"notice", ext_notice, METH_O, "notice(handle) -> str or None"},
     {"kernel_open", ext_kernel_open, METH_VARARGS, "kernel_open(handle, path) -> kernel handle"},
-    {"matadd_on", ext_matadd, METH_VARARGS, "matadd_on(ctx, a, b, out, stream)"},
-    {"add_on", ext_add, METH_VARARGS, "add_on(ctx, a, b, out, stream)"},
-    {"reduce_sum_on", ext_reduce_sum, METH_VARARGS, "reduce_sum_on(ctx, x, out, stream, dtype)"},
-    {"filter_on", ext_filter, METH_VARARGS, "filter_on(ctx, x, weights, border, out, stream)"},
     {"matadd", (PyCFunction)(void (*)(void))ext_matadd_kw, METH_FASTCALL | METH_KEYWORDS,
      "matadd(a, b, out=None, stream=None)\n--\n\n"
      "out = a + b over 2-D arrays of one type (float32, float16, bfloat16, float64), each\n"
