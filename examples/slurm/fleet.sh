@@ -6,8 +6,8 @@
 # Usage: examples/slurm/fleet.sh DIR TASKS [sbatch options for the tuning tasks...]
 #   DIR: a folder every node sees (exports/, merged.db and results/ go there)
 #   TASKS: how many array tasks (nodes to tune: one of each GPU model, or all of them)
-#   the options: where to run, e.g. --partition=gpu --gres=gpu:1 --nodelist=a01,b01 (default
-#   --gres=gpu:1 --exclusive)
+#   the options: where to run, e.g. --partition=gpu --gres=gpu:1 (default --gres=gpu:1
+#   --exclusive); not --nodelist, which gives every task of the array every node it lists
 # Environment: PMTUNE (the pmtune command; default: the one in PATH). Prints the two job ids.
 set -euo pipefail
 dir=${1:?usage: fleet.sh DIR TASKS [sbatch options...]}
