@@ -45,12 +45,12 @@ static pm_ctx *device_ctx[MAXDEV]; /* the devices' own contexts, once asked for 
 
 /* Interned attribute names, made at module init. */
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_get_device, *s_dtype,
-    *s_data_ptr, *s_shape, *s_stride, *s_device, *s_type, *s_index, *s_id, *s_new_empty, *s_t,
+    *s_data_ptr, *s_shape, *s_stride, *s_device, *s_type, *s_index, *s_id,
     *s_module, *s_tolist, *s_array, *s_cuda_stream, *s_ptr, *s_handle, *s_cupy, *s_clamp;
 
 /* PyTorch, once some code imported it (pmtune never imports it). */
 static struct {
-  PyObject *Tensor, *dtypes[NTYPES], *dtype_kw[NTYPES], *raw_stream, *current_stream, *empty_like;
+  PyObject *Tensor, *dtypes[NTYPES], *raw_stream, *current_stream, *empty_strided;
 } T;
 
 static PyObject *text_or_none(const char *s);
@@ -91,10 +91,9 @@ static int torch_seen(void) {
   PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
   if (torch == NULL) return 0;
   static const char *const names[NTYPES] = {"float32", "float16", "bfloat16", "float64"};
-  int ok = (T.empty_like = PyObject_GetAttrString(torch, "empty_like")) != NULL;
+  int ok = (T.empty_strided = PyObject_GetAttrString(torch, "empty_strided")) != NULL;
   for (int i = 0; ok && i < NTYPES; i++)
-    ok = (T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) != NULL &&
-         (T.dtype_kw[i] = Py_BuildValue("{sO}", "dtype", T.dtypes[i])) != NULL;
+    ok = (T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) != NULL;
   PyObject *c = ok ? PyObject_GetAttrString(torch, "_C") : NULL; /* the stream as an int */
   T.raw_stream = c != NULL ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
   Py_XDECREF(c);
@@ -418,11 +417,11 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
   return 0;
 }
 
-/* Reads obj into v; TypeError where it is no GPU array pmtune can take. v is released on an
- * error too. */
-static int read_view(PyObject *obj, const char *what, uint64_t stream, int writable, view *v) {
+/* Reads obj, an array other than a torch.Tensor, into v through __cuda_array_interface__ or
+ * DLPack; TypeError where it is no GPU array pmtune can take. v is released on an error too. */
+static int read_protocols(PyObject *obj, const char *what, uint64_t stream, int writable,
+                          view *v) {
   memset(v, 0, sizeof *v);
-  if (is_torch(obj)) return read_torch(obj, what, v);
   PyObject *cai = PyObject_GetAttr(obj, s_cai);
   if (cai == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError) && !PyErr_ExceptionMatches(PyExc_TypeError))
@@ -443,6 +442,14 @@ static int read_view(PyObject *obj, const char *what, uint64_t stream, int writa
                "__cuda_array_interface__ nor __dlpack__)", what, tn ? tn : Py_None);
   Py_XDECREF(tn);
   return -1;
+}
+
+/* Reads obj into v; TypeError where it is no GPU array pmtune can take. v is released on an
+ * error too. */
+static int read_view(PyObject *obj, const char *what, uint64_t stream, int writable, view *v) {
+  if (!is_torch(obj)) return read_protocols(obj, what, stream, writable, v);
+  memset(v, 0, sizeof *v);
+  return read_torch(obj, what, v);
 }
 
 /* The shape as Python writes a tuple: "(4, 5)", "(3,)", "()". */
@@ -497,28 +504,36 @@ static int layout(const view *v, const char *what, int *order, size_t *rows, siz
   return 0;
 }
 
-/* The number of elements of a view whose elements are next to each other in memory. */
-static int packed_vector(const view *v, const char *what, size_t *n) {
+/* Whether a view's elements fill its extent, in any order of its dimensions (what torch calls
+ * non-overlapping and dense: torch.empty_like gives such a tensor's strides to its new one). */
+static int dense(const view *v) {
   int idx[MAXDIM];
-  for (int i = 0; i < v->ndim; i++) { /* by stride, stable: as Python's sorted() */
+  for (int i = 0; i < v->ndim; i++) { /* by stride, as packed_vector orders them */
     int j = i;
     for (; j > 0 && v->strides[idx[j - 1]] > v->strides[i]; j--) idx[j] = idx[j - 1];
     idx[j] = i;
   }
-  int64_t count = 1, stride = v->esize;
+  int64_t stride = v->esize;
   for (int k = 0; k < v->ndim; k++) {
     int i = idx[k];
-    if (v->shape[i] != 1 && v->strides[i] != stride) {
-      PyObject *t = PyTuple_New(v->ndim);
-      for (int d = 0; t && d < v->ndim; d++)
-        PyTuple_SetItem(t, d, PyLong_FromLongLong(v->strides[d]));
-      if (t) PyErr_Format(PyExc_ValueError, "%s: not contiguous (strides %R bytes)", what, t);
-      Py_XDECREF(t);
-      return -1;
-    }
-    count *= v->shape[i];
-    stride = v->esize * count;
+    if (v->shape[i] != 1 && v->strides[i] != stride) return 0;
+    stride *= v->shape[i];
   }
+  return 1;
+}
+
+/* The number of elements of a view whose elements are next to each other in memory. */
+static int packed_vector(const view *v, const char *what, size_t *n) {
+  if (!dense(v)) {
+    PyObject *t = PyTuple_New(v->ndim);
+    for (int d = 0; t && d < v->ndim; d++)
+      PyTuple_SetItem(t, d, PyLong_FromLongLong(v->strides[d]));
+    if (t) PyErr_Format(PyExc_ValueError, "%s: not contiguous (strides %R bytes)", what, t);
+    Py_XDECREF(t);
+    return -1;
+  }
+  int64_t count = 1;
+  for (int i = 0; i < v->ndim; i++) count *= v->shape[i];
   *n = (size_t)count;
   return 0;
 }
@@ -648,7 +663,7 @@ static int first_array(PyObject *obj, const char *what, PyObject *stream, int wr
     return stream != Py_None ? explicit_stream(stream, s) : torch_stream(v->device, s);
   }
   if (stream != Py_None ? explicit_stream(stream, s) : other_stream(obj, s)) return -1;
-  return read_view(obj, what, *s, writable, v);
+  return read_protocols(obj, what, *s, writable, v);
 }
 
 /* The context to call: h where given (a pmtune.Context's), else the device's own, opened on
@@ -680,80 +695,71 @@ static PyObject *raise_status(pm_ctx *c, int rc) {
 
 /* ---- Outputs --------------------------------------------------------------------------------- */
 
-/* Whether a view's elements fill its extent, in any order of its dimensions (what torch calls
- * non-overlapping and dense: empty_like gives such a tensor's strides to its new one). */
-static int dense(const view *v) {
-  size_t n;
-  int rc = packed_vector(v, "", &n);
-  if (rc < 0) PyErr_Clear();
-  return rc == 0;
+/* The keywords of torch.empty_strided for a tensor of type dtype on device: made once a pair
+ * for the first MAXDEV devices (a new dict each call for the rest). A new reference. */
+static PyObject *torch_kw(int dtype, int device) {
+  static PyObject *kw[NTYPES][MAXDEV];
+  int keep = device >= 0 && device < MAXDEV;
+  if (keep && kw[dtype][device] != NULL) return Py_NewRef(kw[dtype][device]);
+  PyObject *d = Py_BuildValue("{sOsi}", "dtype", T.dtypes[dtype], "device", device);
+  if (d != NULL && keep) kw[dtype][device] = Py_NewRef(d);
+  return d;
+}
+
+/* A tuple of n ints. */
+static PyObject *int_tuple(const int64_t *v, int n) {
+  PyObject *t = PyTuple_New(n);
+  for (int i = 0; t != NULL && i < n; i++) {
+    PyObject *e = PyLong_FromLongLong(v[i]);
+    if (e == NULL) Py_CLEAR(t);
+    else PyTuple_SetItem(t, i, e);
+  }
+  return t;
 }
 
 /* A new array of the shape (n dims) and element type dtype on like's device, in order
  * (row-major, or column-major for a 2-D one), from like's library, into out (read as the calls
- * read their arrays): for a torch.Tensor, torch.empty_like (like's own layout where it is dense,
- * else row-major) or its new_empty; else _arrays.empty_like (CuPy; ValueError "pass out=" for
- * the rest). */
+ * read their arrays). For a torch.Tensor, torch.empty_strided with like's strides where like is
+ * dense and of this shape and type (as torch.empty_like lays it out), else packed in that order:
+ * its strides are known here, and only its pointer is asked. Else _arrays.empty_like (CuPy;
+ * ValueError "pass out=" for the rest). */
 static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape, int n,
                            int col_major, const char *what, int dtype, view *out) {
   if (!lv->torch) {
-    PyObject *dims = PyTuple_New(n);
-    for (int i = 0; dims && i < n; i++) PyTuple_SetItem(dims, i, PyLong_FromLongLong(shape[i]));
+    PyObject *dims = int_tuple(shape, n);
     PyObject *o = dims ? PyObject_CallFunction(empty_like, "OOssi", like, dims,
                                                col_major ? "F" : "C", what, dtype) : NULL;
     Py_XDECREF(dims);
     if (o != NULL && read_view(o, what, 0, 1, out) < 0) Py_CLEAR(o);
     return o;
   }
-  PyObject *o;
-  int same = dtype == lv->dtype && n == lv->ndim, c_order = 0;
-  for (int i = 0; same && i < n; i++) same = shape[i] == lv->shape[i];
-  if (same) { /* a row-major packed like: torch gives its new tensor row-major packed strides */
-    view packed = *lv;
-    packed_strides(&packed);
-    c_order = memcmp(packed.strides, lv->strides, (size_t)n * sizeof *lv->strides) == 0;
-  }
-  if (same && (!col_major || dense(lv))) { /* like's layout, or row-major */
-    o = PyObject_CallFunctionObjArgs(T.empty_like, like, NULL);
-  } else {
-    PyObject *dims = PyTuple_New(n); /* a column-major output: its transpose's transpose */
-    for (int i = 0; dims && i < n; i++)
-      PyTuple_SetItem(dims, i, PyLong_FromLongLong(shape[col_major ? n - 1 - i : i]));
-    PyObject *m = dims ? PyObject_GetAttr(like, s_new_empty) : NULL;
-    PyObject *args = m ? PyTuple_Pack(1, dims) : NULL;
-    o = args ? PyObject_Call(m, args, T.dtype_kw[dtype]) : NULL;
-    Py_XDECREF(dims), Py_XDECREF(m), Py_XDECREF(args);
-    if (o != NULL && col_major) {
-      PyObject *t = call0(o, s_t);
-      Py_DECREF(o);
-      o = t;
-    }
-  }
-  if (o == NULL) return NULL;
-  /* what is known of it already (its type, shape, device) is not asked again */
   memset(out, 0, sizeof *out);
   out->torch = 1, out->dtype = dtype, out->esize = SIZES[dtype], out->device = lv->device;
   out->ndim = n;
   if (n > 0) memcpy(out->shape, shape, (size_t)n * sizeof *shape);
+  int same = dtype == lv->dtype && n == lv->ndim;
+  for (int i = 0; same && i < n; i++) same = shape[i] == lv->shape[i];
+  int64_t st[MAXDIM], acc = 1;
+  if (same && dense(lv)) {
+    for (int i = 0; i < n; i++) st[i] = lv->strides[i] / lv->esize;
+  } else {
+    for (int k = 0; k < n; k++) { /* innermost first */
+      int i = col_major ? k : n - 1 - k;
+      st[i] = acc;
+      acc *= shape[i] > 1 ? shape[i] : 1;
+    }
+  }
+  for (int i = 0; i < n; i++) out->strides[i] = st[i] * out->esize;
+  PyObject *dims = int_tuple(shape, n), *strides = dims ? int_tuple(st, n) : NULL;
+  PyObject *args = strides ? PyTuple_Pack(2, dims, strides) : NULL;
+  PyObject *kw = args ? torch_kw(dtype, lv->device) : NULL;
+  PyObject *o = kw ? PyObject_Call(T.empty_strided, args, kw) : NULL;
+  Py_XDECREF(dims), Py_XDECREF(strides), Py_XDECREF(args), Py_XDECREF(kw);
+  if (o == NULL) return NULL;
   PyObject *r = call0(o, s_data_ptr);
   out->ptr = r ? (uintptr_t)PyLong_AsUnsignedLongLong(r) : 0;
   Py_XDECREF(r);
-  if (r == NULL || PyErr_Occurred()) {
-    Py_DECREF(o);
-    return NULL;
-  }
-  if (c_order) {
-    memcpy(out->strides, lv->strides, (size_t)n * sizeof *lv->strides);
-    return o;
-  }
-  int k = -1;
-  if ((r = call0(o, s_stride)) == NULL || int_seq(r, what, "strides", out->strides, &k) < 0 ||
-      k != n)
-    Py_CLEAR(o);
-  Py_XDECREF(r);
-  for (int i = 0; i < n; i++) out->strides[i] *= out->esize;
-  if (o == NULL && !PyErr_Occurred())
-    PyErr_Format(PyExc_RuntimeError, "%s: the new tensor has %d strides, not %d", what, k, n);
+  if (r == NULL || PyErr_Occurred()) Py_CLEAR(o);
   return o;
 }
 
@@ -1454,7 +1460,7 @@ PyMODINIT_FUNC PyInit__ext(void) {
                {&s_get_device, "get_device"}, {&s_dtype, "dtype"}, {&s_data_ptr, "data_ptr"},
                {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_device, "device"},
                {&s_type, "type"}, {&s_index, "index"}, {&s_id, "id"},
-               {&s_new_empty, "new_empty"}, {&s_t, "t"}, {&s_module, "__module__"},
+               {&s_module, "__module__"},
                {&s_tolist, "tolist"}, {&s_array, "__array__"}, {&s_cupy, "cupy"},
                {&s_clamp, "clamp"},
                {&s_cuda_stream, "cuda_stream"}, {&s_ptr, "ptr"}, {&s_handle, "handle"}};
