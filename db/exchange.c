@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmdb.h"
+#include "internal.h"
 
 #define FORMAT "pmtune-export"
 #define FORMAT_VERSION 1

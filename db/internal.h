@@ -3,7 +3,105 @@
 #ifndef PM_DB_INTERNAL_H
 #define PM_DB_INTERNAL_H
 
+#include <sqlite3.h>
+
 #include "pmdb.h"
+
+/* Records an SQLite failure (rc) on db's context:
+ * "tuning database PATH: message (SQLITE_X) [file:line: call]". Returns PM_EDB. */
+int pm__db_sqlite_error(pm__db *db, int rc, const char *call, const char *file, int line);
+
+/* Short write transactions: BEGIN IMMEDIATE (waits for the write lock up to the busy timeout),
+ * COMMIT, and ROLLBACK (always harmless). */
+int pm__db_begin(pm__db *db);
+int pm__db_commit(pm__db *db);
+void pm__db_rollback(pm__db *db);
+
+/* Checks m (and the problem, params and config in it) and stores it inside the caller's
+ * transaction. measured_at NULL: now. only_if_newer: keep a stored row of the same key unless
+ * measured_at is later. *what (may be NULL): 0 added, 1 replaced, 2 kept. */
+int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
+                             int only_if_newer, int *what);
+
+/* Binds op, dtype, rows, cols, n, radius, variant and problem text at first..first+7 (NULL for
+ * what does not apply). p must have been checked; text is its pm__db_problem_text. Returns an
+ * SQLite code (the bits of all the binds' codes or'ed). */
+int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text);
+
+/* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is.
+ * A known uuid of another model is refused: PM_EINVAL where keep_known (an import), else PM_EDB. */
+int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
+                     int keep_known, int64_t *id, int *added);
+
+/* The check macro for SQLite calls: anything but SQLITE_OK, SQLITE_ROW or SQLITE_DONE records
+ * the error on db's context, sets rc and jumps to the function's `fail`. The fault hook may fail
+ * the call instead of making it (SQLITE_IOERR). */
+#define PM__SQLITE(db, call)                                                                \
+  do {                                                                                      \
+    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);                \
+      goto fail;                                                                            \
+    }                                                                                       \
+  } while (0)
+
+/* The same for a call on statement st: the error names its SQL rather than the C call. */
+#define PM__SQLITE_ST(db, st, call)                                                         \
+  do {                                                                                      \
+    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
+    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
+      rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__);      \
+      goto fail;                                                                            \
+    }                                                                                       \
+  } while (0)
+
+/* The text of column i of st's row, as sqlite3_column_text gives it, into the const char *var.
+ * NULL is an SQL NULL, or SQLite out of memory making the text: that one is an error as in
+ * PM__SQLITE (SQLITE_NOMEM recorded, rc set, a jump to `fail`), never taken for a NULL value. */
+#define PM__SQLITE_TEXT(db, st, i, var)                                                   \
+  do {                                                                                    \
+    (var) = (const char *)sqlite3_column_text((st), (i));                                 \
+    if ((var) == NULL && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM) {        \
+      rc = pm__db_sqlite_error((db), SQLITE_NOMEM, sqlite3_sql(st), __FILE__, __LINE__);  \
+      goto fail;                                                                          \
+    }                                                                                     \
+  } while (0)
+
+/* Finalizes *st and sets it to NULL, so that a `fail` path's finalize of the same statement is
+ * harmless after a later call failed. */
+static inline void pm__db_finalize(sqlite3_stmt **st) {
+  sqlite3_finalize(*st);
+  *st = NULL;
+}
+
+/* The context a database was opened with. */
+pm_ctx *pm__db_ctx(pm__db *db);
+
+/* Statements prepared once for the handle's life (its slot, PM__DB_KEPT_*): those run for every
+ * row an import stores (preparing them again each time was two thirds of an import's time).
+ * pm__db_keep gives slot's statement, preparing sql on first use (an SQLite result code, for
+ * PM__SQLITE); its user lets it go with pm__db_let_go (reset, bindings cleared), never finalizes
+ * it: pm__db_close does. */
+enum {
+  PM__DB_KEPT_GPU_RUN,
+  PM__DB_KEPT_INSERT,
+  PM__DB_KEPT_PARAMS,
+  PM__DB_KEPT_PARAMS_EACH,
+  PM__DB_KEPT_TEMPLATE_PUT,
+  PM__DB_KEPT_TEMPLATE_GET,
+  PM__DB_KEPT_N
+};
+int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);
+void pm__db_let_go(sqlite3_stmt **st);
+
+/* The SQLite connection, for tests and for reading what no function here gives. */
+sqlite3 *pm__db_handle(pm__db *db);
+
+/* Whether text is valid JSON (pm__json_syntax), then within SQLite's own limits (json_valid() on
+ * h): 1 valid, 0 not, -1 SQLite could not tell (out of memory). h NULL: the syntax alone, for a
+ * text that no SQLite JSON function reads whole (an import's document, which exchange.c reads
+ * itself; each configuration in it is checked again as it is stored). */
+int pm__db_json_check(sqlite3 *h, const char *text, int len);
 
 #define BUSY_TIMEOUT_MS 10000     /* how long a statement waits for a lock while nothing moves */
 #define BUSY_LIMIT_MS 300000      /* how long it waits at most, however busy the file is */

@@ -101,9 +101,13 @@ static int json_value(json_in *in, int depth) {
   return ok;
 }
 
-int pm__db_json_check(sqlite3 *h, const char *text, int len) {
+int pm__json_syntax(const char *text, int len) {
   json_in in = {text, text + (len < 0 ? strlen(text) : (size_t)len)};
-  if (!json_value(&in, 2000) || in.p != in.end) return 0; /* SQLite 3.40 reads 2000 deep */
+  return json_value(&in, 2000) && in.p == in.end; /* SQLite 3.40 reads 2000 deep */
+}
+
+int pm__db_json_check(sqlite3 *h, const char *text, int len) {
+  if (!pm__json_syntax(text, len)) return 0;
   if (h == NULL) return 1; /* the syntax alone: no SQLite JSON function will read it */
   sqlite3_stmt *st = NULL; /* and SQLite's own limits (its depth of nesting) */
   int valid = -1;

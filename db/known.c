@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmdb.h"
+#include "internal.h"
 
 /* One verified measurement, as a lookup needs it. */
 struct pm__db_known_row {

@@ -3,7 +3,6 @@
 #ifndef PM_DB_H
 #define PM_DB_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -117,17 +116,12 @@ void pm__db_close(pm__db *db);
 const char *pm__db_filename(const pm__db *db);
 void pm__db_schema(const pm__db *db, int *was, int *now);
 
-/* Whether text (len bytes, -1: to its NUL) is valid JSON: 1 valid, 0 not, -1 SQLite could not
- * tell (out of memory). SQLite 3.40's json_valid() passes some malformed documents (a member
- * without its key, found by fuzz_import), on which its other JSON functions, json() included,
- * then read memory never written, and may crash. So the syntax is checked here first, as RFC
- * 8259 writes it (nesting at most 2000 deep, as SQLite reads), and json_valid() then applies
- * SQLite's own limits.
- * It parses nothing into values: SQLite does that. Every JSON text from outside (an import, a
- * kernel description) is checked with it before any SQLite JSON function sees it. h NULL: the
- * syntax alone, for a text that no SQLite JSON function reads whole (an import's document,
- * which exchange.c reads itself; each configuration in it is checked again as it is stored). */
-int pm__db_json_check(sqlite3 *h, const char *text, int len);
+/* Whether text (len bytes, -1: to its NUL) is JSON as RFC 8259 writes it, nested at most 2000
+ * deep (as SQLite reads): 1 yes, 0 no. It parses nothing into values. SQLite 3.40's json_valid()
+ * passes some malformed documents, on which its other JSON functions read memory never written,
+ * so every JSON text from outside (an import, a kernel description, a bench document) passes
+ * this before any SQLite JSON function sees it. */
+int pm__json_syntax(const char *text, int len);
 
 /* The names of the ops db was opened with, as a JSON array ('["matadd","reduce"]'), into out
  * (cap bytes, PM__DB_OPS_JSON enough for 16 built-in ops and a few more). */
@@ -136,25 +130,6 @@ void pm__db_ops_json(const pm__db *db, char *out, size_t cap);
 /* The op of that name among those db was opened with, or NULL. */
 const pm__db_op *pm__db_op_named(const pm__db *db, const char *name);
 
-/* Statements prepared once for the handle's life (its slot, PM__DB_KEPT_*): those run for every
- * row an import stores (preparing them again each time was two thirds of an import's time).
- * pm__db_keep gives slot's statement, preparing sql on first use (an SQLite result code, for
- * PM__SQLITE); its user lets it go with pm__db_let_go (reset, bindings cleared), never finalizes
- * it: pm__db_close does. */
-enum {
-  PM__DB_KEPT_GPU_RUN,
-  PM__DB_KEPT_INSERT,
-  PM__DB_KEPT_PARAMS,
-  PM__DB_KEPT_PARAMS_EACH,
-  PM__DB_KEPT_TEMPLATE_PUT,
-  PM__DB_KEPT_TEMPLATE_GET,
-  PM__DB_KEPT_N
-};
-int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);
-void pm__db_let_go(sqlite3_stmt **st);
-
-/* The SQLite connection, for tests and for reading what no function here gives. */
-sqlite3 *pm__db_handle(pm__db *db);
 
 /* Whether the file is sound enough to write into: PRAGMA integrity_check finds nothing (an index
  * that lacks a row would let a write add a duplicate), its schema is as the migrations make it
@@ -457,76 +432,44 @@ int pm__db_import(pm__db *db, const char *json, size_t len, pm__db_import_stats 
  * over, not refused: st->passed_over counts them. Shipped and results folders are read so. */
 int pm__db_import_known(pm__db *db, const char *json, size_t len, pm__db_import_stats *st);
 
-/* ---- What the modules of db/ share ---------------------------------------------------------- */
+/* ---- What the tools list (rows.c) ----------------------------------------------------------- */
 
-/* Records an SQLite failure (rc) on db's context:
- * "tuning database PATH: message (SQLITE_X) [file:line: call]". Returns PM_EDB. */
-int pm__db_sqlite_error(pm__db *db, int rc, const char *call, const char *file, int line);
+/* Each GPU the database knows, ordered by name, handed to cb with its row id (name, uuid,
+ * compute capability, SMs and memory filled; the rest zero). cb returns nonzero to stop, and
+ * that value is returned. */
+int pm__db_gpus(pm__db *db, int (*cb)(void *arg, int64_t id, const pm__device_info *d),
+                void *arg);
 
-/* Short write transactions: BEGIN IMMEDIATE (waits for the write lock up to the busy timeout),
- * COMMIT, and ROLLBACK (always harmless). */
-int pm__db_begin(pm__db *db);
-int pm__db_commit(pm__db *db);
-void pm__db_rollback(pm__db *db);
+/* One row of the `winner` view: strings live until the callback returns (variant NULL where
+ * the op has none); speedup 0 where no seed was measured. */
+typedef struct pm__db_winner_row {
+  const char *gpu_name, *op, *dtype, *problem, *config, *params, *seed_config, *variant;
+  double median_ms, gbps, speedup, seed_median_ms;
+  int64_t gpu_id, rows, cols, n;
+  int radius;
+} pm__db_winner_row;
 
-/* Checks m (and the problem, params and config in it) and stores it inside the caller's
- * transaction. measured_at NULL: now. only_if_newer: keep a stored row of the same key unless
- * measured_at is later. *what (may be NULL): 0 added, 1 replaced, 2 kept. */
-int pm__db_measurement_write(pm__db *db, const pm__db_measurement *m, const char *measured_at,
-                             int only_if_newer, int *what);
+typedef enum pm__db_winner_order {
+  PM__DB_WINNERS_BY_NAME, /* GPU name, op, f32 first then the other types, variant, radius, size */
+  PM__DB_WINNERS_BY_GPU   /* GPU row, op, variant, radius, size */
+} pm__db_winner_order;
 
-/* Binds op, dtype, rows, cols, n, radius, variant and problem text at first..first+7 (NULL for
- * what does not apply). p must have been checked; text is its pm__db_problem_text. Returns an
- * SQLite code (the bits of all the binds' codes or'ed). */
-int pm__db_bind_problem(sqlite3_stmt *st, int first, const pm__db_problem *p, const char *text);
+/* The winners of op (NULL: every op), in that order, each handed to cb (nonzero stops, and is
+ * returned). */
+int pm__db_winners(pm__db *db, const char *op, pm__db_winner_order order,
+                   int (*cb)(void *arg, const pm__db_winner_row *w), void *arg);
 
-/* Records a GPU inside the caller's transaction; keep_known: leave a known GPU's row as it is.
- * A known uuid of another model is refused: PM_EINVAL where keep_known (an import), else PM_EDB. */
-int pm__db_gpu_write(pm__db *db, const pm__device_info *d, int driver_version, int runtime_version,
-                     int keep_known, int64_t *id, int *added);
+/* For one problem (its text, as the winner view gives it) on GPU gpu_id, the best verified time
+ * at each pair of values of parameters px and py that was measured, handed to cb (nonzero stops,
+ * and is returned). */
+int pm__db_best_times(pm__db *db, const char *op, const char *problem, int64_t gpu_id,
+                      const char *px, const char *py,
+                      int (*cb)(void *arg, int64_t x, int64_t y, double ms), void *arg);
 
-/* The check macro for SQLite calls: anything but SQLITE_OK, SQLITE_ROW or SQLITE_DONE records
- * the error on db's context, sets rc and jumps to the function's `fail`. The fault hook may fail
- * the call instead of making it (SQLITE_IOERR). */
-#define PM__SQLITE(db, call)                                                                \
-  do {                                                                                      \
-    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
-    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
-      rc = pm__db_sqlite_error((db), sqlite_rc_, #call, __FILE__, __LINE__);                \
-      goto fail;                                                                            \
-    }                                                                                       \
-  } while (0)
-
-/* The same for a call on statement st: the error names its SQL rather than the C call. */
-#define PM__SQLITE_ST(db, st, call)                                                         \
-  do {                                                                                      \
-    int sqlite_rc_ = pm__fault(PM__FAULT_SQLITE, PM__FAULT_SITE) ? SQLITE_IOERR : (call);   \
-    if (sqlite_rc_ != SQLITE_OK && sqlite_rc_ != SQLITE_ROW && sqlite_rc_ != SQLITE_DONE) { \
-      rc = pm__db_sqlite_error((db), sqlite_rc_, sqlite3_sql(st), __FILE__, __LINE__);      \
-      goto fail;                                                                            \
-    }                                                                                       \
-  } while (0)
-
-/* The text of column i of st's row, as sqlite3_column_text gives it, into the const char *var.
- * NULL is an SQL NULL, or SQLite out of memory making the text: that one is an error as in
- * PM__SQLITE (SQLITE_NOMEM recorded, rc set, a jump to `fail`), never taken for a NULL value. */
-#define PM__SQLITE_TEXT(db, st, i, var)                                                   \
-  do {                                                                                    \
-    (var) = (const char *)sqlite3_column_text((st), (i));                                 \
-    if ((var) == NULL && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM) {        \
-      rc = pm__db_sqlite_error((db), SQLITE_NOMEM, sqlite3_sql(st), __FILE__, __LINE__);  \
-      goto fail;                                                                          \
-    }                                                                                     \
-  } while (0)
-
-/* Finalizes *st and sets it to NULL, so that a `fail` path's finalize of the same statement is
- * harmless after a later call failed. */
-static inline void pm__db_finalize(sqlite3_stmt **st) {
-  sqlite3_finalize(*st);
-  *st = NULL;
-}
-
-/* The context a database was opened with. */
-pm_ctx *pm__db_ctx(pm__db *db);
+/* Whether text (len bytes) is JSON (pm__json_syntax, then SQLite's limits): *valid 1 or 0; where
+ * it is, the JSON type of each of paths[0..n) ("$.op") into types[i] as SQLite's json_type names
+ * it ("object", "text", "integer", "real", ...; "" where absent). */
+int pm__db_json_types(pm__db *db, const char *text, int len, const char *const *paths, int n,
+                      char (*types)[8], int *valid);
 
 #endif /* PM_DB_H */

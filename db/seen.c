@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmdb.h"
+#include "internal.h"
 
 int pm__db_seen_add(pm__db *db, int64_t gpu_id, const pm__db_problem *ps, const int64_t *calls,
                     size_t n) {

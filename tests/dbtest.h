@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h" /* db's: tests read the file through SQLite */
 #include "op.h"
 
 /* Two template hashes that no real template has. */

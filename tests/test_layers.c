@@ -41,6 +41,21 @@ static int layer_of(const char *name) {
   return -1;
 }
 
+/* Why file (of layer `self`) including `name` (quoted, or <angled>) shows SQLite above db/, or
+ * NULL: only db/'s internal.h includes <sqlite3.h> among db/'s headers, and no layer above
+ * includes internal.h (the tuner's kernel files use SQLite themselves, as their evaluator, and
+ * include <sqlite3.h> on their own). */
+static const char *sqlite_shown(int self, const char *file, const char *name, int angled) {
+  int db = 1, header = strlen(file) > 2 && strcmp(file + strlen(file) - 2, ".h") == 0;
+  if (angled && self == db && header && strcmp(name, "sqlite3.h") == 0 &&
+      strcmp(file, "internal.h") != 0)
+    return "a header of db/ other than internal.h includes <sqlite3.h>: pmdb.h names no SQLite "
+           "type";
+  if (!angled && self > db && strcmp(name, "internal.h") == 0 && layer_of(name) == db)
+    return "includes db's internal.h: the layers above see pmdb.h only";
+  return NULL;
+}
+
 /* Checks every #include of one source file of layer `self`; returns how many it checked. */
 static int check_file(int self, const char *file) {
   char path[1024], line[1024];
@@ -56,7 +71,13 @@ static int check_file(int self, const char *file) {
                 layers[self], file, no, name, at >= 0 ? layers[at] : "no layer", layers[self]);
       cr_expect(strcmp(layers[self], "db") != 0 || strcmp(name, "gpu.h") != 0,
                 "db/%s:%d includes gpu.h: the database layer has no CUDA header", file, no);
+      const char *why = sqlite_shown(self, file, name, 0);
+      cr_expect_null(why, "%s/%s:%d: %s", layers[self], file, no, why);
       n++;
+    }
+    if (sscanf(line, " # include <%255[^>]>", name) == 1) {
+      const char *why = sqlite_shown(self, file, name, 1);
+      cr_expect_null(why, "%s/%s:%d: %s", layers[self], file, no, why);
     }
     if (strcmp(layers[self], "db") == 0 && sscanf(line, " # include <%255[^>]>", name) == 1)
       cr_expect(strncmp(name, "cuda", 4) != 0 && strncmp(name, "nvrtc", 5) != 0,
@@ -100,6 +121,15 @@ Test(layers, a_file_that_includes_upward_is_caught) {
   cr_assert(visible("tune.h", 2));
   cr_assert(visible("pmtune.h", 0), "include/ is everyone's");
   cr_assert_not(visible("serve.h", 2), "the tuner sees the runtime's header");
+}
+
+Test(layers, sqlite_shown_above_db_is_caught) {
+  cr_assert_not_null(sqlite_shown(1, "pmdb.h", "sqlite3.h", 1));
+  cr_assert_not_null(sqlite_shown(3, "serve.c", "internal.h", 0));
+  cr_assert_not_null(sqlite_shown(4, "cmd_show.c", "internal.h", 0));
+  cr_assert_null(sqlite_shown(1, "internal.h", "sqlite3.h", 1));
+  cr_assert_null(sqlite_shown(1, "rows.c", "internal.h", 0));
+  cr_assert_null(sqlite_shown(2, "kernel_file_internal.h", "sqlite3.h", 1));
 }
 
 /* ---- SQL only through bound parameters ------------------------------------------------------ */

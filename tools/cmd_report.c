@@ -23,6 +23,8 @@ static const char about[] =
 
 static const cli_help help = {.cmd = "report", .about = about};
 
+#define REPORT_ROWS 256 /* the most winners of one op drawn */
+
 typedef struct problem_row {
   char problem[PM__DB_PROBLEM_MAX], text[96], config[PM__DB_CONFIG_MAX], params[PM__DB_PARAMS_MAX];
   double gbps, seed_gbps, ceiling_gbps;
@@ -41,55 +43,40 @@ static double ceiling_of(const char *bench, const char *op, const char *text) {
 #define MAX_BENCH ((size_t)64 << 20) /* a bench document is some kilobytes: 334 lines, 150 KB */
 
 /* Why bench[0..len) is not what `pmtune bench --json` writes (one JSON object a line, each with
- * an "op" and a "problem" text and a "ceiling_gbps" number), or NULL where it is; h serves for
- * SQLite's JSON functions. A database, /proc/self/maps or a picture is refused, not read as no
- * ceilings. */
-static const char *bench_why(sqlite3 *h, const char *bench, size_t len) {
+ * an "op" and a "problem" text and a "ceiling_gbps" number), or NULL where it is; db reads the
+ * JSON. A database, /proc/self/maps or a picture is refused, not read as no ceilings. */
+static const char *bench_why(pm__db *db, const char *bench, size_t len) {
   static char why[96];
+  static const char *const paths[4] = {"$", "$.op", "$.problem", "$.ceiling_gbps"};
   if (strlen(bench) != len) return "a NUL byte: a binary file";
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(h, "SELECT json_type(?1), json_type(?1, '$.op'),"
-                            " json_type(?1, '$.problem'), json_type(?1, '$.ceiling_gbps')",
-                         -1, &st, NULL) != SQLITE_OK)
-    return "SQLite cannot read JSON";
   int lines = 0, objects = 0;
-  const char *res = NULL;
-  for (const char *p = bench; *p != '\0' && res == NULL; lines++) {
+  for (const char *p = bench; *p != '\0'; lines++) {
     const char *eol = strchr(p, '\n'), *next = eol ? eol + 1 : p + strlen(p);
     size_t n = (size_t)(next - p);
     while (n > 0 && strchr(" \t\r\n", p[n - 1]) != NULL) n--;
     const char *start = p;
     p = next;
     if (n == 0) continue; /* a blank line */
-    int valid = pm__db_json_check(h, start, (int)n);
-    if (valid != 1) {
+    char types[4][8];
+    int valid = -1;
+    if (pm__db_json_types(db, start, (int)n, paths, 4, types, &valid) != PM_OK || !valid) {
       snprintf(why, sizeof why, "line %d: %s", lines + 1,
                valid == 0 ? "not JSON" : "SQLite cannot read JSON");
-      res = why;
-      break;
+      return why;
     }
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, start, (int)n, SQLITE_STATIC);
-    const char *type[4] = {""};
-    if (sqlite3_step(st) == SQLITE_ROW)
-      for (int k = 0; k < 4; k++) {
-        const char *t = (const char *)sqlite3_column_text(st, k);
-        type[k] = t == NULL ? "" : strcmp(t, "text") == 0 ? "t" : strcmp(t, "object") == 0 ? "o"
-                  : strcmp(t, "real") == 0 || strcmp(t, "integer") == 0 ? "n" : "?";
-      }
-    const char *missing = strcmp(type[0], "o") != 0 ? "not a JSON object"
-                          : strcmp(type[1], "t") != 0 ? "no \"op\" text"
-                          : strcmp(type[2], "t") != 0 ? "no \"problem\" text"
-                          : strcmp(type[3], "n") != 0 ? "no \"ceiling_gbps\" number" : NULL;
+    const char *missing = strcmp(types[0], "object") != 0 ? "not a JSON object"
+                          : strcmp(types[1], "text") != 0 ? "no \"op\" text"
+                          : strcmp(types[2], "text") != 0 ? "no \"problem\" text"
+                          : strcmp(types[3], "real") != 0 && strcmp(types[3], "integer") != 0
+                              ? "no \"ceiling_gbps\" number"
+                              : NULL;
     if (missing != NULL) {
       snprintf(why, sizeof why, "line %d: %s", lines + 1, missing);
-      res = why;
+      return why;
     }
     objects++;
   }
-  sqlite3_finalize(st);
-  if (res == NULL && objects == 0) res = "empty: no line of results";
-  return res;
+  return objects == 0 ? "empty: no line of results" : NULL;
 }
 
 static void bars(FILE *f, double y0, const pm__op *op, const problem_row *rows, int n) {
@@ -133,33 +120,34 @@ static void shade(double t, int *red, int *green) {
   *green = (int)(255 * fmin(1, 2 * (1 - t)));
 }
 
+/* What a heat map's cells are gathered into. */
+typedef struct heat_cells {
+  const pm__param *ax, *ay;
+  double (*cell)[PM__MAX_VALUES];
+  double best, worst;
+} heat_cells;
+
+/* A pm__db_best_times callback: one cell's time, where both values are the axes' own. */
+static int heat_cell(void *arg, int64_t vx, int64_t vy, double ms) {
+  heat_cells *h = arg;
+  int ix = -1, iy = -1;
+  for (int k = 0; k < h->ax->nvalues; k++) ix = h->ax->values[k] == vx ? k : ix;
+  for (int k = 0; k < h->ay->nvalues; k++) iy = h->ay->values[k] == vy ? k : iy;
+  if (ix >= 0 && iy >= 0)
+    h->cell[ix][iy] = ms, h->best = fmin(h->best, ms), h->worst = fmax(h->worst, ms);
+  return 0;
+}
+
 /* The heat map of one problem, with its legend, or a line saying there are too few measurements
  * for one; returns its height. */
-static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, const problem_row *r) {
+static double heat(FILE *f, pm__db *db, double y0, double x0, const pm__op *op, const problem_row *r) {
   const pm__param *ax = &op->params[0], *ay = &op->params[1];
   double cell[PM__MAX_VALUES][PM__MAX_VALUES], best = DBL_MAX, worst = 0;
   for (int i = 0; i < PM__MAX_VALUES; i++)
     for (int j = 0; j < PM__MAX_VALUES; j++) cell[i][j] = 0;
-  char sql[512];
-  snprintf(sql, sizeof sql,
-           "SELECT json_extract(params, '$.%s'), json_extract(params, '$.%s'), min(median_ms)"
-           "  FROM current_measurement WHERE op = ?1 AND problem = ?2 AND gpu_id = ?3"
-           "   AND status = 'ok' AND verified = 1 GROUP BY 1, 2", ax->name, ay->name);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, op->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, r->problem, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, r->gpu_id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      int vx = sqlite3_column_int(st, 0), vy = sqlite3_column_int(st, 1), ix = -1, iy = -1;
-      for (int k = 0; k < ax->nvalues; k++) ix = ax->values[k] == vx ? k : ix;
-      for (int k = 0; k < ay->nvalues; k++) iy = ay->values[k] == vy ? k : iy;
-      if (ix < 0 || iy < 0) continue;
-      double ms = sqlite3_column_double(st, 2);
-      cell[ix][iy] = ms, best = fmin(best, ms), worst = fmax(worst, ms);
-    }
-  }
-  sqlite3_finalize(st);
+  heat_cells hc = {ax, ay, cell, DBL_MAX, 0};
+  pm__db_best_times(db, op->name, r->problem, r->gpu_id, ax->name, ay->name, heat_cell, &hc);
+  best = hc.best, worst = hc.worst;
   int wx = -1, wy = -1, v[PM__MAX_PARAMS];
   if (pm__config_parse(NULL, op, r->config, v) == PM_OK)
     for (int k = 0; k < PM__MAX_VALUES; k++) {
@@ -219,6 +207,34 @@ static double heat(FILE *f, sqlite3 *h, double y0, double x0, const pm__op *op, 
   return 60 + ch * ay->nvalues;
 }
 
+/* What gathering an op's winners needs. */
+typedef struct row_list {
+  const pm__op *op;
+  const char *bench; /* pmtune bench --json's output, for the ceilings; NULL: none */
+  problem_row *rows; /* REPORT_ROWS of them */
+  int n;
+} row_list;
+
+/* A pm__db_winners callback: one winner into the next row; 1 (stop) once REPORT_ROWS are. */
+static int report_row(void *arg, const pm__db_winner_row *w) {
+  row_list *l = arg;
+  problem_row *r = &l->rows[l->n++];
+  snprintf(r->problem, sizeof r->problem, "%s", w->problem);
+  snprintf(r->config, sizeof r->config, "%s", w->config);
+  snprintf(r->params, sizeof r->params, "%s", w->params);
+  r->gbps = w->gbps;
+  r->seed_gbps = w->seed_median_ms > 0 ? w->gbps * w->median_ms / w->seed_median_ms : 0;
+  r->gpu_id = w->gpu_id;
+  pm__problem pr = {.rows = (unsigned)w->rows,
+                    .cols = (unsigned)w->cols,
+                    .n = (unsigned)w->n,
+                    .radius = w->radius,
+                    .variant = pm__variant_index(l->op, w->variant ? w->variant : "")};
+  pm__problem_text(l->op, &pr, r->text, sizeof r->text);
+  r->ceiling_gbps = ceiling_of(l->bench, l->op->name, r->text);
+  return l->n == REPORT_ROWS;
+}
+
 int cmd_report(int argc, char **argv) {
   const char *svg = NULL, *benchfile = NULL, *opname = NULL, *dbpath = NULL, *kfile = NULL;
   const cli_option options[] = {
@@ -254,7 +270,7 @@ int cmd_report(int argc, char **argv) {
   size_t body_len = 0;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK, drawn = 0;
-  problem_row *rows = calloc(256, sizeof *rows);
+  problem_row *rows = calloc(REPORT_ROWS, sizeof *rows);
   pm__kernel_file *kf = NULL;
   pm__ops_db_plus plus;
   const pm__db_op *const *dbops = NULL;
@@ -268,7 +284,7 @@ int cmd_report(int argc, char **argv) {
     status = cli_fail("report", "%s", pm_errmsg(c));
     goto done;
   }
-  const char *why = bench != NULL ? bench_why(pm__db_handle(db), bench, bench_len) : NULL;
+  const char *why = bench != NULL ? bench_why(db, bench, bench_len) : NULL;
   if (why != NULL) {
     status = cli_fail("report", "--bench '%s': not the output of 'pmtune bench --json' (%s)",
                       benchfile, why);
@@ -292,46 +308,20 @@ int cmd_report(int argc, char **argv) {
     status = cli_fail("report", "out of memory");
     goto done;
   }
-  sqlite3 *h = pm__db_handle(db);
   double y = 10;
   for (int k = 0; list[k] != NULL; k++) {
     const pm__op *op = list[k];
-    sqlite3_stmt *st = NULL;
-    int n = 0;
-    if (sqlite3_prepare_v2(h,
-                           "SELECT problem, config, params, gbps, median_ms, seed_median_ms, gpu_id,"
-                           " ifnull(rows, 0), ifnull(cols, 0), ifnull(n, 0), ifnull(radius, 0), variant"
-                           " FROM winner WHERE op = ?1 ORDER BY gpu_id, variant, radius,"
-                           " coalesce(rows * cols, n) LIMIT 256",
-                           -1, &st, NULL) != SQLITE_OK) {
-      status = cli_fail("report", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
+    row_list rl = {op, bench, rows, 0};
+    if (pm__db_winners(db, op->name, PM__DB_WINNERS_BY_GPU, report_row, &rl) < 0) {
+      status = cli_fail("report", "%s", pm_errmsg(c));
       goto done;
     }
-    sqlite3_bind_text(st, 1, op->name, -1, SQLITE_STATIC);
-    while (sqlite3_step(st) == SQLITE_ROW && n < 256) {
-      problem_row *r = &rows[n++];
-      snprintf(r->problem, sizeof r->problem, "%s", sqlite3_column_text(st, 0));
-      snprintf(r->config, sizeof r->config, "%s", sqlite3_column_text(st, 1));
-      snprintf(r->params, sizeof r->params, "%s", sqlite3_column_text(st, 2));
-      r->gbps = sqlite3_column_double(st, 3);
-      double med = sqlite3_column_double(st, 4), seed = sqlite3_column_double(st, 5);
-      r->seed_gbps = seed > 0 ? r->gbps * med / seed : 0;
-      r->gpu_id = sqlite3_column_int64(st, 6);
-      const char *variant = (const char *)sqlite3_column_text(st, 11);
-      pm__problem pr = {.rows = (unsigned)sqlite3_column_int64(st, 7),
-                        .cols = (unsigned)sqlite3_column_int64(st, 8),
-                        .n = (unsigned)sqlite3_column_int64(st, 9),
-                        .radius = sqlite3_column_int(st, 10),
-                        .variant = pm__variant_index(op, variant ? variant : "")};
-      pm__problem_text(op, &pr, r->text, sizeof r->text);
-      r->ceiling_gbps = ceiling_of(bench, op->name, r->text);
-    }
-    sqlite3_finalize(st);
+    int n = rl.n;
     if (n == 0) continue;
     bars(f, y, op, rows, n);
     y += 270;
     for (int i = 0; i < n; i += 2) {
-      double h1 = heat(f, h, y, 20, op, &rows[i]), h2 = i + 1 < n ? heat(f, h, y, 510, op, &rows[i + 1]) : 0;
+      double h1 = heat(f, db, y, 20, op, &rows[i]), h2 = i + 1 < n ? heat(f, db, y, 510, op, &rows[i + 1]) : 0;
       y += fmax(h1, h2) + 10;
     }
     drawn += n;

@@ -21,6 +21,7 @@ static const cli_help help = {.cmd = "show", .about = about};
 typedef struct seen_list {
   pm_ctx *c;
   pm__db *db;
+  const pm__op *which;       /* only this op's sizes; NULL: every op's */
   const char *gpu;
   const pm__db_known *known; /* what is tuned for this GPU */
   unsigned dtypes;           /* the types to list, a bit per pm_dtype; 0: all */
@@ -48,55 +49,48 @@ static int show_seen_row(void *arg, const pm__db_problem *p, int64_t calls) {
   return 0;
 }
 
+/* A pm__db_gpus callback: lists one GPU's recorded sizes. */
+static int show_gpu_seen(void *arg, int64_t id, const pm__device_info *d) {
+  seen_list *l = arg;
+  pm__db_known known;
+  l->gpu = d->name;
+  l->known = &known;
+  if (cli_known_load(l->db, d, l->which, &known) != PM_OK) return PM_EDB;
+  int r = pm__db_seen_list(l->db, id, l->which ? l->which->name : NULL, 0, show_seen_row, l);
+  pm__db_known_free(&known);
+  return r;
+}
+
 /* --seen: every GPU's recorded sizes (of op, unless NULL). */
 static int show_seen(pm_ctx *c, pm__db *db, const pm__op *which, unsigned dtypes) {
-  sqlite3 *h = pm__db_handle(db);
-  sqlite3_stmt *st = NULL;
-  seen_list l = {c, db, NULL, NULL, dtypes, 0};
-  int status = CLI_OK, rc;
-  if (sqlite3_prepare_v2(h,
-                         "SELECT id, uuid, name, cc_major, cc_minor, sm_count, mem_bytes FROM gpu"
-                         " ORDER BY name, id",
-                         -1, &st, NULL) != SQLITE_OK) {
-    status = cli_fail("show", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
-    goto done;
-  }
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    pm__device_info d;
-    pm__db_known known;
-    memset(&d, 0, sizeof d);
-    snprintf(d.uuid, sizeof d.uuid, "%s", (const char *)sqlite3_column_text(st, 1));
-    snprintf(d.name, sizeof d.name, "%s", (const char *)sqlite3_column_text(st, 2));
-    d.cc_major = sqlite3_column_int(st, 3);
-    d.cc_minor = sqlite3_column_int(st, 4);
-    d.sm_count = sqlite3_column_int(st, 5);
-    d.mem_bytes = (size_t)sqlite3_column_int64(st, 6);
-    l.gpu = d.name;
-    l.known = &known;
-    if (cli_known_load(db, &d, which, &known) != PM_OK) {
-      status = cli_fail("show", "%s", pm_errmsg(c));
-      goto done;
-    }
-    int r = pm__db_seen_list(db, sqlite3_column_int64(st, 0), which ? which->name : NULL, 0,
-                             show_seen_row, &l);
-    pm__db_known_free(&known);
-    if (r != PM_OK) {
-      status = cli_fail("show", "%s", pm_errmsg(c));
-      goto done;
-    }
-  }
-  if (rc != SQLITE_DONE) {
-    status = cli_fail("show", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
-    goto done;
-  }
+  seen_list l = {c, db, which, NULL, NULL, dtypes, 0};
+  if (pm__db_gpus(db, show_gpu_seen, &l) != PM_OK) return cli_fail("show", "%s", pm_errmsg(c));
   if (l.rows == 0)
     printf("no sizes recorded%s%s%s in %s: library calls record the sizes they serve without a "
            "tuned winner when recording is on\n",
            which ? " for " : "", which ? which->name : "", dtypes ? " of those types" : "",
            pm__db_filename(db));
-done:
-  sqlite3_finalize(st);
-  return status;
+  return CLI_OK;
+}
+
+/* What listing the winners needs. */
+typedef struct winner_list {
+  unsigned dtypes; /* the types to list, a bit per pm_dtype; 0: all */
+  int rows;
+} winner_list;
+
+/* A pm__db_winners callback: prints one winner. */
+static int show_winner(void *arg, const pm__db_winner_row *w) {
+  winner_list *l = arg;
+  if (!dtype_listed(l->dtypes, w->dtype)) return 0;
+  if (l->rows++ == 0)
+    printf("%-24s %-7s %-5s %-36s %-48s %10s %7s %8s\n", "gpu", "op", "type", "problem", "winner",
+           "median ms", "GB/s", "vs seed");
+  char speed[16] = "-";
+  if (w->speedup > 0) snprintf(speed, sizeof speed, "%.2fx", w->speedup);
+  printf("%-24.24s %-7s %-5s %-36s %-48s %10.4f %7.0f %8s\n", w->gpu_name, w->op, w->dtype,
+         w->problem, w->config, w->median_ms, w->gbps, speed);
+  return 0;
 }
 
 int cmd_show(int argc, char **argv) {
@@ -119,9 +113,9 @@ int cmd_show(int argc, char **argv) {
 
   pm_ctx *c = NULL;
   pm__db *db = NULL;
-  sqlite3_stmt *st = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
-  int status = CLI_OK, rows = 0;
+  int status = CLI_OK;
+  winner_list l = {dtypes, 0};
   if (pm_open(&c, &o) != PM_OK || pm__db_open(c, dbpath, PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     status = cli_fail("show", "%s", pm_errmsg(c));
     goto done;
@@ -130,40 +124,16 @@ int cmd_show(int argc, char **argv) {
     status = show_seen(c, db, which, dtypes);
     goto done;
   }
-  static const char sql[] =
-      "SELECT gpu_name, op, problem, config, median_ms, gbps, speedup, seed_config, dtype"
-      "  FROM winner WHERE ?1 IS NULL OR op = ?1"
-      " ORDER BY gpu_name, op, dtype <> 'f32', dtype, variant, radius, coalesce(rows * cols, n)";
-  sqlite3 *h = pm__db_handle(db);
-  if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK ||
-      sqlite3_bind_text(st, 1, op, -1, SQLITE_STATIC) != SQLITE_OK) {
-    status = cli_fail("show", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
+  if (pm__db_winners(db, op, PM__DB_WINNERS_BY_NAME, show_winner, &l) != PM_OK) {
+    status = cli_fail("show", "%s", pm_errmsg(c));
     goto done;
   }
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!dtype_listed(dtypes, (const char *)sqlite3_column_text(st, 8))) continue;
-    if (rows++ == 0)
-      printf("%-24s %-7s %-5s %-36s %-48s %10s %7s %8s\n", "gpu", "op", "type", "problem", "winner",
-             "median ms", "GB/s", "vs seed");
-    char speed[16] = "-";
-    if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-      snprintf(speed, sizeof speed, "%.2fx", sqlite3_column_double(st, 6));
-    printf("%-24.24s %-7s %-5s %-36s %-48s %10.4f %7.0f %8s\n", sqlite3_column_text(st, 0),
-           sqlite3_column_text(st, 1), sqlite3_column_text(st, 8), sqlite3_column_text(st, 2),
-           sqlite3_column_text(st, 3),
-           sqlite3_column_double(st, 4), sqlite3_column_double(st, 5), speed);
-  }
-  if (rc != SQLITE_DONE) {
-    status = cli_fail("show", "%s: %s", pm__db_filename(db), sqlite3_errmsg(h));
-    goto done;
-  }
+  int rows = l.rows;
   if (rows == 0 && dtypes != 0)
     printf("no winners of those types in %s: run 'pmtune tune --dtype T'\n", pm__db_filename(db));
   else if (rows == 0)
     printf("nothing tuned yet in %s: run 'pmtune tune'\n", pm__db_filename(db));
 done:
-  sqlite3_finalize(st);
   pm__db_close(db);
   pm_close(c);
   return status;

@@ -61,6 +61,19 @@ int pm__kf_fail(reader *r, const char *field, const char *fmt, ...) {
   return pm__seterr(r->c, PM_EINVAL, "%s: %s: %s", r->path, field, line);
 }
 
+/* Whether SQLite reads json (which has passed pm__json_syntax) as valid, within its own limits
+ * (its depth of nesting): 1 yes, 0 no, -1 it could not tell (out of memory). */
+static int json_valid(reader *r, const char *json) {
+  sqlite3_stmt *st = NULL;
+  int valid = -1;
+  if (sqlite3_prepare_v2(r->db, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    valid = sqlite3_column_int(st, 0) == 1;
+  sqlite3_finalize(st);
+  return valid;
+}
+
 /* The JSON type of the member at JSON path p ("null" where it is missing: json_type's NULL),
  * into type (at least 16 bytes); its text (an atom's, or an array's or object's JSON) into *text
  * (heap) where text is given. */
@@ -686,8 +699,8 @@ int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
     rc = pm__kf_fail(&r, "(top)", "not valid JSON: a NUL byte at byte %zu", strlen(json));
     goto done;
   }
-  { /* valid first: no other JSON function sees a malformed document (pm__db_json_check) */
-    int valid = pm__db_json_check(r.db, json, -1);
+  { /* valid first: no other JSON function sees a malformed document (pm__json_syntax) */
+    int valid = pm__json_syntax(json, -1) ? json_valid(&r, json) : 0;
     if (valid < 0) {
       rc = pm__seterr(c, PM_ENOMEM, "%s: out of memory", shown);
       goto done;

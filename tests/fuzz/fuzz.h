@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* db's: tests read the file through SQLite */
 #include "op.h"
 
 /* A broken invariant: says which, and aborts (libFuzzer keeps the input as a crash). */
