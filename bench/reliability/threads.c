@@ -62,7 +62,7 @@ static void unplace(buffers *b) {
  * copies and the output's poison on stream st, waited for. (On the legacy stream, as cudaMemcpy2D
  * and cudaMemset put them, they are not ordered before a call on a non-blocking stream: the
  * poison landed after the kernel's writes, or the kernel read inputs not yet copied, and 599 of
- * 14,692 results were wrong for it in gpu16.sh.) */
+ * 14,692 results were wrong for it in bench/results/2026-11-23-h100/gpu16.sh.) */
 static int place(const pm__data *h, int scalar_out, size_t round, uint64_t *s, buffers *b,
                  cudaStream_t st) {
   size_t w = (size_t)h->inner * sizeof(float);
