@@ -150,7 +150,7 @@ int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg) {
     snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
     int t = pm__dtype_find(word);
     if (strcmp(word, "all") == 0 && len == 3)
-      mask |= (1u << PM__NDTYPES) - 1;
+      mask |= PM__DTYPES_ALL;
     else if (t >= 0 && len < sizeof word)
       mask |= 1u << t;
     else

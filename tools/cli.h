@@ -161,7 +161,7 @@ int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *siz
 
 /* --dtype T: the element types to work on, a bit per pm_dtype in an unsigned (0 where the
  * option is not given: the command's default). T is f32, f16, bf16, f64, all, or a comma list. */
-#define CLI_DTYPE(var, h) CLI_CALLBACK(0, "dtype", PM__DTYPE_NAMES "|all", (1 ? (var) : (unsigned *)0), cli_dtype_option, h)
+#define CLI_DTYPE(var, h) CLI_CALLBACK(0, "dtype", (PM__DTYPE_BARS "|all") + 1, (1 ? (var) : (unsigned *)0), cli_dtype_option, h)
 int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg);
 /* CLI_OK where op (NULL: every op, each taking the types it takes) takes every type of mask;
  * else CLI_USAGE after "--dtype bf16: reduce takes f32". */
