@@ -95,7 +95,26 @@ struct CUstream_st; /* cudaStream_t, so that this header needs no CUDA header */
 
 typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
 typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
-typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2, PM_OP_ADD = 3 } pm_op;
+
+/* Every operation, once: (NAME, value, name). Makes pm_op (PM_OP_NAME = value) and, inside the
+ * library, the table of ops (each `name` has its tuner/op_name.c entry, pm__op_name, and its
+ * templates/name.cu). Values are stored in programs and never change; a new op takes the next. */
+#define PM_OPS(X)                                                      \
+  X(MATADD, 0, matadd)                                                 \
+  X(REDUCE, 1, reduce)                                                 \
+  X(FILTER, 2, filter)                                                 \
+  X(ADD, 3, add)
+
+typedef enum pm_op {
+#define PM__OP_ENUM(NAME, value, name) PM_OP_##NAME = value,
+  PM_OPS(PM__OP_ENUM)
+#undef PM__OP_ENUM
+} pm_op;
+
+/* How many operations there are, and the name of the i-th ("matadd", in PM_OPS's order, i from
+ * 0), NULL for i outside 0 .. pm_op_count() - 1: what a program lists ops from. */
+int pm_op_count(void);
+const char *pm_op_name(int i);
 
 /* The element types of the calls that take one (pm_matadd_t, pm_add_t, pm_reduce_sum_t,
  * pm_filter_t, pm_malloc_2d_t): IEEE binary32 (float), IEEE binary16 (__half), bfloat16
