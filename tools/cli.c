@@ -437,6 +437,16 @@ const char *cli_op_names(void) {
   return buf;
 }
 
+const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
+                        const char *after) {
+  size_t len = (size_t)snprintf(out, cap, "%s", before);
+  for (int i = 0; pm__ops[i] != NULL && len < cap; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s",
+                            i == 0 ? "" : pm__ops[i + 1] == NULL ? last : ", ", pm__ops[i]->name);
+  if (len < cap) snprintf(out + len, cap - len, "%s", after);
+  return out;
+}
+
 int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out) {
   if (only != NULL && pm__op_find(only->name) != only) /* a kernel of one's own */
     return pm__op_known_load(db, d, only, out);

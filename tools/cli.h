@@ -226,6 +226,12 @@ int cli_same_file(const char *a, const char *b);
 
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
+/* The names of the operations in a help text, into out[cap]: before, the names separated by
+ * ", " with `last` before the last one (", " or " or "), after; returns out. One list, so that
+ * the help texts follow the ops: cli_op_help(buf, sizeof buf, "(", ", ", ")") is "(matadd,
+ * reduce, filter, add)". */
+const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
+                        const char *after);
 
 /* What db knows for device d of op only (NULL: of every op), for the templates built into this
  * pmtune: the snapshot that serving decides from, so that "has an exact winner"
