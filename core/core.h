@@ -142,12 +142,19 @@ static inline char *pm__strdup_at(const char *s, const char *site) {
 
 /* ---- Element types (dtype.c) ---------------------------------------------------------------- */
 
-#define PM__NDTYPES 4 /* pm_dtype's values are 0 .. PM__NDTYPES - 1 */
+/* pm_dtype's values are 0 .. PM__NDTYPES - 1: one for each of pmtune.h's PM_DTYPES. */
+#define PM__DTYPE_ONE(NAME, value, name, bytes, ctype) +1
+#define PM__NDTYPES (0 PM_DTYPES(PM__DTYPE_ONE))
+#define PM__DTYPES_ALL ((1u << PM__NDTYPES) - 1) /* a mask of every type: bit t for pm_dtype t */
 
 /* The pm_dtype named `name` ("bf16"), or -1. */
 int pm__dtype_find(const char *name);
+/* The names, each after a bar, as one literal: "|f32|f16|bf16|f64" (a literal may follow it:
+ * (PM__DTYPE_BARS "|all") + 1 is "f32|f16|bf16|f64|all"). */
+#define PM__DTYPE_BAR(NAME, value, name, bytes, ctype) "|" #name
+#define PM__DTYPE_BARS PM_DTYPES(PM__DTYPE_BAR)
 /* The names, "f32|f16|bf16|f64", for messages. */
-#define PM__DTYPE_NAMES "f32|f16|bf16|f64"
+#define PM__DTYPE_NAMES (PM__DTYPE_BARS + 1)
 /* The names of the types in mask (bit t for pm_dtype t), "f32, bf16", into out[cap]. */
 void pm__dtype_list(unsigned mask, char *out, size_t cap);
 

@@ -11,7 +11,12 @@ static const struct {
   const char *name;
   size_t size;
 } dtypes[PM__NDTYPES] = {
-    [PM_F32] = {"f32", 4}, [PM_F16] = {"f16", 2}, [PM_BF16] = {"bf16", 2}, [PM_F64] = {"f64", 8}};
+#define DTYPE_ENTRY(NAME, value, name, bytes, ctype) [value] = {#name, bytes},
+    PM_DTYPES(DTYPE_ENTRY)
+#undef DTYPE_ENTRY
+};
+
+int pm_dtype_count(void) { return PM__NDTYPES; }
 
 const char *pm_dtype_name(pm_dtype t) {
   return (unsigned)t < PM__NDTYPES ? dtypes[t].name : NULL;

@@ -95,19 +95,53 @@ struct CUstream_st; /* cudaStream_t, so that this header needs no CUDA header */
 
 typedef enum pm_order { PM_ROW_MAJOR = 0, PM_COL_MAJOR = 1 } pm_order;
 typedef enum pm_border { PM_BORDER_CLAMP = 0, PM_BORDER_ZERO = 1 } pm_border;
-typedef enum pm_op { PM_OP_MATADD = 0, PM_OP_REDUCE = 1, PM_OP_FILTER = 2, PM_OP_ADD = 3 } pm_op;
+
+/* Every operation, once: (NAME, value, name). Makes pm_op (PM_OP_NAME = value) and, inside the
+ * library, the table of ops (each `name` has its tuner/op_name.c entry, pm__op_name, and its
+ * templates/name.cu). Values are stored in programs and never change; a new op takes the next. */
+#define PM_OPS(X)                                                      \
+  X(MATADD, 0, matadd)                                                 \
+  X(REDUCE, 1, reduce)                                                 \
+  X(FILTER, 2, filter)                                                 \
+  X(ADD, 3, add)
+
+typedef enum pm_op {
+#define PM__OP_ENUM(NAME, value, name) PM_OP_##NAME = value,
+  PM_OPS(PM__OP_ENUM)
+#undef PM__OP_ENUM
+} pm_op;
+
+/* How many operations there are, and the name of the i-th ("matadd", in PM_OPS's order, i from
+ * 0), NULL for i outside 0 .. pm_op_count() - 1: what a program lists ops from. */
+int pm_op_count(void);
+const char *pm_op_name(int i);
 
 /* The element types of the calls that take one (pm_matadd_t, pm_add_t, pm_reduce_sum_t,
  * pm_filter_t, pm_malloc_2d_t): IEEE binary32 (float), IEEE binary16 (__half), bfloat16
  * (__nv_bfloat16) and IEEE binary64 (double), named f32, f16, bf16 and f64 in the database and
  * on the command line. 16-bit results are computed in float and rounded once to the type (round
  * to nearest, ties to even); doubles' in double. */
-typedef enum pm_dtype { PM_F32 = 0, PM_F16 = 1, PM_BF16 = 2, PM_F64 = 3 } pm_dtype;
+/* Every element type, once: (NAME, value, name, bytes, CUDA type). Makes pm_dtype (PM_NAME =
+ * value), pm_dtype_name, pm_dtype_size and every list of types in pmtune. Values are stored in
+ * databases and programs and never change; they run from 0 with no gap. */
+#define PM_DTYPES(X)                                                   \
+  X(F32, 0, f32, 4, float)                                             \
+  X(F16, 1, f16, 2, __half)                                            \
+  X(BF16, 2, bf16, 2, __nv_bfloat16)                                   \
+  X(F64, 3, f64, 8, double)
+
+typedef enum pm_dtype {
+#define PM__DTYPE_ENUM(NAME, value, name, bytes, ctype) PM_##NAME = value,
+  PM_DTYPES(PM__DTYPE_ENUM)
+#undef PM__DTYPE_ENUM
+} pm_dtype;
 
 /* "f32", "f16", "bf16", "f64"; NULL for a value that is not a pm_dtype. */
 const char *pm_dtype_name(pm_dtype t);
 /* Bytes of one element: 4, 2, 2, 8; 0 for a value that is not a pm_dtype. */
 size_t pm_dtype_size(pm_dtype t);
+/* How many element types there are: pm_dtype's values are 0 .. pm_dtype_count() - 1. */
+int pm_dtype_count(void);
 
 /* C = A + B over a rows x cols float matrix stored in `order`. Where the three matrices are
  * packed (every pitch is a line's length in bytes, 4 x cols row-major or 4 x rows

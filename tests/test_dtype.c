@@ -8,13 +8,26 @@
 #include "core.h"
 
 Test(dtype, names_and_sizes) {
+  /* the values databases and programs hold: they never change */
   const char *names[] = {"f32", "f16", "bf16", "f64"};
   const size_t sizes[] = {4, 2, 2, 8};
-  for (int t = 0; t < PM__NDTYPES; t++) {
+  cr_assert(PM_F32 == 0 && PM_F16 == 1 && PM_BF16 == 2 && PM_F64 == 3);
+  cr_assert_eq(pm_dtype_count(), PM__NDTYPES);
+  cr_assert_geq(PM__NDTYPES, 4);
+  for (int t = 0; t < 4; t++) {
     cr_assert_str_eq(pm_dtype_name((pm_dtype)t), names[t]);
     cr_assert_eq(pm_dtype_size((pm_dtype)t), sizes[t]);
-    cr_assert_eq(pm__dtype_find(names[t]), t);
   }
+  char bars[64] = "";
+  for (int t = 0; t < PM__NDTYPES; t++) {
+    cr_assert_not_null(pm_dtype_name((pm_dtype)t));
+    cr_assert_gt(pm_dtype_size((pm_dtype)t), 0);
+    cr_assert_eq(pm__dtype_find(pm_dtype_name((pm_dtype)t)), t);
+    strcat(bars, t ? "|" : "");
+    strcat(bars, pm_dtype_name((pm_dtype)t));
+  }
+  cr_assert_str_eq(PM__DTYPE_NAMES, bars);
+  cr_assert_eq(PM__DTYPES_ALL, (1u << pm_dtype_count()) - 1);
   cr_assert_null(pm_dtype_name((pm_dtype)PM__NDTYPES));
   cr_assert_null(pm_dtype_name((pm_dtype)-1));
   cr_assert_eq(pm_dtype_size((pm_dtype)7), 0);

@@ -22,6 +22,27 @@ static int param_index(const pm__op *op, const char *name) {
   return -1;
 }
 
+/* pmtune.h's PM_OPS is the op table: each entry in its order, named as its line, serving its
+ * pm_op value; pm_op_count and pm_op_name list them. */
+Test(space, pm_ops_makes_the_op_table) {
+  cr_assert(PM_OP_MATADD == 0 && PM_OP_REDUCE == 1 && PM_OP_FILTER == 2 && PM_OP_ADD == 3,
+            "the values programs hold never change");
+  int i = 0;
+#define CHECK_OP(NAME, value, op)                                                                  \
+  cr_assert_eq(pm__ops[i], &pm__op_##op, "%s: entry %d", #op, i);                                  \
+  cr_assert_str_eq(pm__op_##op.name, #op);                                                         \
+  cr_assert_eq(pm__op_##op.api, PM_OP_##NAME, "%s", #op);                                          \
+  cr_assert_eq(pm__op_of(PM_OP_##NAME), &pm__op_##op, "%s", #op);                                  \
+  cr_assert_str_eq(pm_op_name(i), #op);                                                            \
+  i++;
+  PM_OPS(CHECK_OP)
+#undef CHECK_OP
+  cr_assert_null(pm__ops[i]);
+  cr_assert_eq(pm_op_count(), i);
+  cr_assert_null(pm_op_name(i));
+  cr_assert_null(pm_op_name(-1));
+}
+
 Test(space, every_op_has_a_template_and_a_valid_seed) {
   pm__limits lim = pm__limits_default();
   pm__problem pr = {.rows = 4097, .cols = 3001, .n = 1000, .radius = 1};

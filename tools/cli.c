@@ -150,7 +150,7 @@ int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg) {
     snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
     int t = pm__dtype_find(word);
     if (strcmp(word, "all") == 0 && len == 3)
-      mask |= (1u << PM__NDTYPES) - 1;
+      mask |= PM__DTYPES_ALL;
     else if (t >= 0 && len < sizeof word)
       mask |= 1u << t;
     else
@@ -435,6 +435,16 @@ const char *cli_op_names(void) {
   for (int i = 0; pm__ops[i] != NULL && len + 2 < sizeof buf; i++)
     len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", pm__ops[i]->name);
   return buf;
+}
+
+const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
+                        const char *after) {
+  size_t len = (size_t)snprintf(out, cap, "%s", before);
+  for (int i = 0; pm__ops[i] != NULL && len < cap; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s",
+                            i == 0 ? "" : pm__ops[i + 1] == NULL ? last : ", ", pm__ops[i]->name);
+  if (len < cap) snprintf(out + len, cap - len, "%s", after);
+  return out;
 }
 
 int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out) {

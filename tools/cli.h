@@ -161,7 +161,7 @@ int cli_parse_size(const char *cmd, pm_ctx *c, const pm__op *op, const char *siz
 
 /* --dtype T: the element types to work on, a bit per pm_dtype in an unsigned (0 where the
  * option is not given: the command's default). T is f32, f16, bf16, f64, all, or a comma list. */
-#define CLI_DTYPE(var, h) CLI_CALLBACK(0, "dtype", PM__DTYPE_NAMES "|all", (1 ? (var) : (unsigned *)0), cli_dtype_option, h)
+#define CLI_DTYPE(var, h) CLI_CALLBACK(0, "dtype", (PM__DTYPE_BARS "|all") + 1, (1 ? (var) : (unsigned *)0), cli_dtype_option, h)
 int cli_dtype_option(const char *cmd, const cli_option *o, const char *arg);
 /* CLI_OK where op (NULL: every op, each taking the types it takes) takes every type of mask;
  * else CLI_USAGE after "--dtype bf16: reduce takes f32". */
@@ -226,6 +226,12 @@ int cli_same_file(const char *a, const char *b);
 
 /* The comma-separated names of the operations, for messages. */
 const char *cli_op_names(void);
+/* The names of the operations in a help text, into out[cap]: before, the names separated by
+ * ", " with `last` before the last one (", " or " or "), after; returns out. One list, so that
+ * the help texts follow the ops: cli_op_help(buf, sizeof buf, "(", ", ", ")") is "(matadd,
+ * reduce, filter, add)". */
+const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
+                        const char *after);
 
 /* What db knows for device d of op only (NULL: of every op), for the templates built into this
  * pmtune: the snapshot that serving decides from, so that "has an exact winner"

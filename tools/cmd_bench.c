@@ -189,8 +189,10 @@ int cmd_bench(int argc, char **argv) {
   pm__problem given = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   unsigned dtypes = 0;
+  char ophelp[160];
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default)"),
+      CLI_STRING(0, "op", "OP|all", &opname,
+                 cli_op_help(ophelp, sizeof ophelp, "", ", ", " or all (default)")),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "a kernel of your own, described in FILE (JSON), at the sizes --size gives: its "
                  "tuned configuration, its seed and the copy (no peer); not with --op, --radius "

@@ -26,9 +26,11 @@ int cmd_compile(int argc, char **argv) {
   const char *defines[MAX_DEFINES];
   char config_defs[PM__MAX_DEFINES][24];
   cli_list dlist = {defines, 0, MAX_DEFINES};
+  char ophelp[160];
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP", &op,
-                 "the operation whose template to compile: matadd, reduce, filter, add"),
+                 cli_op_help(ophelp, sizeof ophelp, "the operation whose template to compile: ",
+                             ", ", "")),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "instead of --op: a kernel of your own that FILE describes (JSON); --config "
                  "names a point of its space (default: its seed)"),

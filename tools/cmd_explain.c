@@ -47,8 +47,9 @@ int cmd_explain(int argc, char **argv) {
   pm__problem pr = {.caller_align = 16}; /* radius 0: not given */
   cli_variants cv = CLI_VARIANTS_NONE;
   unsigned dtypes = 0;
+  char ophelp[160];
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP", &opname, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "op", "OP", &opname, cli_op_help(ophelp, sizeof ophelp, "", " or ", "")),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "a kernel of your own, described in FILE (JSON), instead of --op: what "
                  "pm_kernel_launch would run"),

@@ -97,8 +97,10 @@ int cmd_show(int argc, char **argv) {
   const char *op = NULL, *dbpath = NULL;
   int seen = 0;
   unsigned dtypes = 0;
+  char ophelp[160];
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP", &op, "only this operation (matadd, reduce, filter, add)"),
+      CLI_STRING(0, "op", "OP", &op,
+                 cli_op_help(ophelp, sizeof ophelp, "only this operation (", ", ", ")")),
       CLI_DTYPE(&dtypes, "only these element types (a list: f32,bf16; default: every type)"),
       CLI_FLAG(0, "seen", &seen,
                "list the sizes that library calls recorded as served without an exact winner, "

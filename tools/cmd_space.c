@@ -25,8 +25,9 @@ int cmd_space(int argc, char **argv) {
   pm__problem pr = {0}; /* radius 0: not given (cli_apply_variants) */
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
+  char ophelp[160];
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP", &opname, "matadd, reduce, filter or add"),
+      CLI_STRING(0, "op", "OP", &opname, cli_op_help(ophelp, sizeof ophelp, "", " or ", "")),
       CLI_STRING(0, "kernel", "FILE", &kfile, "a kernel of your own, described in FILE (JSON)"),
       CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter; a filter's radius may follow, "
                                          "ROWSxCOLS:rR) or N (reduce, add)"),

@@ -553,8 +553,10 @@ int cmd_tune(int argc, char **argv) {
   uint64_t budget = 0; /* --budget: 0 not given */
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
+  char ophelp[160];
   const cli_option options[] = {
-      CLI_STRING(0, "op", "OP|all", &opname, "matadd, reduce, filter, add or all (default: all)"),
+      CLI_STRING(0, "op", "OP|all", &opname,
+                 cli_op_help(ophelp, sizeof ophelp, "", ", ", " or all (default: all)")),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "a kernel of your own, described in FILE (JSON), at the sizes --size gives (or "
                  "--seen: its recorded ones): not with --op, --radius, --order, --border or "

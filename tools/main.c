@@ -14,10 +14,11 @@ static void print_help(FILE *out) {
   fprintf(out,
           "usage: pmtune COMMAND [OPTIONS]\n"
           "\n"
-          "pmtune tunes memory-bound CUDA kernels (matadd, reduce, filter, add) for the GPUs of this\n"
+          "pmtune tunes memory-bound CUDA kernels (%s) for the GPUs of this\n"
           "machine and serves the fastest one to library calls.\n"
           "\n"
-          "commands:\n");
+          "commands:\n",
+          cli_op_names());
   for (const cli_cmd *c = cli_commands; c->name != NULL; c++)
     fprintf(out, "  %-10s %s\n", c->name, c->summary);
   fprintf(out,

@@ -174,8 +174,13 @@ typedef struct pm__op {
   int (*verify)(const struct pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err);
 } pm__op;
 
-extern const pm__op pm__op_matadd, pm__op_reduce, pm__op_filter, pm__op_add;
-extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS), ended by NULL */
+/* The built-in ops, one for each of pmtune.h's PM_OPS: pm__op_matadd ..., each in its
+ * tuner/op_NAME.c. */
+#define PM__OP_EXTERN(NAME, value, name) extern const pm__op pm__op_##name;
+PM_OPS(PM__OP_EXTERN)
+#undef PM__OP_EXTERN
+extern const pm__op *const pm__ops[]; /* all of them (at most PM__MAX_OPS) in PM_OPS's order,
+                                         ended by NULL */
 
 /* Reduce's reference: the sum of x[0, n) of dtype in double, compensated (within 2u|sum| +
  * O(n u^2) sum|x| for u = 2^-53), and sum |x| in *abs, on the host's cores; -1 where memory ran

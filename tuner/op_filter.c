@@ -212,7 +212,7 @@ const pm__op pm__op_filter = {
     .api = PM_OP_FILTER,
     .entries = {"pm_filter"},
     .dims = 2,
-    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
+    .dtypes = PM__DTYPES_ALL,
     .variants = {"border=clamp", "border=zero", NULL},
     .variant_names = {"clamp", "zero", NULL},
     .radius_min = 1,

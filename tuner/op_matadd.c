@@ -131,7 +131,7 @@ const pm__op pm__op_matadd = {
     .api = PM_OP_MATADD,
     .entries = {"pm_matadd"},
     .dims = 2,
-    .dtypes = 1u << PM_F32 | 1u << PM_F16 | 1u << PM_BF16 | 1u << PM_F64,
+    .dtypes = PM__DTYPES_ALL,
     .variants = {"order=row", "order=col", NULL},
     .variant_names = {"row-major", "col-major", NULL},
     .tune_sizes = tune_sizes,

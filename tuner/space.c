@@ -9,8 +9,21 @@
 
 #include "op.h"
 
-const pm__op *const pm__ops[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter, &pm__op_add,
-                                 NULL};
+const pm__op *const pm__ops[] = {
+#define OP_ENTRY(NAME, value, name) &pm__op_##name,
+    PM_OPS(OP_ENTRY)
+#undef OP_ENTRY
+    NULL};
+
+#define OP_ONE(NAME, value, name) +1
+_Static_assert((0 PM_OPS(OP_ONE)) <= PM__MAX_OPS, "more ops than PM__MAX_OPS");
+
+int pm_op_count(void) { return 0 PM_OPS(OP_ONE); }
+#undef OP_ONE
+
+const char *pm_op_name(int i) {
+  return i >= 0 && i < pm_op_count() ? pm__ops[i]->name : NULL;
+}
 
 const pm__op *pm__op_find(const char *name) {
   if (name == NULL) return NULL;

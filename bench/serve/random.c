@@ -378,7 +378,7 @@ static int parse_setup(study *st, const char *arg) {
 int main(int argc, char **argv) {
   const char *exact_path = NULL, *oplist = NULL, *kfile = NULL;
   int device = 0, status = 0, rounds = ROUNDS, nf32 = 20, nother = 10;
-  unsigned dtypes = (1u << PM__NDTYPES) - 1;
+  unsigned dtypes = PM__DTYPES_ALL;
   study st;
   memset(&st, 0, sizeof st);
   st.seed = 1, st.commit = PM_COMMIT;

@@ -195,7 +195,7 @@ class Kernel:
         self.name = str(doc.get("name"))
         self.ndims = len(doc.get("dims") or ())
         args = [a for a in args if isinstance(a, dict)]
-        self.buffers = [(str(a.get("name")), _arrays.BY_NAME.get(a.get("type")))
+        self.buffers = [(str(a.get("name")), _arrays.dtype(a.get("type")))
                         for a in args if "scalar" not in a]
         self.scalars = [(str(a.get("name")), a.get("scalar")) for a in args if "scalar" in a]
         # what the extension checks each call against (_ext.c, ext_kernel)

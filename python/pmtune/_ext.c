@@ -21,7 +21,7 @@
 #define PM_FUNCS(X)                                                                               \
   X(pm_version) X(pm_strerror) X(pm_errname) X(pm_open) X(pm_close) X(pm_reload) X(pm_errmsg)    \
   X(pm_notice) X(pm_matadd_t) X(pm_add_t) X(pm_reduce_sum_t) X(pm_filter_t) X(pm_kernel_open)   \
-  X(pm_kernel_launch_with)
+  X(pm_kernel_launch_with) X(pm_dtype_count) X(pm_dtype_name) X(pm_dtype_size)
 
 #define PM_FIELD(name) __typeof__(name) *name;
 static struct {
@@ -36,10 +36,14 @@ static struct {
  * PyTorch. */
 static PyObject *Error, *context_of_device, *load_library, *empty_like;
 
-enum { MAXDIM = 32, MAXDEV = 64 };
-enum { F32 = PM_F32, F16 = PM_F16, BF16 = PM_BF16, F64 = PM_F64, NTYPES = 4 };
-static const char *const NAMES[NTYPES] = {"float32", "float16", "bfloat16", "float64"};
-static const int SIZES[NTYPES] = {4, 2, 2, 8};
+enum { MAXDIM = 32, MAXDEV = 64, MAXTYPES = 16 };
+/* The types the array protocols are read into (each protocol spells them its own way). */
+enum { F32 = PM_F32, F16 = PM_F16, BF16 = PM_BF16, F64 = PM_F64 };
+/* The element types as the library lists them (pm_dtype_count, pm_dtype_name, pm_dtype_size),
+ * read when it is loaded: type t's size, its name in the array libraries ("float32" for f32),
+ * and all the names as a message gives them ("float32, float16, bfloat16 or float64"). */
+static int NTYPES, SIZES[MAXTYPES];
+static char NAMES[MAXTYPES][16], TYPES_TEXT[MAXTYPES * 20];
 
 static pm_ctx *device_ctx[MAXDEV]; /* the devices' own contexts, once asked for (never closed) */
 
@@ -50,7 +54,7 @@ static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_get_device, *s_dtype,
 
 /* PyTorch, once some code imported it (pmtune never imports it). */
 static struct {
-  PyObject *Tensor, *dtypes[NTYPES], *raw_stream, *current_stream, *empty_strided;
+  PyObject *Tensor, *dtypes[MAXTYPES], *raw_stream, *current_stream, *empty_strided;
 } T;
 
 static PyObject *text_or_none(const char *s);
@@ -77,8 +81,43 @@ static PyObject *ext_load(PyObject *self, PyObject *arg) {
   }
   PM_FUNCS(PM_SYM)
 #undef PM_SYM
+  int n = L.pm_dtype_count();
+  if (n < 1 || n > MAXTYPES) {
+    dlclose(h);
+    return PyErr_Format(PyExc_OSError, "%S lists %d element types: not a libpmtune", arg, n);
+  }
+  size_t len = 0;
+  for (int t = 0; t < n; t++) {
+    const char *name = L.pm_dtype_name((pm_dtype)t), *f = strchr(name, 'f');
+    /* the array libraries spell the library's "f" out: f32 float32, bf16 bfloat16 */
+    if (f != NULL)
+      snprintf(NAMES[t], sizeof NAMES[t], "%.*sfloat%s", (int)(f - name), name, f + 1);
+    else
+      snprintf(NAMES[t], sizeof NAMES[t], "%s", name);
+    SIZES[t] = (int)L.pm_dtype_size((pm_dtype)t);
+    len += (size_t)snprintf(TYPES_TEXT + len, sizeof TYPES_TEXT - len, "%s%s",
+                            t == 0 ? "" : t == n - 1 ? " or " : ", ", NAMES[t]);
+  }
+  NTYPES = n;
   L.handle = h;
   Py_RETURN_NONE;
+}
+
+/* dtypes() -> ((name, array name, bytes), ...): the element types as the library lists them,
+ * in pm_dtype's order (the library is loaded where it is not yet). */
+static PyObject *ext_dtypes(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  if (lib_ready() < 0) return NULL;
+  PyObject *r = PyTuple_New(NTYPES);
+  for (int t = 0; r != NULL && t < NTYPES; t++) {
+    PyObject *e = Py_BuildValue("ssi", L.pm_dtype_name((pm_dtype)t), NAMES[t], SIZES[t]);
+    if (e == NULL) {
+      Py_DECREF(r);
+      return NULL;
+    }
+    PyTuple_SetItem(r, t, e);
+  }
+  return r;
 }
 
 /* ---- PyTorch, where it is imported ---------------------------------------------------------- */
@@ -90,10 +129,9 @@ static int torch_seen(void) {
   if (failed) return 0;
   PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
   if (torch == NULL) return 0;
-  static const char *const names[NTYPES] = {"float32", "float16", "bfloat16", "float64"};
   int ok = (T.empty_strided = PyObject_GetAttrString(torch, "empty_strided")) != NULL;
   for (int i = 0; ok && i < NTYPES; i++)
-    ok = (T.dtypes[i] = PyObject_GetAttrString(torch, names[i])) != NULL;
+    ok = (T.dtypes[i] = PyObject_GetAttrString(torch, NAMES[i])) != NULL;
   PyObject *c = ok ? PyObject_GetAttrString(torch, "_C") : NULL; /* the stream as an int */
   T.raw_stream = c != NULL ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
   Py_XDECREF(c);
@@ -220,8 +258,8 @@ static int read_torch(PyObject *obj, const char *what, view *v) {
   for (int i = 0; i < NTYPES; i++)
     if (dtype == T.dtypes[i]) v->dtype = i;
   if (v->dtype < 0) {
-    PyErr_Format(PyExc_TypeError, "%s: pmtune takes float32, float16, bfloat16 or float64 "
-                 "arrays, not %S", what, dtype);
+    PyErr_Format(PyExc_TypeError, "%s: pmtune takes %s arrays, not %S", what, TYPES_TEXT,
+                 dtype);
     Py_DECREF(dtype);
     return -1;
   }
@@ -278,8 +316,8 @@ static int read_cai(PyObject *obj, PyObject *cai, const char *what, int writable
   v->dtype = cai_dtype(typestr);
   if (v->dtype < 0) {
     if (PyObject_HasAttr(obj, s_dlpack)) return 1;
-    PyErr_Format(PyExc_TypeError, "%s: pmtune takes float32, float16, bfloat16 or float64 "
-                 "arrays, not %S", what, typestr ? typestr : Py_None);
+    PyErr_Format(PyExc_TypeError, "%s: pmtune takes %s arrays, not %S", what, TYPES_TEXT,
+                 typestr ? typestr : Py_None);
     return -1;
   }
   v->esize = SIZES[v->dtype];
@@ -395,9 +433,8 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
                                                                                            : -1;
   if (t->dtype.lanes == 1 && t->dtype.code == DL_BF && t->dtype.bits == 16) v->dtype = BF16;
   if (v->dtype < 0) {
-    PyErr_Format(PyExc_TypeError, "%s: pmtune takes float32, float16, bfloat16 or float64 "
-                 "arrays, not DLPack type (%d, %d, %d)", what, t->dtype.code, t->dtype.bits,
-                 t->dtype.lanes);
+    PyErr_Format(PyExc_TypeError, "%s: pmtune takes %s arrays, not DLPack type (%d, %d, %d)",
+                 what, TYPES_TEXT, t->dtype.code, t->dtype.bits, t->dtype.lanes);
     return -1;
   }
   if (t->ndim < 0 || t->ndim > MAXDIM) {
@@ -447,6 +484,8 @@ static int read_protocols(PyObject *obj, const char *what, uint64_t stream, int 
 /* Reads obj into v; TypeError where it is no GPU array pmtune can take. v is released on an
  * error too. */
 static int read_view(PyObject *obj, const char *what, uint64_t stream, int writable, view *v) {
+  memset(v, 0, sizeof *v);
+  if (lib_ready() < 0) return -1; /* the types are the library's */
   if (!is_torch(obj)) return read_protocols(obj, what, stream, writable, v);
   memset(v, 0, sizeof *v);
   return read_torch(obj, what, v);
@@ -698,7 +737,7 @@ static PyObject *raise_status(pm_ctx *c, int rc) {
 /* The keywords of torch.empty_strided for a tensor of type dtype on device: made once a pair
  * for the first MAXDEV devices (a new dict each call for the rest). A new reference. */
 static PyObject *torch_kw(int dtype, int device) {
-  static PyObject *kw[NTYPES][MAXDEV];
+  static PyObject *kw[MAXTYPES][MAXDEV];
   int keep = device >= 0 && device < MAXDEV;
   if (keep && kw[dtype][device] != NULL) return Py_NewRef(kw[dtype][device]);
   PyObject *d = Py_BuildValue("{sOsi}", "dtype", T.dtypes[dtype], "device", device);
@@ -927,10 +966,11 @@ static PyObject *do_reduce_sum(PyObject *h, PyObject *x, PyObject *out, PyObject
   if (dtype != Py_None) {
     int is_own = PyUnicode_Check(dtype) && PyUnicode_CompareWithASCIIString(dtype,
                                                                             NAMES[vx.dtype]) == 0;
-    int is_f32 = PyUnicode_Check(dtype) && PyUnicode_CompareWithASCIIString(dtype, "float32") == 0;
+    int is_f32 = PyUnicode_Check(dtype) &&
+                 PyUnicode_CompareWithASCIIString(dtype, NAMES[F32]) == 0;
     if (!is_own && !is_f32) { /* the names sorted, as the message always was */
-      const char *x1 = NAMES[vx.dtype], *x2 = "float32";
-      if (strcmp(x1, x2) > 0) x1 = "float32", x2 = NAMES[vx.dtype];
+      const char *x1 = NAMES[vx.dtype], *x2 = NAMES[F32];
+      if (strcmp(x1, x2) > 0) x1 = NAMES[F32], x2 = NAMES[vx.dtype];
       if (vx.dtype == F32)
         PyErr_Format(PyExc_TypeError, "dtype: 'float32', not %R", dtype);
       else
@@ -1412,6 +1452,7 @@ static PyMethodDef methods[] = {
     {"load", ext_load, METH_O, "load(path): opens libpmtune at path (OSError where it cannot)"},
     {"setup", ext_setup, METH_VARARGS, "setup(Error, context_of_device, load_library, empty_like)"},
     {"version", ext_version, METH_NOARGS, "the library's version"},
+    {"dtypes", ext_dtypes, METH_NOARGS, "((name, array name, bytes), ...): the element types"},
     {"errname", ext_errname, METH_O, "errname(status): PM_EINVAL ..."},
     {"open", ext_open, METH_VARARGS, "open(device, db, autotune, budget, record) -> handle"},
     {"close", ext_close, METH_O, "close(handle)"},

@@ -11,10 +11,6 @@ import torch
 
 from . import _ext
 
-_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
-          torch.float64: "float64"}
-
-
 def _column_major(t: torch.Tensor) -> bool:
     """Whether pmtune reads a 2-D tensor as column-major (_ext.c's layout())."""
     rows, cols = t.shape

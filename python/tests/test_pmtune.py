@@ -100,9 +100,9 @@ def test_what_is_not_a_float_gpu_array_is_refused():
     with pytest.raises(TypeError, match="float32, float16"):
         _ext.view(Fake((2, 2), typestr=">f2" if sys.byteorder == "little" else "<f2"), "a")
     half, double = Fake((3, 5), typestr="<f2"), Fake((3, 5), typestr="<f8")
-    assert _ext.view(half, "a") == (_arrays.F16, (3, 5), (10, 2))
+    assert _ext.view(half, "a") == (_arrays.dtype("f16"), (3, 5), (10, 2))
     assert _ext.layout(half, "a") == (0, 3, 5, 10)
-    assert (_ext.view(double, "a")[0], _ext.packed(double, "a")) == (_arrays.F64, 15)
+    assert (_ext.view(double, "a")[0], _ext.packed(double, "a")) == (_arrays.dtype("f64"), 15)
     with pytest.raises(TypeError, match="not a GPU array"):
         _ext.view([1.0, 2.0], "a")
     with pytest.raises(ValueError, match="read-only"):
