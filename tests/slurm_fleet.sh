@@ -35,6 +35,12 @@ tmp=$(mktemp -d /tmp/pmtune-slurm-XXXXXX)
 chmod 755 "$tmp"
 nodes="gpu1 gpu2 gpu3"
 cleanup() {
+  # Jobs still running (a failed check ends the test early) are cancelled first: their slurmstepd
+  # would outlive slurmd. Only this test's Slurm is asked.
+  if [ "${SLURM_CONF:-}" = "$tmp/slurm.conf" ] && [ -n "$(squeue -h -o %i 2> /dev/null)" ]; then
+    scancel --full --user="$(id -un)" 2> /dev/null
+    for _ in $(seq 10); do [ -z "$(squeue -h -o %i 2> /dev/null)" ] && break; sleep 1; done
+  fi
   for p in slurmd-gpu1 slurmd-gpu2 slurmd-gpu3 slurmctld munged; do
     [ -f "$tmp/$p.pid" ] && kill "$(cat "$tmp/$p.pid")" 2> /dev/null
   done
