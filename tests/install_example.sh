@@ -3,7 +3,8 @@
 # examples/example.c against it three ways, then runs each: through pkg-config, through
 # find_package(pmtune) with pmtune::pmtune, and with pmtune::pmtune_static. Where this machine has
 # no GPU each must say "no CUDA device" and exit 1; where it has one, exit 0. Also: the installed
-# `pmtune --version`, pkg-config's version and the package's agree with the project's version.
+# `pmtune --version`, pkg-config's version and the package's agree with the project's version,
+# and the man page is installed (share/man/man1/pmtune.1).
 # Usage: install_example.sh BUILD SOURCE VERSION CUDA_INCLUDE_DIR CUDA_LIBRARY_DIR
 set -eu
 build=$1 src=$2 version=$3 cudainc=$4 cudalib=$5
@@ -14,7 +15,8 @@ fail() { echo "install_example: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$tmp/p" > "$tmp/install.log" || fail "cmake --install failed"
 for f in bin/pmtune include/pmtune.h lib/libpmtune.a lib/libpmtune.so "lib/libpmtune.so.${version%%.*}" \
          lib/pkgconfig/pmtune.pc lib/cmake/pmtune/pmtuneConfig.cmake \
-         share/pmtune/results/nvidia-h100-80gb-hbm3.json.gz share/pmtune/results/nvidia-h200.json; do
+         share/pmtune/results/nvidia-h100-80gb-hbm3.json.gz share/pmtune/results/nvidia-h200.json \
+         share/man/man1/pmtune.1; do
   [ -e "$tmp/p/$f" ] || fail "$f is not installed"
 done
 "$tmp/p/bin/pmtune" --version | grep -q "^pmtune $version " || fail "pmtune --version is not $version"

@@ -20,13 +20,13 @@ static void slurp(const char *path, char *buf, size_t cap) {
   if (f) fclose(f);
 }
 
-/* Runs `pmtune ARGS` through the shell; fills R with its exit status, stdout and stderr. */
-static result *run(const char *args) {
+/* Runs the shell command line `line`; fills R with its exit status, stdout and stderr. */
+static result *run_shell(const char *line) {
   char dir[] = "/tmp/pmtune-cli-XXXXXX", cmd[4096], out[64], err[64];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(out, sizeof out, "%s/out", dir);
   snprintf(err, sizeof err, "%s/err", dir);
-  snprintf(cmd, sizeof cmd, "'%s' %s >%s 2>%s", PMTUNE_BIN, args, out, err);
+  snprintf(cmd, sizeof cmd, "%s >%s 2>%s", line, out, err);
   int st = system(cmd);
   cr_assert(WIFEXITED(st), "%s: did not exit normally", cmd);
   R.status = WEXITSTATUS(st);
@@ -34,6 +34,13 @@ static result *run(const char *args) {
   slurp(err, R.err, sizeof R.err);
   remove(out), remove(err), rmdir(dir);
   return &R;
+}
+
+/* Runs `pmtune ARGS` through the shell, as run_shell. */
+static result *run(const char *args) {
+  char line[4096];
+  snprintf(line, sizeof line, "'%s' %s", PMTUNE_BIN, args);
+  return run_shell(line);
 }
 
 static int lines(const char *s) {
@@ -497,4 +504,109 @@ Test(cli, readme_table_names_the_options_of_each_commands_help) {
   for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
     cr_expect_eq(rows[k], 1, "README.md's command table has %d rows for 'pmtune %s', not one",
                  rows[k], cmds[k]);
+}
+
+/* ---- The man page the build writes (pmtune.1) against the command's tables ---- */
+
+/* The man page that the build wrote with `pmtune help --man` (PM_MAN_PAGE), in a static buffer. */
+static const char *man_page(void) {
+  static char page[1 << 20];
+  FILE *f = fopen(PM_MAN_PAGE, "rb");
+  cr_assert_not_null(f, "no man page at %s: the build writes it (target pmtune_man)", PM_MAN_PAGE);
+  size_t n = fread(page, 1, sizeof page - 1, f);
+  page[n] = '\0';
+  fclose(f);
+  return page;
+}
+
+/* How many times needle occurs in [from, to). */
+static int occurs(const char *from, const char *to, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(from, needle); p != NULL && p < to; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* Writes option name ("--size", "-D") as the man page's roff has it: "\fB\-\-size\fR". */
+static void roff_option(char *out, size_t cap, const char *name) {
+  size_t len = (size_t)snprintf(out, cap, "\\fB");
+  for (const char *p = name; *p != '\0' && len < cap; p++)
+    len += (size_t)snprintf(out + len, cap - len, *p == '-' ? "\\-" : "%c", *p);
+  if (len < cap) snprintf(out + len, cap - len, "\\fR");
+}
+
+Test(cli, man_page_names_every_command_and_option) {
+  const char *page = man_page();
+  result *r = run("help --man");
+  cr_assert_eq(r->status, 0, "pmtune help --man: %s", r->err);
+  cr_assert_lt(strlen(r->out), sizeof r->out - 1, "the man page outgrew this test's buffer");
+  cr_assert_str_eq(r->out, page, "%s is not what 'pmtune help --man' prints now", PM_MAN_PAGE);
+
+  /* The commands as `pmtune --help` lists them (cli_commands): "  NAME  summary" lines. */
+  static char list[65536];
+  r = run("--help");
+  cr_assert_eq(r->status, 0);
+  snprintf(list, sizeof list, "%s", r->out);
+  int ncmds = 0;
+  for (const char *line = strstr(list, "commands:\n"); line != NULL && *line != '\0';
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    char cmd[32], want[96];
+    if (strncmp(line, "  ", 2) != 0 || sscanf(line, " %31[a-z]", cmd) != 1) continue;
+    ncmds++;
+    snprintf(want, sizeof want, ".TP\n.B %s\n", cmd);
+    cr_expect_not_null(strstr(page, want), "the man page's COMMANDS do not list %s", cmd);
+    snprintf(want, sizeof want, ".SS \"pmtune %s\"\n", cmd);
+    const char *section = strstr(page, want);
+    cr_assert_not_null(section, "the man page has no section for 'pmtune %s'", cmd);
+    const char *end = section + strlen(want), *usage;
+    while (*end != '\0' && strncmp(end, "\n.SS ", 5) != 0 && strncmp(end, "\n.SH ", 5) != 0) end++;
+    snprintf(want, sizeof want, "\\fBpmtune %s\\fR", cmd);
+    usage = strstr(section, want);
+    cr_assert(usage != NULL && usage < end, "'pmtune %s''s section has no usage line", cmd);
+    const char *usage_end = strstr(usage, "\n.PP\n") ? strstr(usage, "\n.PP\n") : end;
+
+    /* Every option its --help lists, in the usage line and as an entry of the option list,
+     * "-X, --name" for one with a short name; no entry more. */
+    char args[64], roff[96], long_roff[96], entry[200];
+    snprintf(args, sizeof args, "%s --help", cmd);
+    r = run(args);
+    cr_assert_eq(r->status, 0, "pmtune %s: %s", args, r->err);
+    optset help = {0};
+    help_options(r->out, &help);
+    for (int i = 0; i < help.n; i++) {
+      int has_short = help.alias[i][0] != '\0';
+      roff_option(roff, sizeof roff, has_short ? help.alias[i] : help.name[i]);
+      cr_expect_gt(occurs(usage, usage_end, roff), 0,
+                   "the man page's usage line of 'pmtune %s' lacks %s", cmd, help.name[i]);
+      roff_option(long_roff, sizeof long_roff, help.name[i]);
+      if (has_short)
+        snprintf(entry, sizeof entry, "\n.TP\n%s, %s", roff, long_roff);
+      else
+        snprintf(entry, sizeof entry, "\n.TP\n%s", roff);
+      cr_expect_eq(occurs(section, end, entry), 1,
+                   "the man page's section of 'pmtune %s' has not one entry for %s", cmd,
+                   help.name[i]);
+    }
+    cr_expect_eq(occurs(section, end, "\n.TP\n\\fB\\-"), help.n,
+                 "the man page's section of 'pmtune %s' has %d option entries, its --help %d",
+                 cmd, occurs(section, end, "\n.TP\n\\fB\\-"), help.n);
+  }
+  cr_assert_gt(ncmds, 10, "'pmtune --help' lists %d commands", ncmds);
+}
+
+Test(cli, man_page_renders_without_warnings) {
+  if (run_shell("command -v groff")->status != 0)
+    cr_skip_test("groff is not installed: nothing here renders %s (man -l needs it too)",
+                 PM_MAN_PAGE);
+  char line[1024];
+  /* -ww: every warning groff knows; -z: format, write nothing */
+  snprintf(line, sizeof line, "groff -man -Tutf8 -ww -z '%s'", PM_MAN_PAGE);
+  result *r = run_shell(line);
+  cr_expect_eq(r->status, 0, "%s: status %d", line, r->status);
+  cr_expect_str_empty(r->err, "%s warns: %s", line, r->err);
+  if (run_shell("command -v man")->status != 0) return; /* groff has rendered it */
+  snprintf(line, sizeof line, "MANWIDTH=80 man -l '%s'", PM_MAN_PAGE);
+  r = run_shell(line);
+  cr_expect_eq(r->status, 0, "%s: status %d: %s", line, r->status, r->err);
+  cr_expect_str_empty(r->err, "%s warns: %s", line, r->err);
+  cr_expect_not_null(strstr(r->out, "pmtune tune [--op OP|all]"), "%s: %.400s", line, r->out);
 }

@@ -7,7 +7,8 @@
 # (failing to find a driver here, or finding one) nor NVRTC gives valgrind 3.19 an error or a
 # definite or possible leak on these paths; what they keep to the end is "still reachable",
 # which is not an error. Also space --kernel on the example description and on a file that is
-# none, and export, import and explain with --kernel, and report. Usage: valgrind_cli.sh PMTUNE SOURCE_DIR
+# none, and export, import and explain with --kernel, and report, and help --man (the man page).
+# Usage: valgrind_cli.sh PMTUNE SOURCE_DIR
 set -u
 pmtune=$1
 src=$2
@@ -78,5 +79,6 @@ step 0 import "$dir/k.json" --kernel "$src/examples/kernels/matadd.json" --db "$
 step 1 import "$dir" --kernel "$src/examples/kernels/matadd.json" --db "$db"
 step 1gpu explain --kernel "$src/examples/kernels/matadd.json" --size 100x100 --db "$db"
 step 0 report --svg "$dir/r.svg" --db "$db"
+step 0 help --man
 echo "valgrind_cli: $(($(date +%s) - begin)) s"
 exit $failed

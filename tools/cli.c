@@ -1,5 +1,6 @@
 /* cli.c: what the pmtune subcommands share: the option-table parser and --help printer, usage
  * errors, lookups. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@ enum {
   LEFT_MAX = 24     /* an option's name and value that take more start its help on a line below */
 };
 
+
+static int help_as_man; /* cli_help_as_man: --help prints the command's man page section */
 
 const char *const cli_orders[] = {"row", "col", NULL};
 const char *const cli_borders[] = {"clamp", "zero", NULL};
@@ -236,7 +239,10 @@ int cli_parse(const cli_help *help, const cli_option *opts, int argc, char **arg
   int seen[MAX_OPTIONS] = {0}, n = 0, ns = 1, ch;
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      cli_print_help(stdout, help, opts);
+      if (help_as_man)
+        cli_print_man(stdout, help, opts);
+      else
+        cli_print_help(stdout, help, opts);
       return CLI_DONE;
     }
   for (; opts[n].name != NULL; n++) {
@@ -369,6 +375,112 @@ void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts) {
   if (help->more != NULL || help->after != NULL) fputc('\n', out);
   if (help->more != NULL) help->more(out);
   if (help->after != NULL) fputs(help->after, out);
+}
+
+void cli_help_as_man(int on) { help_as_man = on; }
+
+void cli_man_escape(FILE *out, const char *s, size_t len, int line_start) {
+  if (len > 0 && line_start && (s[0] == '.' || s[0] == '\''))
+    fputs("\\&", out);
+  for (size_t i = 0; i < len; i++) {
+    int inside = i > 0 && isalnum((unsigned char)s[i - 1]) && i + 1 < len &&
+                 isalnum((unsigned char)s[i + 1]); /* memory-bound: a hyphen */
+    if (s[i] == '\\') fputs("\\e", out);
+    else if (s[i] == '-' && !inside) fputs("\\-", out);
+    else fputc(s[i], out);
+  }
+}
+
+void cli_man_text(FILE *out, const char *text) {
+  int in_paragraph = 0, in_item = 0;
+  for (const char *line = text; *line != '\0';) {
+    size_t len = strcspn(line, "\n"), lead = strspn(line, " ");
+    if (lead > len) lead = len;
+    if (lead == len) { /* a blank line ends the paragraph */
+      in_paragraph = in_item = 0;
+    } else if (lead == 2) { /* "  path        print which file is in use": a tagged item */
+      const char *tag = line + 2, *end = line + len, *gap = tag;
+      while (gap + 1 < end && !(gap[0] == ' ' && gap[1] == ' ')) gap++;
+      if (gap + 1 >= end) gap = end;
+      fputs(".TP\n", out);
+      cli_man_escape(out, tag, (size_t)(gap - tag), 1);
+      fputc('\n', out);
+      while (gap < end && *gap == ' ') gap++;
+      if (gap < end) {
+        cli_man_escape(out, gap, (size_t)(end - gap), 1);
+        fputc('\n', out);
+      }
+      in_paragraph = in_item = 1;
+    } else { /* prose, or an item's text continued (indented further) */
+      int continued = lead > 2 && in_item;
+      if (!continued && (!in_paragraph || in_item)) {
+        fputs(".PP\n", out);
+        in_item = 0;
+      }
+      in_paragraph = 1;
+      cli_man_escape(out, line + lead, len - lead, 1);
+      fputc('\n', out);
+    }
+    line += len + (line[len] == '\n');
+  }
+}
+
+/* Writes option o's name and value as roff: "\fB\-\-size\fR\ \fIS\fR", "\fB\-\-seen\fR[=\fIN\fR]";
+ * name is "-X" or "--name"; between them, sep (a space that breaks, or "\\ " that does not). */
+static void man_name_and_value(FILE *out, const char *name, const cli_option *o, const char *v,
+                               const char *sep) {
+  fputs("\\fB", out);
+  cli_man_escape(out, name, strlen(name), 0);
+  fputs("\\fR", out);
+  if (*v == '\0') return;
+  fputs(o->flags & CLI_OPTIONAL ? "[=" : sep, out);
+  fputs("\\fI", out);
+  cli_man_escape(out, v, strlen(v), 0);
+  fputs(o->flags & CLI_OPTIONAL ? "\\fR]" : "\\fR", out);
+}
+
+void cli_print_man(FILE *out, const cli_help *help, const cli_option *opts) {
+  char vbuf[128], name[48];
+  /* The usage line: filled, each option with its value kept on one line ("\ ") */
+  fprintf(out, ".PP\n\\fBpmtune %s\\fR", help->cmd);
+  if (help->operands != NULL) {
+    fputc(' ', out);
+    cli_man_escape(out, help->operands, strlen(help->operands), 0);
+  }
+  for (const cli_option *o = opts; o->name != NULL; o++) {
+    const char *v = value_name(o, vbuf, sizeof vbuf), *br = o->flags & CLI_REQUIRED ? "" : "[";
+    if (o->short_name != 0 && !(o->flags & CLI_OPTIONAL))
+      snprintf(name, sizeof name, "-%c", o->short_name);
+    else
+      snprintf(name, sizeof name, "--%s", o->name);
+    fprintf(out, "\n%s", br);
+    man_name_and_value(out, name, o, v, "\\ ");
+    fprintf(out, "%s%s", *br ? "]" : "", o->flags & CLI_REPEAT ? "..." : "");
+  }
+  fputc('\n', out);
+  if (help->about != NULL) cli_man_text(out, help->about);
+  /* The options, a tagged paragraph each: "-o, --output FILE", then its help */
+  for (const cli_option *o = opts; o->name != NULL; o++) {
+    const char *v = value_name(o, vbuf, sizeof vbuf);
+    fputs(".TP\n", out);
+    if (o->short_name != 0) fprintf(out, "\\fB\\-%c\\fR, ", o->short_name);
+    snprintf(name, sizeof name, "--%s", o->name);
+    man_name_and_value(out, name, o, v, " ");
+    fputc('\n', out);
+    cli_man_escape(out, o->help, strlen(o->help), 1);
+    fputc('\n', out);
+  }
+  if (help->more != NULL) { /* its paragraph as the help has it, then as roff */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f != NULL) {
+      help->more(f);
+      if (fclose(f) == 0) cli_man_text(out, text);
+      free(text);
+    }
+  }
+  if (help->after != NULL) cli_man_text(out, help->after);
 }
 
 const cli_cmd *cli_find(const char *name) {

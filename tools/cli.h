@@ -195,6 +195,32 @@ void cli_wrap(FILE *out, const char *text, int col, int indent);
  * paragraph, help->after. */
 void cli_print_help(FILE *out, const cli_help *help, const cli_option *opts);
 
+/* ---- The man page (`pmtune help --man`, pmtune.1) ----
+ *
+ * Made from the same tables as the help: main.c writes the page's head and its list of commands
+ * from cli_commands, then runs each command's --help with cli_help_as_man on, so that cli_parse
+ * prints that command's section (cli_print_man) from its option table instead of its help. */
+
+/* What --help prints from now on: the help (on 0, the default) or the command's man page section
+ * (on 1). */
+void cli_help_as_man(int on);
+
+/* Writes a command's section of the man page as roff: the usage line (its operands and each
+ * option, as cli_print_help has them), help->about, each option as a tagged paragraph (.TP),
+ * help->more's paragraph, help->after (all through cli_man_text). */
+void cli_print_man(FILE *out, const cli_help *help, const cli_option *opts);
+
+/* Writes text, paragraphs as the help holds them (lines, a blank line between paragraphs), as
+ * roff: a paragraph (.PP) of filled lines, each escaped (cli_man_escape); a line indented two
+ * spaces, "  path        print which file is in use", a tagged paragraph (.TP) whose tag is what
+ * comes before its first two spaces, continued by the lines indented further that follow it. */
+void cli_man_text(FILE *out, const char *text);
+
+/* Writes len bytes of s as roff text: '\' as \e, a '-' that is not a hyphen within a word (an
+ * option's: --size, -D) as \-, and \& before a '.' or '\'' where line_start says s starts a
+ * line (where roff would read a request). */
+void cli_man_escape(FILE *out, const char *s, size_t len, int line_start);
+
 /* ---- Errors and lookups ---- */
 
 /* Prints "pmtune CMD: message" on one line to stderr and returns CLI_USAGE. A quoted value
