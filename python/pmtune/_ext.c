@@ -122,13 +122,14 @@ static PyObject *ext_dtypes(PyObject *self, PyObject *unused) {
 
 /* ---- PyTorch, where it is imported ---------------------------------------------------------- */
 
-/* Fills T the first time torch is in sys.modules; 0 where it is not (yet), -1 on an error. */
+/* Fills T the first time torch is in sys.modules once the library (whose types T matches) is
+ * loaded; 0 where either is not (yet), -1 on an error. */
 static int torch_seen(void) {
   static int failed; /* a torch without what pmtune reads: its tensors go through the protocols */
   if (T.Tensor != NULL) return 1;
   if (failed) return 0;
   PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
-  if (torch == NULL) return 0;
+  if (torch == NULL || NTYPES == 0) return 0; /* T's types are the library's, once it is loaded */
   int ok = (T.empty_strided = PyObject_GetAttrString(torch, "empty_strided")) != NULL;
   for (int i = 0; ok && i < NTYPES; i++)
     ok = (T.dtypes[i] = PyObject_GetAttrString(torch, NAMES[i])) != NULL;
@@ -486,9 +487,7 @@ static int read_protocols(PyObject *obj, const char *what, uint64_t stream, int 
 static int read_view(PyObject *obj, const char *what, uint64_t stream, int writable, view *v) {
   memset(v, 0, sizeof *v);
   if (lib_ready() < 0) return -1; /* the types are the library's */
-  if (!is_torch(obj)) return read_protocols(obj, what, stream, writable, v);
-  memset(v, 0, sizeof *v);
-  return read_torch(obj, what, v);
+  return is_torch(obj) ? read_torch(obj, what, v) : read_protocols(obj, what, stream, writable, v);
 }
 
 /* The shape as Python writes a tuple: "(4, 5)", "(3,)", "()". */
@@ -696,6 +695,7 @@ static int other_stream(PyObject *obj, uint64_t *out) {
  * stream the data must be ready on). */
 static int first_array(PyObject *obj, const char *what, PyObject *stream, int writable, view *v,
                        uint64_t *s) {
+  if (lib_ready() < 0) return -1; /* the types are the library's: torch's are matched to them */
   if (is_torch(obj)) {
     memset(v, 0, sizeof *v);
     if (read_torch(obj, what, v) < 0) return -1;

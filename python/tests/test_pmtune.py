@@ -225,6 +225,51 @@ def test_importing_pmtune_imports_no_torch():
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
+FAKE_TORCH = """
+import sys, types
+import pmtune  # first: pmtune.torch's custom ops are not the stand-in's to register
+torch = types.ModuleType("torch")
+class dtype:
+    def __init__(self, name): self.name = name
+    def __repr__(self): return "torch." + self.name
+for n in ("float32", "float16", "bfloat16", "float64", "int32"):
+    setattr(torch, n, dtype(n))
+class Tensor:
+    def __init__(self, dt): self.dtype, self.shape = dt, (4,)
+    def get_device(self): return 0
+    def data_ptr(self): return 0x10000
+    def stride(self): return (1,)
+torch.Tensor = Tensor
+torch.empty_strided = lambda *a, **k: Tensor(torch.float32)
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
+sys.modules["torch"] = torch
+"""
+
+
+def test_a_process_s_first_call_reads_torch_tensors_with_the_library_s_types():
+    """The first thing a process does is a call on torch tensors: the extension reads their types
+    as the library lists them, which it must load first (a stand-in torch: no GPU needed)."""
+    code = FAKE_TORCH + """
+t = torch.float32
+try:
+    pmtune.add(Tensor(t), Tensor(t), out=Tensor(t))
+except pmtune.Error as e:  # no GPU here; on a GPU the call runs on 0x10000 and is not made
+    print("library:", e.name)
+try:
+    pmtune.add(Tensor(torch.int32), Tensor(t))
+except TypeError as e:
+    print("refused:", e)
+"""
+    if gpu_count():
+        pytest.skip("a GPU is present: the stand-in's pointers would be used")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=os.path.dirname(pmtune.__path__[0]))
+    assert r.returncode == 0, r.stderr
+    assert "library: PM_ENODEV" in r.stdout, r.stdout + r.stderr
+    assert ("refused: a: pmtune takes float32, float16, bfloat16 or float64 arrays, not "
+            "torch.int32") in r.stdout, r.stdout
+
+
 def test_the_package_s_version_is_the_library_s():
     assert pmtune.__version__ == pmtune.version()
     assert os.path.exists(os.path.join(os.path.dirname(pmtune.__file__), "py.typed"))
