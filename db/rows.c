@@ -111,16 +111,16 @@ int pm__db_json_types(pm__db *db, const char *text, int len, const char *const *
   sqlite3_stmt *st = NULL;
   *valid = pm__db_json_check(pm__db_handle(db), text, len);
   if (*valid < 0) return pm__seterr(pm__db_ctx(db), PM_ENOMEM, "JSON: out of memory reading it");
-  for (int i = 0; *valid && i < n; i++) {
-    PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_type(?1, ?2)", -1, &st,
-                                      NULL));
-    PM__SQLITE(db, sqlite3_bind_text(st, 1, text, len, SQLITE_STATIC));
+  if (!*valid || n == 0) return PM_OK;
+  PM__SQLITE(db, sqlite3_prepare_v2(pm__db_handle(db), "SELECT json_type(?1, ?2)", -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_text(st, 1, text, len, SQLITE_STATIC));
+  for (int i = 0; i < n; i++) {
     PM__SQLITE(db, sqlite3_bind_text(st, 2, paths[i], -1, SQLITE_STATIC));
     PM__SQLITE_ST(db, st, sqlite3_step(st));
     const char *t;
     PM__SQLITE_TEXT(db, st, 0, t);
     snprintf(types[i], sizeof types[i], "%s", t ? t : "");
-    pm__db_finalize(&st);
+    PM__SQLITE_ST(db, st, sqlite3_reset(st));
   }
 fail:
   pm__db_finalize(&st);

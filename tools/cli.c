@@ -542,11 +542,7 @@ int cli_same_file(const char *a, const char *b) {
 
 const char *cli_op_names(void) {
   static char buf[256];
-  size_t len = 0;
-  buf[0] = '\0';
-  for (int i = 0; pm__ops[i] != NULL && len + 2 < sizeof buf; i++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", pm__ops[i]->name);
-  return buf;
+  return cli_op_help(buf, sizeof buf, "", ", ", "");
 }
 
 const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
