@@ -448,15 +448,19 @@ Test(gpu_serve, a_compile_never_waits_for_another_process_s_write_lock) {
 
 /* One pm_matadd of rows x cols (packed rows, at most 1 << 20 floats) on stream s into the
  * buffers d[3], checked on the host; 1 where every element is right. */
+static double matadd_call_ms; /* the host time of matadd_right's pm_matadd, the library's part */
+
 static int matadd_right(pm_ctx *c, unsigned rows, unsigned cols, float *d[3], cudaStream_t s) {
   size_t n = (size_t)rows * cols, bytes = n * 4;
   float *h = malloc(bytes), *o = malloc(bytes);
   int ok = h != NULL && o != NULL;
   for (size_t i = 0; ok && i < n; i++) h[i] = (float)(i % 1000) / 8;
   ok = ok && cudaMemcpyAsync(d[0], h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
-       cudaMemcpyAsync(d[1], h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
-       pm_matadd(c, rows, cols, PM_ROW_MAJOR, d[2], cols * 4, d[0], cols * 4, d[1], cols * 4, s) == PM_OK &&
-       cudaMemcpyAsync(o, d[2], bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+       cudaMemcpyAsync(d[1], h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess;
+  double t0 = pm__now_ms();
+  ok = ok && pm_matadd(c, rows, cols, PM_ROW_MAJOR, d[2], cols * 4, d[0], cols * 4, d[1], cols * 4, s) == PM_OK;
+  matadd_call_ms = pm__now_ms() - t0;
+  ok = ok && cudaMemcpyAsync(o, d[2], bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
        cudaStreamSynchronize(s) == cudaSuccess;
   for (size_t i = 0; ok && i < n; i++) ok = o[i] == h[i] + h[i];
   free(h), free(o);
@@ -464,7 +468,10 @@ static int matadd_right(pm_ctx *c, unsigned rows, unsigned cols, float *d[3], cu
 }
 
 /* While the background tuner works, calls (of the size being tuned and of others) are served at
- * once, right, and in milliseconds; afterwards the size's cached choice is the tuned winner. */
+ * once, right, and in milliseconds; afterwards the size's cached choice is the tuned winner. The
+ * bound is on the calls' own host time: the copies and the synchronisation around them share the
+ * GPU with whatever else runs (ctest -j8 stretched them past a second), a wait for the tuner would
+ * be inside pm_matadd. */
 Test(gpu_serve, calls_never_wait_for_the_background_tuning) {
   pm_ctx *c = NULL;
   pm_options o = {.db_path = path, .autotune = 1, .autotune_budget = 24};
@@ -477,14 +484,15 @@ Test(gpu_serve, calls_never_wait_for_the_background_tuning) {
   int served = 0;
   double worst = 0;
   while (pm__autotune_busy(c, NULL)) {
-    double t0 = pm__now_ms();
-    int ok = matadd_right(c, 777, 336, d, NULL) && matadd_right(c, 64, 96, d, NULL);
-    double ms = pm__now_ms() - t0;
+    int ok = matadd_right(c, 777, 336, d, NULL);
+    double ms = matadd_call_ms;
+    ok = ok && matadd_right(c, 64, 96, d, NULL);
+    ms += matadd_call_ms;
     cr_assert(ok, "a call served while the tuning runs is wrong");
     if (pm__autotune_busy(c, NULL)) served++, worst = ms > worst ? ms : worst;
   }
   cr_assert_gt(served, 0, "no call was served while the tuning ran");
-  cr_assert_lt(worst, 500, "two calls took %.1f ms while the tuning ran: they waited for it", worst);
+  cr_assert_lt(worst, 250, "two calls took %.1f ms while the tuning ran: they waited for it", worst);
   cr_assert(matadd_right(c, 777, 336, d, NULL));
   pm__problem pr;
   const pm__op *op = matadd_served_as(777, 336, 0, 0, &pr); /* packed: add */
