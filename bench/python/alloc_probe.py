@@ -36,6 +36,7 @@ def us(f):
 a = torch.rand(1000, device="cuda")
 b = torch.rand(1000, device="cuda")
 o = torch.empty_like(a)
+s = torch.empty((), device="cuda")
 f32, dev = torch.float32, a.device
 raw = torch._C._cuda_getCurrentRawStream
 es = torch.empty_strided
@@ -59,6 +60,12 @@ calls = {
     "torch.add(a, b, out=o)": lambda: torch.add(a, b, out=o),
     "pmtune.add(a, b)": lambda: pmtune.add(a, b),
     "pmtune.add(a, b, out=o)": lambda: pmtune.add(a, b, out=o),
+    "pmtune.add(a, b, out=torch.empty_strided(...))": lambda: pmtune.add(a, b, out=es((1000,), (1,), dtype=f32, device=0)),
+    "pmtune.add(a, b, out=torch.empty_like(a))": lambda: pmtune.add(a, b, out=torch.empty_like(a)),
+    "torch.empty_strided(...).data_ptr()": lambda: es((1000,), (1,), dtype=f32, device=0).data_ptr(),
+    "pmtune.reduce_sum(a)": lambda: pmtune.reduce_sum(a),
+    "pmtune.reduce_sum(a, out=s)": lambda: pmtune.reduce_sum(a, out=s),
+    "torch.sum(a)": lambda: torch.sum(a),
 }
 print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                   "python": sys.version.split()[0], "rounds": ROUNDS, "calls": CALLS}))
