@@ -1,15 +1,15 @@
 /* autotune.c: tuning sizes on first use (pm_options.autotune, PMTUNE_AUTOTUNE=1) in a background
  * thread of the context: a call (of a built-in op or a kernel of one's own) that meets a size far
  * from every tuned one asks for it and is
- * served at once; the thread runs a short random search on a stream of its own, stores it in
- * the tuning database on a handle of its own, and moves serving to a new epoch so that later
- * calls use it. */
+ * served at once; the thread runs a short random search on a stream of its own, in a tuning
+ * session of its own (tuner/session.h: a handle of its own on the tuning database, one job, no
+ * run recorded, nothing carried), and moves serving to a new epoch so that later calls use it. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "session.h"
 #include "timer.h"
-#include "tune.h"
 
 struct pm__tuner {
   pthread_t thread;
@@ -28,45 +28,27 @@ int pm__autotune_wanted(const pm__decision *d) {
          (d->source == PM__FROM_NEAREST && d->distance > log(PM__AUTOTUNE_FACTOR) + 1e-9);
 }
 
-/* A read-write handle on c's database for op with c's GPU recorded (*gpu_id): the built-in ops',
- * and where op is a kernel of one's own, its too, its template made current (plus holds the list
- * while the handle lives); NULL where it cannot be opened (the reason is on c). */
-static pm__db *open_for_tuning(pm_ctx *c, const pm__op *op, pm__ops_db_plus *plus,
-                               int64_t *gpu_id) {
-  pm__db *db = NULL;
-  int driver, runtime, own = pm__op_find(op->name) != op;
-  pm__cuda_versions(&driver, &runtime);
-  if (pm__db_open(c, c->db_path, 0, own ? pm__ops_db_with(op, plus) : pm__ops_db(), &db) != PM_OK)
-    return NULL;
-  if (pm__db_gpu_put(db, &c->dev, driver, runtime, gpu_id) != PM_OK ||
-      (own && pm__db_template_current(db, op->name, pm__op_template(op)->sha256) != PM_OK)) {
-    pm__db_close(db);
-    return NULL;
-  }
-  return db;
-}
-
 /* Tunes pr on tc (the thread's own context: its errors never show in the caller's pm_errmsg)
- * with a random search of `budget` points and stores what it measures; a failure is said on c
- * with pm__notice (the calls are served as if nothing had been tuned). */
+ * in a tuning session of its own, a random search of `budget` points stored without a run
+ * recorded, in c's database, where op is a kernel of one's own its template made current; a
+ * failure is said on c with pm__notice (the calls are served as if nothing had been tuned). */
 static void tune_one(pm_ctx *c, pm_ctx *tc, const pm__op *op, const pm__problem *pr, int budget) {
-  int64_t gpu_id = 0;
-  pm__ops_db_plus plus;
-  pm__db *db = open_for_tuning(tc, op, &plus, &gpu_id);
-  if (db == NULL) {
+  pm__session *s = NULL;
+  pm__session_opts o;
+  pm__session_job job = {op, *pr};
+  job.pr.caller_align = 0; /* the tuner measures on its own buffers, laid out as each point says */
+  pm__session_opts_default(&o);
+  o.db_path = tc->db_path;
+  o.own = pm__op_find(op->name) != op ? op : NULL;
+  o.tune.strategy = PM__STRATEGY_RANDOM;
+  o.tune.budget = (uint64_t)budget;
+  if (pm__session_open(&s, tc, &o) != PM_OK) {
     pm__notice(c, "%s: %s is not tuned on first use", pm_errmsg(tc), op->name);
     return;
   }
-  pm__tune_opts o;
-  pm__tune_result r;
-  pm__problem own = *pr;
-  own.caller_align = 0; /* the tuner measures on its own buffers, laid out as each point says */
-  pm__tune_opts_default(&o);
-  o.strategy = PM__STRATEGY_RANDOM;
-  o.budget = (uint64_t)budget;
-  if (pm__tune_problem(tc, db, gpu_id, 0, op, &own, &o, &r) != PM_OK)
+  if (pm__session_run(s, &job, 1, NULL) != PM_OK)
     pm__notice(c, "tuning %s on first use failed: %s", op->name, pm_errmsg(tc));
-  pm__db_close(db);
+  pm__session_close(s);
 }
 
 /* The thread: waits for a request, tunes it, refreshes serving; until pm_close. It tunes on a

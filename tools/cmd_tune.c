@@ -1,5 +1,7 @@
 /* cmd_tune.c: `pmtune tune`, the offline tuning run: every requested (op, size) on every requested
- * GPU, each candidate compiled, verified and timed, everything stored in the tuning database. */
+ * GPU, each candidate compiled, verified and timed, everything stored in the tuning database.
+ * This file reads the options, makes the jobs (or picks the recorded sizes) and prints; each GPU's
+ * thread runs them in a tuning session (tuner/session.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,7 +12,7 @@
 
 #include "cli.h"
 #include "kernel_file.h"
-#include "tune.h"
+#include "session.h"
 
 static const char about[] =
     "Tunes each operation at each size on this machine's GPUs: compiles every candidate of the\n"
@@ -139,11 +141,6 @@ _Static_assert(PM__STRATEGY_AUTO == 0 && PM__STRATEGY_EXHAUSTIVE == 1 && PM__STR
                    PM__STRATEGY_STAGED == 3,
                "strategies[] lists the strategies in the order of PM__STRATEGY_*");
 
-typedef struct job {
-  const pm__op *op;
-  pm__problem pr;
-} job;
-
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) {
   (void)sig;
@@ -154,13 +151,14 @@ static void on_sigint(int sig) {
 /* Adds op's default sizes to jobs[n..max): where dtypes is 0 (no --dtype), its entry's tune_sizes
  * as they are (f32, and bf16 where listed); else its f32 sizes in each type of dtypes. Returns
  * the new count. */
-static int add_defaults(const pm__op *op, unsigned dtypes, job *jobs, int n, int max) {
+static int add_defaults(const pm__op *op, unsigned dtypes, pm__session_job *jobs, int n,
+                        int max) {
   for (int t = 0; t < PM__NDTYPES; t++)
     for (int i = 0; i < op->ntune_sizes && n < max; i++) {
       const pm__problem *s = &op->tune_sizes[i];
       if (dtypes == 0 ? s->dtype != t : s->dtype != PM_F32 || !(dtypes & op->dtypes & 1u << t))
         continue;
-      jobs[n] = (job){op, *s};
+      jobs[n] = (pm__session_job){op, *s};
       jobs[n++].pr.dtype = t;
     }
   return n;
@@ -169,69 +167,19 @@ static int add_defaults(const pm__op *op, unsigned dtypes, job *jobs, int n, int
 typedef struct worker {
   int device;
   const char *dbpath, *cmdline;
-  const pm__db_op *const *dbops; /* the ops the database stores: pm__ops_db(), and --kernel's */
-  const pm__op *kernel;          /* --kernel's op, or NULL */
-  const job *jobs;
+  const pm__op *kernel; /* --kernel's op, or NULL */
+  const pm__session_job *jobs;
   int njobs;
   int seen;             /* > 0: tune this many of this GPU's recorded sizes, not jobs */
   int carry_only;       /* --carry: no search; carry across the jobs' groups on the GPU's model */
   const pm__op *only;   /* --seen: of this op only (NULL: all) */
-  job picked[SEEN_MAX]; /* --seen: the recorded sizes picked */
+  pm__session_job picked[SEEN_MAX]; /* --seen: the recorded sizes picked */
   pm__tune_opts opts;
   int status;      /* CLI_OK or CLI_FAIL */
   int ndevices;    /* how many workers print: prefix lines with the device where > 1 */
   double last_print;
-  pm__tune_result total;
-  pm__tune_result ahead; /* what compiling ahead did, all jobs together */
+  pm__session_sums sums; /* what the run did, all jobs together, and compiling ahead */
 } worker;
-
-/* Compiling ahead: while a worker measures job i, a thread of its own compiles the kernels of
- * jobs i+1, i+2, ... into the database's cubin cache (pm__tune_precompile), so that a run's
- * compiling overlaps its measuring; the worker takes job i once the thread is past it. */
-typedef struct ahead {
-  worker *w;
-  int64_t gpu_id;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  int done;                    /* jobs [0, done) compiled ahead or given up on */
-  volatile sig_atomic_t stop;  /* the worker is done: compile nothing more */
-  pm__tune_result r[JOBS_MAX]; /* what compiling each job ahead did */
-} ahead;
-
-static void *compile_ahead(void *arg) {
-  ahead *a = arg;
-  worker *w = a->w;
-  pm_ctx *c = NULL;
-  pm__db *db = NULL;
-  pm__tune_opts o = w->opts;
-  o.stop = &a->stop;
-  long threads = (pm__compile_threads() - 2) / w->ndevices; /* the measuring thread's own core,
-                                                               and the GPU's callback thread's */
-  int ok = pm__ctx_create(&c, w->device, NULL) == PM_OK &&
-           pm__db_open(c, w->dbpath, 0, w->dbops, &db) == PM_OK;
-  for (int i = 0; i < w->njobs; i++) {
-    /* a failure here costs nothing but time: the worker compiles what is missing */
-    if (ok && !a->stop && !interrupted)
-      ok = pm__tune_precompile(c, db, a->gpu_id, w->jobs[i].op, &w->jobs[i].pr, &o,
-                               threads < 1 ? 1 : (int)threads, &a->r[i]) == PM_OK;
-    pthread_mutex_lock(&a->lock);
-    a->done = i + 1;
-    pthread_cond_broadcast(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-  }
-  pm__db_close(db);
-  if (c != NULL) pm__ctx_free(c);
-  return NULL;
-}
-
-/* Waits until a is past job i; returns the milliseconds waited. */
-static double wait_ahead(ahead *a, int i) {
-  double t0 = pm__now_ms();
-  pthread_mutex_lock(&a->lock);
-  while (a->done <= i) pthread_cond_wait(&a->cond, &a->lock);
-  pthread_mutex_unlock(&a->lock);
-  return pm__now_ms() - t0;
-}
 
 static void show_progress(void *arg, const pm__tune_progress *p) {
   worker *w = arg;
@@ -310,7 +258,7 @@ static int pick_seen(void *arg, const pm__db_problem *p, int64_t calls) {
   }
   pm__problem_text(op, &pr, ptext, sizeof ptext);
   printf("gpu %d  seen    %-7s %-24s %lld calls\n", w->device, op->name, ptext, (long long)calls);
-  w->picked[w->njobs++] = (job){op, pr};
+  w->picked[w->njobs++] = (pm__session_job){op, pr};
   return w->njobs == w->seen;
 }
 
@@ -344,204 +292,84 @@ static int pick_seen_jobs(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id) {
   return CLI_OK;
 }
 
-/* ---- Carrying --------------------------------------------------------------------------------
- * After the run's problems, every tuned size of their groups (op, type, variant, radius) on this
- * GPU has the best few configurations of the sizes around it measured too (pm__db_carry_configs),
- * timing alone (their cubins are cached): deciding between two tuned sizes compares the
- * configurations measured at both, here and wherever an export of this database is imported. */
-
-typedef struct carry_points {
-  const pm__op *op;
-  int (*v)[PM__MAX_PARAMS];
-  size_t n, cap;
-} carry_points;
-
-static int carry_point(void *arg, const char *config) {
-  carry_points *cp = arg;
-  if (cp->n == cp->cap) {
-    size_t cap = cp->cap ? 2 * cp->cap : 32;
-    int(*grown)[PM__MAX_PARAMS] = realloc(cp->v, cap * sizeof *grown);
-    if (grown == NULL) return 1; /* fewer carried: the run goes on */
-    cp->v = grown, cp->cap = cap;
+/* A session's reports, printed: each job's counts and winner, each group carried, and what
+ * failed. */
+static void show_report(void *arg, const pm__session_event *e) {
+  worker *w = arg;
+  const pm__tune_result *r = e->r, *ra = e->ahead;
+  if (e->what == PM__SESSION_FAILED) {
+    if (e->job == NULL)
+      cli_fail("tune", "%s", e->error);
+    else if (e->carrying)
+      cli_fail("tune", "gpu %d: carrying: %s", w->device, e->error);
+    else
+      cli_fail("tune", "gpu %d: %s %s: %s", w->device, e->job->op->name, e->problem, e->error);
+    return;
   }
-  memset(cp->v[cp->n], 0, sizeof cp->v[cp->n]);
-  if (pm__config_parse(NULL, cp->op, config, cp->v[cp->n]) == PM_OK) cp->n++;
-  return 0;
-}
-
-typedef struct carry_sizes {
-  pm__db_problem *z;
-  size_t n, cap;
-} carry_sizes;
-
-static int carry_size(void *arg, const pm__db_problem *p) {
-  carry_sizes *cs = arg;
-  if (cs->n == cs->cap) {
-    size_t cap = cs->cap ? 2 * cs->cap : 32;
-    pm__db_problem *grown = realloc(cs->z, cap * sizeof *grown);
-    if (grown == NULL) return 1;
-    cs->z = grown, cs->cap = cap;
+  if (e->what == PM__SESSION_CARRIED) {
+    printf("gpu %d  carry   %-7s %zu sizes like %s: %llu measured, %llu wrong, %llu failed; "
+           "%.1f s\n",
+           w->device, e->job->op->name, e->sizes, e->problem, (unsigned long long)r->measured,
+           (unsigned long long)r->wrong, (unsigned long long)r->failed, e->ms / 1e3);
+    fflush(stdout);
+    return;
   }
-  cs->z[cs->n++] = *p;
-  return 0;
-}
-
-static int same_group(const job *a, const job *b) {
-  return a->op == b->op && a->pr.dtype == b->pr.dtype && a->pr.variant == b->pr.variant &&
-         (a->op->radius_max == 0 || a->pr.radius == b->pr.radius);
-}
-
-/* Carries within the groups of w's jobs on GPU gpu_id; CLI_OK, or CLI_FAIL where tuning failed. */
-static int carry(worker *w, pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id) {
-  pm__tune_opts o = w->opts;
-  o.strategy = PM__STRATEGY_LISTED;
-  o.top = 0; /* timed as screening times: the sizes' own winners keep their re-timed rows */
-  for (int i = 0; i < w->njobs && !interrupted; i++) {
-    int seen_before = 0;
-    for (int j = 0; j < i && !seen_before; j++) seen_before = same_group(&w->jobs[j], &w->jobs[i]);
-    if (seen_before) continue;
-    const pm__op *op = w->jobs[i].op;
-    const char *sha = pm__op_template(op)->sha256;
-    pm__db_problem dbp;
-    carry_sizes sizes = {0};
-    pm__tune_result total = {0};
-    double t0 = pm__now_ms();
-    pm__op_db_problem(op, &w->jobs[i].pr, &dbp);
-    if (pm__db_group_sizes(db, gpu_id, w->carry_only, &dbp, sha, carry_size, &sizes) != PM_OK) {
-      free(sizes.z);
-      return cli_fail("tune", "gpu %d: carrying: %s", w->device, pm_errmsg(c));
-    }
-    for (size_t k = 0; sizes.n > 1 && k < sizes.n && !interrupted; k++) {
-      carry_points pts = {op, NULL, 0, 0};
-      pm__problem pr;
-      pm__tune_result r;
-      if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-      int rc = pm__db_carry_configs(db, gpu_id, w->carry_only, &sizes.z[k], sha, carry_point, &pts);
-      o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
-      if (rc == PM_OK) rc = pm__tune_problem(c, db, gpu_id, run_id, op, &pr, &o, &r);
-      free(pts.v);
-      if (rc != PM_OK) {
-        free(sizes.z);
-        return cli_fail("tune", "gpu %d: carrying: %s", w->device, pm_errmsg(c));
-      }
-      total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
-      total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
-    }
-    if (sizes.n > 1) {
-      char ptext[96];
-      pm__problem_text(op, &w->jobs[i].pr, ptext, sizeof ptext);
-      printf("gpu %d  carry   %-7s %zu sizes like %s: %llu measured, %llu wrong, %llu failed; "
-             "%.1f s\n",
-             w->device, op->name, sizes.n, ptext, (unsigned long long)total.measured,
-             (unsigned long long)total.wrong, (unsigned long long)total.failed,
-             (pm__now_ms() - t0) / 1e3);
-      fflush(stdout);
-    }
-    w->total.measured += total.measured, w->total.wrong += total.wrong;
-    w->total.failed += total.failed, w->total.time_ms += total.time_ms;
-    w->total.verify_ms += total.verify_ms, w->total.total_ms += pm__now_ms() - t0;
-    free(sizes.z);
+  printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before, %llu more launch as one does), "
+         "%llu kernels (%llu compiled, %llu of them ahead), %llu measured, %llu wrong, %llu "
+         "failed; %.1f s (compile %.1f, verify %.1f, time %.1f)\n",
+         w->device, e->job->op->name, e->problem, (unsigned long long)r->candidates,
+         (unsigned long long)r->skipped, (unsigned long long)r->same_launch,
+         (unsigned long long)r->kernels, (unsigned long long)(r->compiled + ra->compiled),
+         (unsigned long long)ra->compiled, (unsigned long long)r->measured,
+         (unsigned long long)r->wrong, (unsigned long long)r->failed, r->total_ms / 1e3,
+         r->compile_ms / 1e3, r->verify_ms / 1e3, r->time_ms / 1e3);
+  if (r->have_winner) {
+    printf("        winner  %s  %.4f ms  %.0f GB/s", r->winner, r->winner_ms, r->winner_gbps);
+    if (r->seed_ms > 0) printf("  %.2fx the seed", r->seed_ms / r->winner_ms);
+    if (r->runner_up[0])
+      printf("\n        runner-up %s  %.4f ms%s", r->runner_up, r->runner_up_ms,
+             r->within_noise ? "  (within the noise: as good as the winner)" : "");
+    printf("\n");
   }
-  return CLI_OK;
+  fflush(stdout);
 }
 
+/* One GPU's run: a tuning session on it (with --seen, of the sizes picked), its jobs tuned,
+ * then carried across their groups (--carry: carried alone, on the GPU's model). */
 static void *run_worker(void *arg) {
   worker *w = arg;
   pm_ctx *c = NULL;
-  pm__db *db = NULL;
-  int64_t gpu_id = 0, run_id = 0;
-  int driver = 0, runtime = 0;
-  const char *why = NULL;
+  pm__session *s = NULL;
+  pm__session_opts so;
   pm_options o = {.device = w->device};
-  ahead *a = NULL;
-  pthread_t ahead_thread;
-  int ahead_started = 0;
+  pm__session_opts_default(&so);
+  so.db_path = w->dbpath;
+  so.own = w->kernel;
+  so.command_line = w->cmdline;
+  so.stopped_why = "interrupted (SIGINT): what was measured is stored";
+  so.carry = w->carry_only ? PM__CARRY_ONLY : PM__CARRY_GPU;
+  so.sharing = w->ndevices;
+  so.tune = w->opts;
+  so.report = show_report;
+  so.report_arg = w;
   w->status = CLI_OK;
-  if (pm_open(&c, &o) != PM_OK || pm__db_open(c, w->dbpath, 0, w->dbops, &db) != PM_OK ||
-      (w->kernel != NULL && /* its measurements are the ones shown and served from now on */
-       pm__db_template_current(db, w->kernel->name, pm__op_template(w->kernel)->sha256) != PM_OK)) {
-    w->status = cli_fail("tune", "%s", pm_errmsg(c));
-    goto done;
-  }
-  pm__cuda_versions(&driver, &runtime);
-  if (pm__db_gpu_put(db, &c->dev, driver, runtime, &gpu_id) != PM_OK) {
+  if (pm_open(&c, &o) != PM_OK || pm__session_open(&s, c, &so) != PM_OK) {
     w->status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
   printf("GPU %d: %s (%s, %d SMs), tuning database %s\n", w->device, c->dev.name, c->dev.arch,
-         c->dev.sm_count, pm__db_filename(db));
+         c->dev.sm_count, pm__db_filename(pm__session_db(s)));
   fflush(stdout);
-  if (w->seen > 0 && ((w->status = pick_seen_jobs(w, c, db, gpu_id)) != CLI_OK || w->njobs == 0))
+  if (w->seen > 0 && ((w->status = pick_seen_jobs(w, c, pm__session_db(s),
+                                                  pm__session_gpu(s))) != CLI_OK ||
+                      w->njobs == 0))
     goto done;
-  if (pm__db_run_begin(db, gpu_id, w->cmdline, &run_id) != PM_OK) {
-    w->status = cli_fail("tune", "%s", pm_errmsg(c));
-    goto done;
-  }
-  a = calloc(1, sizeof *a);
-  if (a != NULL) {
-    *a = (ahead){.w = w, .gpu_id = gpu_id};
-    pthread_mutex_init(&a->lock, NULL);
-    pthread_cond_init(&a->cond, NULL);
-    if (w->njobs < 2 || w->carry_only || pthread_create(&ahead_thread, NULL, compile_ahead, a) != 0)
-      a->done = w->njobs; /* the worker compiles everything itself */
-    else
-      ahead_started = 1;
-  }
-  for (int i = 0; i < w->njobs && !interrupted && !w->carry_only; i++) {
-    const pm__op *op = w->jobs[i].op;
-    pm__tune_result r, none = {0}, *ra = a != NULL ? &a->r[i] : &none;
-    char ptext[96];
-    double waited = a != NULL ? wait_ahead(a, i) : 0;
-    pm__problem_text(op, &w->jobs[i].pr, ptext, sizeof ptext);
-    if (pm__tune_problem(c, db, gpu_id, run_id, op, &w->jobs[i].pr, &w->opts, &r) != PM_OK) {
-      why = pm_errmsg(c);
-      w->status = cli_fail("tune", "gpu %d: %s %s: %s", w->device, op->name, ptext, why);
-      break;
-    }
-    r.compile_ms += waited, r.total_ms += waited;
-    w->ahead.compiled += ra->compiled, w->ahead.total_ms += ra->total_ms;
-    w->total.candidates += r.candidates, w->total.skipped += r.skipped;
-    w->total.same_launch += r.same_launch;
-    w->total.kernels += r.kernels, w->total.compiled += r.compiled;
-    w->total.measured += r.measured, w->total.wrong += r.wrong, w->total.failed += r.failed;
-    w->total.compile_ms += r.compile_ms, w->total.verify_ms += r.verify_ms;
-    w->total.time_ms += r.time_ms, w->total.total_ms += r.total_ms;
-    printf("gpu %d  %-7s %-24s %5llu candidates (%llu stored before, %llu more launch as one does), "
-           "%llu kernels (%llu compiled, %llu of them ahead), %llu measured, %llu wrong, %llu "
-           "failed; %.1f s (compile %.1f, verify %.1f, time %.1f)\n",
-           w->device, op->name, ptext, (unsigned long long)r.candidates,
-           (unsigned long long)r.skipped, (unsigned long long)r.same_launch,
-           (unsigned long long)r.kernels, (unsigned long long)(r.compiled + ra->compiled),
-           (unsigned long long)ra->compiled, (unsigned long long)r.measured,
-           (unsigned long long)r.wrong, (unsigned long long)r.failed, r.total_ms / 1e3,
-           r.compile_ms / 1e3, r.verify_ms / 1e3, r.time_ms / 1e3);
-    if (r.have_winner) {
-      printf("        winner  %s  %.4f ms  %.0f GB/s", r.winner, r.winner_ms, r.winner_gbps);
-      if (r.seed_ms > 0) printf("  %.2fx the seed", r.seed_ms / r.winner_ms);
-      if (r.runner_up[0])
-        printf("\n        runner-up %s  %.4f ms%s", r.runner_up, r.runner_up_ms,
-               r.within_noise ? "  (within the noise: as good as the winner)" : "");
-      printf("\n");
-    }
-    fflush(stdout);
-  }
-  if (w->status == CLI_OK && !interrupted) w->status = carry(w, c, db, gpu_id, run_id);
+  if (pm__session_run(s, w->jobs, w->njobs, &w->sums) != PM_OK) w->status = CLI_FAIL;
 done:
-  if (a != NULL) {
-    a->stop = 1;
-    if (ahead_started) pthread_join(ahead_thread, NULL);
-    pthread_cond_destroy(&a->cond);
-    pthread_mutex_destroy(&a->lock);
-    free(a);
-  }
-  if (db != NULL && run_id != 0)
-    pm__db_run_end(db, run_id, w->status == CLI_OK && !interrupted ? PM__DB_RUN_OK : PM__DB_RUN_FAILED,
-                   interrupted ? "interrupted (SIGINT): what was measured is stored" : why);
-  pm__db_close(db);
+  pm__session_close(s);
   pm_close(c);
   return NULL;
 }
-
 int cmd_tune(int argc, char **argv) {
   const char *opname = NULL, *sizes[64], *device = "all", *dbpath = NULL, *kfile = NULL;
   cli_list slist = {sizes, 0, 64};
@@ -645,19 +473,17 @@ int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--radius, --order and --border apply to --size (the default "
                                    "sizes have their own)");
 
-  static job jobs[JOBS_MAX];
+  static pm__session_job jobs[JOBS_MAX];
   int njobs = 0;
   pm_ctx *c = NULL;
   pm_options none = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
   pm__kernel_file *kf = NULL;
-  pm__ops_db_plus plus;
-  const pm__db_op *const *dbops = pm__ops_db();
   if (pm_open(&c, &none) != PM_OK) {
     status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
-  if ((status = cli_kernel_load("tune", c, kfile, &kf, &plus, &dbops)) != CLI_OK) goto done;
+  if ((status = cli_kernel_load("tune", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
   if (kf != NULL) only = pm__kernel_file_op(kf);
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
@@ -670,7 +496,7 @@ int cmd_tune(int argc, char **argv) {
           goto done;
         }
         pr.dtype = t;
-        jobs[njobs++] = (job){only, pr};
+        jobs[njobs++] = (pm__session_job){only, pr};
       }
   }
   for (int i = 0; grid && pm__ops[i] != NULL; i++) {
@@ -678,7 +504,7 @@ int cmd_tune(int argc, char **argv) {
     int n = only == NULL || only == pm__ops[i]
                 ? pm__op_grid(pm__ops[i], dtypes ? dtypes : ~0u, prs, JOBS_MAX - njobs)
                 : 0;
-    for (int k = 0; k < n; k++) jobs[njobs++] = (job){pm__ops[i], prs[k]};
+    for (int k = 0; k < n; k++) jobs[njobs++] = (pm__session_job){pm__ops[i], prs[k]};
   }
   if (nsizes == 0 && seen == 0 && !grid)
     for (int i = 0; pm__ops[i] != NULL; i++)
@@ -737,7 +563,7 @@ int cmd_tune(int argc, char **argv) {
   }
   double t0 = pm__now_ms();
   for (int i = 0; i < nw; i++) {
-    ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline, .dbops = dbops,
+    ws[i] = (worker){.device = first + i, .dbpath = dbpath, .cmdline = cmdline,
                      .kernel = kf ? only : NULL, .jobs = jobs,
                      .njobs = njobs, .seen = seen, .carry_only = carry_only, .only = only,
                      .opts = opts, .ndevices = nw};
@@ -750,15 +576,15 @@ int cmd_tune(int argc, char **argv) {
   for (int i = 0; i < nw; i++)
     if (ts[i]) pthread_join(ts[i], NULL);
   for (int i = 0; i < nw; i++) {
-    pm__tune_result *t = &ws[i].total;
+    pm__tune_result *t = &ws[i].sums.tuned, *ahead = &ws[i].sums.ahead;
     printf("gpu %d  all     %llu candidates (%llu stored before, %llu more launch as one does), "
            "%llu kernels (%llu compiled, %llu of them ahead in %.1f s alongside), %llu measured, "
            "%llu wrong, %llu failed; tuning %.1f s = compile %.1f + verify %.1f + time %.1f + "
            "other %.1f\n",
            ws[i].device, (unsigned long long)t->candidates, (unsigned long long)t->skipped,
            (unsigned long long)t->same_launch, (unsigned long long)t->kernels,
-           (unsigned long long)(t->compiled + ws[i].ahead.compiled),
-           (unsigned long long)ws[i].ahead.compiled, ws[i].ahead.total_ms / 1e3,
+           (unsigned long long)(t->compiled + ahead->compiled),
+           (unsigned long long)ahead->compiled, ahead->total_ms / 1e3,
            (unsigned long long)t->measured, (unsigned long long)t->wrong,
            (unsigned long long)t->failed, t->total_ms / 1e3, t->compile_ms / 1e3,
            t->verify_ms / 1e3, t->time_ms / 1e3,
