@@ -223,7 +223,8 @@ Test(session, a_failed_carry_is_said_and_ends_the_run_failed) {
   cr_assert_str_eq(heard, "tuned 0, tuned 1, tuned 2, failed 0 carrying, ");
   cr_assert_str_eq(error, "stand-in: carrying failed");
   char *r = runs();
-  cr_assert_str_eq(r, "failed|NULL|pmtune tune (test)\n");
+  cr_assert_str_eq(r, "failed|stand-in: carrying failed|pmtune tune (test)\n",
+                   "the run's row says why it failed");
   free(r);
 }
 

@@ -270,7 +270,7 @@ int pm__session_run(pm__session *s, const pm__session_job *jobs, int njobs,
   pm__session_sums sum;
   int64_t run_id = 0;
   int rc = PM_OK, search = s->o.carry != PM__CARRY_ONLY;
-  const char *why = NULL; /* the run's message where a job's tuning failed */
+  const char *why = NULL; /* the run's message where a job's tuning or the carrying failed */
   ahead *a = NULL;
   pthread_t ahead_thread;
   memset(&sum, 0, sizeof sum);
@@ -302,8 +302,9 @@ int pm__session_run(pm__session *s, const pm__session_job *jobs, int njobs,
                            .problem = ptext, .r = &r, .ahead = ra};
     report(s, &e);
   }
-  if (rc == PM_OK && !stopped(s) && s->o.carry != PM__CARRY_NONE)
-    rc = carry(s, jobs, njobs, run_id, &sum.tuned);
+  if (rc == PM_OK && !stopped(s) && s->o.carry != PM__CARRY_NONE &&
+      (rc = carry(s, jobs, njobs, run_id, &sum.tuned)) != PM_OK)
+    why = pm_errmsg(c);
   ahead_end(a, ahead_thread);
   if (run_id != 0)
     pm__db_run_end(s->db, run_id, rc == PM_OK && !stopped(s) ? PM__DB_RUN_OK : PM__DB_RUN_FAILED,
