@@ -55,7 +55,7 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
   pm__problem_text(op, pr, ptext, sizeof ptext);
   pm__data d = {0};
   cr_assert_eq(op->prepare(op, ctx, pr, seed, &d), PM_OK, "%s: %s", ptext, pm_errmsg(ctx));
-  if (sum_in_type) d.sum_as_float = 0;
+  if (sum_in_type) d.reduce.sum_as_float = 0;
   const pm__param *align = NULL;
   for (int i = 0; i < op->nparams; i++)
     if (op->params[i].define == NULL && strcmp(op->params[i].name, "align") == 0)

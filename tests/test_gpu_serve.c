@@ -963,7 +963,7 @@ static void check_typed_call(pm_ctx *c, const pm__op *op, pm__problem pr, int su
   char text[96];
   pm__problem_text(op, &pr, text, sizeof text);
   cr_assert_eq(op->prepare(op, c, &pr, 11, &d), PM_OK, "%s: %s", text, pm_errmsg(c));
-  if (sum_in_type) d.sum_as_float = 0;
+  if (sum_in_type) d.reduce.sum_as_float = 0;
   cr_assert_eq(pm__data_place(c, &d, 256), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm_test_call_op(c, op, &d, NULL), PM_OK, "%s: %s", text, pm_errmsg(c));
   CUDA_OK(cudaDeviceSynchronize());

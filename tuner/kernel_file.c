@@ -168,10 +168,11 @@ static int launch_entry(pm__kernel_file *k, pm_ctx *c, const pm__kernel *kern, i
                               k->path);
   for (int i = 0; i < k->nargs; i++) {
     const arg *a = &k->args[i];
-    const void *given = a->scalar && d->scalars != NULL ? d->scalars[a->buf] : NULL;
+    const void *const *scalars = d->described.scalars;
+    const void *given = a->scalar && scalars != NULL ? scalars[a->buf] : NULL;
     if (given != NULL) /* the call's value, in its type */
       memcpy(&values[i], given, a->type == SCALAR_I32 || a->type == SCALAR_F32 ? 4 : 8);
-    args[i] = a->scalar ? (void *)&values[i] : (void *)&d->bufs[a->buf].dev;
+    args[i] = a->scalar ? (void *)&values[i] : (void *)&d->described.bufs[a->buf].dev;
   }
   return pm__kernel_launch(c, kern, which, grid, block, shared, stream, args);
 }
@@ -219,7 +220,7 @@ static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
     goto fail;
   PM__CUDA(c, cudaStreamSynchronize(pm__tune_stream()));
   for (int i = 0; i < d->nbufs; i++) {
-    pm__buf *b = &d->bufs[i];
+    pm__buf *b = &d->described.bufs[i];
     if (b->dir == PM__BUF_IN) continue;
     PM__CUDA(c, cudaMalloc(&b->ref, b->bytes));
     PM__CUDA(c, pm__tune_copy(b->ref, b->dev, b->bytes, cudaMemcpyDeviceToDevice));
@@ -279,7 +280,7 @@ int pm__kf_prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
     const arg *a = &k->args[i];
     size_t count = 0;
     if (a->scalar || (rc = buffer_count(c, k, a, pr, &count)) != PM_OK) continue;
-    pm__buf *b = &d->bufs[a->buf];
+    pm__buf *b = &d->described.bufs[a->buf];
     b->dir = a->dir;
     b->bytes = count * pm_dtype_size((pm_dtype)a->type);
     if (a->dir != PM__BUF_OUT &&
@@ -358,7 +359,7 @@ int pm__kf_verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, doub
     const arg *a = &k->args[i];
     double e = 0;
     if (a->scalar || a->dir == PM__BUF_IN) continue;
-    int rc = verify_buffer(k, c, a, &d->bufs[a->buf], &e);
+    int rc = verify_buffer(k, c, a, &d->described.bufs[a->buf], &e);
     if (e > *err) *err = e;
     if (rc != PM_OK) return rc;
   }

@@ -51,7 +51,7 @@ const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype);
 
 /* How many scalar arguments it takes, and scalar i's name (its type, "i32", "i64", "f32" or
  * "f64", in *type, and whether its description gives its value in *has_value, where given); NULL
- * where there is no scalar i. A call gives scalar i's value as pm__data's scalars[i], else the
+ * where there is no scalar i. A call gives scalar i's value as pm__data's described.scalars[i], else the
  * description's serves (1 where it gives none: what tuning and checking run with). */
 int pm__kernel_file_scalars(const pm__kernel_file *k);
 int pm__kernel_file_scalar_needed(const pm__kernel_file *k); /* the first with no value, or -1 */

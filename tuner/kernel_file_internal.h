@@ -50,7 +50,7 @@ typedef struct arg {
   int scalar; /* 1: a scalar (type SCALAR_*), passed by value; 0: a buffer (type a pm_dtype) */
   int type;
   int dir;    /* a buffer's PM__BUF_* */
-  int buf;    /* a buffer's index in pm__data's bufs; a scalar's among the scalars */
+  int buf;    /* a buffer's index in pm__data's described.bufs; a scalar's among the scalars */
   expr e;     /* a buffer's count (of the dimensions), a scalar's value (1 where none is given) */
   int has_value; /* a scalar whose description gives its value: a call may leave it out */
 } arg;

@@ -174,17 +174,17 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   uint64_t wseed = seed ^ 0x5bd1e995u;
   if (pr->dtype != PM_F64) {
-    pm__random_fill(d->consts.f32, (size_t)(k * k), wseed);
+    pm__random_fill(d->filter.weights.f32, (size_t)(k * k), wseed);
   } else {
     double *w = pm__random_fill_typed(PM_F64, (size_t)(k * k), wseed);
     if (w == NULL) return pm__seterr(c, PM_ENOMEM, "filter: out of host memory");
-    memcpy(d->consts.f64, w, sizeof(double) * (size_t)(k * k));
+    memcpy(d->filter.weights.f64, w, sizeof(double) * (size_t)(k * k));
     free(w);
   }
-  ref_args ra = {pr->dtype, d->host_in[0], &d->consts, d->host_ref, pr->rows, pr->cols,
+  ref_args ra = {pr->dtype, d->host_in[0], &d->filter.weights, d->host_ref, pr->rows, pr->cols,
                  pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * es));
+  PM__CUDA(c, cudaMalloc(&d->dev_ref, n * es));
   PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
 fail:
   return rc;
@@ -196,7 +196,8 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int 
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
-  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, &d->consts};
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols,
+                  &d->filter.weights};
   return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
 }
 
