@@ -198,15 +198,15 @@ void pm__data_free(pm__data *d) {
 
 /* The utility kernels of a context (hung on c->util, which the core layer does not look into). */
 struct pm__util {
-  pm__kernel k;
+  pm__module k;
   unsigned long long *result; /* pm_compare's device result buffer (2 words) */
 };
 
-const pm__kernel *pm__util_kernel(pm_ctx *c) { return &c->util->k; }
+const pm__module *pm__util_kernel(pm_ctx *c) { return &c->util->k; }
 
 void pm__util_free(pm_ctx *c) {
   if (c == NULL || c->util == NULL) return;
-  pm__kernel_unload(&c->util->k);
+  pm__module_unload(&c->util->k);
   if (c->util->result != NULL) cudaFree(c->util->result);
   free(c->util);
   c->util = NULL;
@@ -227,7 +227,7 @@ int pm__util_kernels(pm_ctx *c) {
       pm__cubin_free(&bin);
       return pm__seterr(c, PM_ENOMEM, "out of memory");
     }
-    rc = pm__kernel_load(c, &bin, entries, 2, &u->k);
+    rc = pm__module_load(c, &bin, entries, 2, &u->k);
     pm__cubin_free(&bin);
     if (rc != PM_OK) {
       free(u);
@@ -235,7 +235,7 @@ int pm__util_kernels(pm_ctx *c) {
     }
     cudaError_t e = cudaMalloc((void **)&u->result, 2 * sizeof *u->result);
     if (e != cudaSuccess) {
-      pm__kernel_unload(&u->k);
+      pm__module_unload(&u->k);
       free(u);
       return pm__cuda_error(c, PM_ECUDA, e, "cudaMalloc", __FILE__, __LINE__);
     }
@@ -243,7 +243,7 @@ int pm__util_kernels(pm_ctx *c) {
     if (c->util == NULL) {
       c->util = u;
     } else { /* another thread was first */
-      pm__kernel_unload(&u->k);
+      pm__module_unload(&u->k);
       cudaFree(u->result);
       free(u);
     }
@@ -262,7 +262,7 @@ int pm__compare_2d(pm_ctx *c, const void *out, size_t pitch, const void *ref, un
   PM__CUDA(c, pm__tune_copy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &esize, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
+  if ((rc = pm__module_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
                               pm__tune_stream(), args)) != PM_OK)
     goto fail;
   PM__CUDA(c, pm__tune_copy(host, res, sizeof host, cudaMemcpyDeviceToHost));

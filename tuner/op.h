@@ -186,7 +186,7 @@ typedef struct pm__op {
   int (*prepare)(const struct pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
                  pm__data *d);
   /* Launches one run of point v on d, asynchronously on stream. */
-  int (*launch)(const struct pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v,
+  int (*launch)(const struct pm__op *self, pm_ctx *c, const pm__module *k, const int *v,
                 pm__data *d, cudaStream_t stream);
   /* Compares d's output after a run of point v with the reference. PM_EVERIFY (with the first
    * difference) where it differs beyond the op's tolerance; *err receives the error measure
@@ -364,7 +364,7 @@ void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end),
  * pm__util_kernels succeeded); pm_close frees them with pm__util_free. */
 enum { PM__UTIL_COMPARE, PM__UTIL_FLUSH };
 int pm__util_kernels(pm_ctx *c);
-const pm__kernel *pm__util_kernel(pm_ctx *c);
+const pm__module *pm__util_kernel(pm_ctx *c);
 void pm__util_free(pm_ctx *c);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there

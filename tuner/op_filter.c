@@ -190,7 +190,7 @@ fail:
   return rc;
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
   unsigned long long tiles = tiles_of(v, &d->pr);
@@ -198,7 +198,7 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int 
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
   void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols,
                   &d->filter.weights};
-  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+  return pm__module_launch(c, k, 0, grid, block, 0, s, args);
 }
 
 static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {

@@ -191,7 +191,7 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
   return PM_OK;
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
   unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count), as_float = d->reduce.sum_as_float;
@@ -199,11 +199,11 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int 
   void *partials = (char *)d->work + COUNTER_BYTES + (v[COMBINE] == 3 ? 0 : FLAG_BYTES);
   void *args[] = {&d->in[0], &n, &d->out, &partials, &counter, &as_float};
   dim3 g = {grid, 1, 1}, b = {(unsigned)v[BLOCK], 1, 1};
-  int rc = pm__kernel_launch(c, k, 0, g, b, 0, s, args);
+  int rc = pm__module_launch(c, k, 0, g, b, 0, s, args);
   if (rc != PM_OK || v[COMBINE] != 2 || grid == 1) return rc; /* one block wrote the sum */
   void *args2[] = {&partials, &grid, &d->out, &as_float};
   dim3 one = {1, 1, 1};
-  return pm__kernel_launch(c, k, 1, one, b, 0, s, args2);
+  return pm__module_launch(c, k, 1, one, b, 0, s, args2);
 }
 
 static double log2ceil(double x) { return x <= 1 ? 0 : ceil(log2(x)); }
