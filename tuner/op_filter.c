@@ -147,10 +147,10 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
     }
 }
 
-/* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4;
- * bench/results/2026-11-23-h100/between-7a9f497/between.json: the old default, ox=2 oy=4 without
- * them, ran 1.14x and 1.24-1.27x the winners at radius 2 and 3); 16-byte loads only where the rows
- * allow them. */
+/* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4; the
+ * between-sizes study of 2026-11-23 on an H100, as bench/results/README.md lists it: the old
+ * default, ox=2 oy=4 without them, ran 1.14x and 1.24-1.27x the winners at radius 2 and 3);
+ * 16-byte loads only where the rows allow them. */
 static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
   (void)self;
   v[BX] = 32, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 4, v[OY] = 4, v[ALIGN] = 256;

@@ -81,7 +81,7 @@ static int regime(const pm__op *self, const int *v, const pm__problem *pr, const
 }
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. Not 2^30 (4 GB of floats):
- * the longest problem of the default tuning (10 s of its 180 on an H100, d01a18b), served as
+ * the longest problem of the default tuning (10 s of its 180 on an H100, docs/results.md), served as
  * well by 2^28's winner, both at the memory's speed; `pmtune tune --op reduce --size 1073741824`
  * tunes it. */
 static const pm__problem tune_sizes[] = {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# load.sh: load on one tuning database on the GPU (issue 15, load): 16 tuning processes (each
+# load.sh: load on one tuning database on the GPU (tests/RELIABILITY.md, "Load on the database"):
+# 16 tuning processes (each
 # `pmtune tune` of one small problem of its own, again and again) and 16 serving processes (each
 # pmtune_reliability_threads for a few seconds with 2 threads, again and again: every run opens
 # the database, calls every op, checks each result, stores the cubins it compiles) for SECONDS.

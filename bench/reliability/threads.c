@@ -1,9 +1,9 @@
-/* threads.c: threads sharing one pm_ctx on a GPU (issue 15, threads): for a given time, each
- * thread calls every operation (pm_matadd, pm_add, pm_reduce_sum, pm_filter) at random sizes,
- * layouts and alignments on a stream of its own, checks each result against the host reference,
- * and now and then makes a bad call (which must be refused with PM_EINVAL), reads pm_errmsg and
- * pm_notice, or calls pm_reload. Prints the calls made, the wrong results (must be 0) and the
- * errors by kind; exits 0 only where no result was wrong and no call failed unexpectedly.
+/* threads.c: threads sharing one pm_ctx on a GPU (tests/RELIABILITY.md, "Threads"): for a given
+ * time, each thread calls every operation (pm_matadd, pm_add, pm_reduce_sum, pm_filter) at random
+ * sizes, layouts and alignments on a stream of its own, checks each result against the host
+ * reference, and now and then makes a bad call (which must be refused with PM_EINVAL), reads
+ * pm_errmsg and pm_notice, or calls pm_reload. Prints the calls made, the wrong results (must be 0)
+ * and the errors by kind; exits 0 only where no result was wrong and no call failed unexpectedly.
  * Usage: pmtune_reliability_threads [--seconds S] [--threads N] [--seed X] [--db PATH]
  *   (defaults: 60 s, 16 threads, a seed from the clock; the database pm_open would use) */
 #include <math.h>
