@@ -27,8 +27,8 @@ int pm__cuda_error(pm_ctx *c, int status, cudaError_t e, const char *call, const
 
 #define PM__MAX_ENTRIES 2
 
-/* A loaded cubin and the kernels found in it. */
-typedef struct pm__kernel {
+/* A loaded cubin (a module, in CUDA's words) and the kernels found in it. */
+typedef struct pm__module {
   cudaLibrary_t lib;
   cudaKernel_t fn[PM__MAX_ENTRIES];
   const char *entry[PM__MAX_ENTRIES]; /* static strings: the names asked for */
@@ -36,16 +36,16 @@ typedef struct pm__kernel {
   int waits_prior; /* the cubin defines pm_waits_prior: each of its kernels waits for the grid
                       before it (griddepcontrol.wait) before touching memory, so it may be
                       launched with programmatic stream serialization */
-} pm__kernel;
+} pm__module;
 
 /* Loads a cubin and finds the kernels named entries[0..n) in it (fn[i] is entries[i]); whether
  * it defines pm_waits_prior is read from its symbol table (no failing CUDA call). */
-int pm__kernel_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
-                    pm__kernel *out);
-void pm__kernel_unload(pm__kernel *k);
+int pm__module_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
+                    pm__module *out);
+void pm__module_unload(pm__module *k);
 
 /* The address and size of a __device__ or __constant__ variable of the loaded cubin. */
-int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **dptr,
+int pm__module_global(pm_ctx *c, const pm__module *k, const char *name, void **dptr,
                       size_t *bytes);
 
 /* Whether stream is being captured into a graph (*capturing) and, where it is not, its id (*id,
@@ -65,7 +65,7 @@ void pm__capture_restore(int saved);
  * grid may then be placed on the GPU while the kernel before it in the stream is finishing, which
  * saves about 1 us a launch on an H100 (bench/experiments, section 6). PM_ELAUNCH says why it
  * failed. The caller's current device is left as it was. */
-int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3 block,
+int pm__module_launch(pm_ctx *c, const pm__module *k, int which, dim3 grid, dim3 block,
                       size_t smem, cudaStream_t stream, void **args);
 
 #endif /* PM_GPU_H */

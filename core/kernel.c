@@ -4,8 +4,8 @@
 
 #include "gpu.h"
 
-int pm__kernel_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
-                    pm__kernel *out) {
+int pm__module_load(pm_ctx *c, const pm__cubin *cubin, const char *const *entries, int n,
+                    pm__module *out) {
   int rc = PM_OK;
   memset(out, 0, sizeof *out);
   if (cubin == NULL || cubin->data == NULL || entries == NULL || n < 1 || n > PM__MAX_ENTRIES)
@@ -30,13 +30,13 @@ fail:
   return rc;
 }
 
-void pm__kernel_unload(pm__kernel *k) {
+void pm__module_unload(pm__module *k) {
   if (k == NULL || k->lib == NULL) return;
   cudaLibraryUnload(k->lib);
   memset(k, 0, sizeof *k);
 }
 
-int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **dptr,
+int pm__module_global(pm_ctx *c, const pm__module *k, const char *name, void **dptr,
                       size_t *bytes) {
   cudaError_t e = cudaLibraryGetGlobal(dptr, bytes, k->lib, name);
   if (e != cudaSuccess)
@@ -45,7 +45,7 @@ int pm__kernel_global(pm_ctx *c, const pm__kernel *k, const char *name, void **d
   return PM_OK;
 }
 
-int pm__kernel_launch(pm_ctx *c, const pm__kernel *k, int which, dim3 grid, dim3 block,
+int pm__module_launch(pm_ctx *c, const pm__module *k, int which, dim3 grid, dim3 block,
                       size_t smem, cudaStream_t stream, void **args) {
   if (which < 0 || which >= k->nentries)
     return pm__seterr(c, PM_EINVAL, "launch: no entry point %d", which);

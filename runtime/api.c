@@ -96,7 +96,7 @@ static int serve_add(pm_ctx *c, pm_dtype t, size_t n, void *C, const void *A, co
                      unsigned align, struct CUstream_st *stream) {
   pm__problem pr = {.n = (unsigned)n, .caller_align = align, .dtype = (int)t};
   pm__data d;
-  d.out = C, d.in[0] = (float *)A, d.in[1] = (float *)B;
+  d.out = C, d.in[0] = (void *)A, d.in[1] = (void *)B;
   return pm__serve_call(c, &pm__op_add, &pr, &d, stream);
 }
 
@@ -131,7 +131,7 @@ static int matadd(pm_ctx *c, const char *fn, pm_dtype t, size_t rows, size_t col
                     .caller_align = align, .dtype = (int)t};
   pm__data d;
   d.out = C, d.out_pitch = pitch_c;
-  d.in[0] = (float *)A, d.in_pitch[0] = pitch_a, d.in[1] = (float *)B, d.in_pitch[1] = pitch_b;
+  d.in[0] = (void *)A, d.in_pitch[0] = pitch_a, d.in[1] = (void *)B, d.in_pitch[1] = pitch_b;
   return pm__serve_call(c, &pm__op_matadd, &pr, &d, stream);
 }
 
@@ -205,7 +205,7 @@ static int reduce_sum(pm_ctx *c, const char *fn, pm_dtype t, size_t n, const voi
     return rc;
   pm__problem pr = {.n = (unsigned)n, .caller_align = align, .dtype = (int)t};
   pm__data d;
-  d.in[0] = (float *)x, d.out = sum, d.sum_as_float = sum_t == PM_F32;
+  d.in[0] = (void *)x, d.out = sum, d.reduce.sum_as_float = sum_t == PM_F32;
   return pm__serve_call(c, &pm__op_reduce, &pr, &d, stream);
 }
 
@@ -244,8 +244,8 @@ static int filter(pm_ctx *c, const char *fn, pm_dtype t, size_t rows, size_t col
                     .caller_align = align, .dtype = (int)t};
   pm__data d;
   size_t k = (size_t)(2 * radius + 1);
-  d.out = out, d.out_pitch = pitch_out, d.in[0] = (float *)in, d.in_pitch[0] = pitch_in;
-  memcpy(&d.consts, weights, k * k * (t == PM_F64 ? sizeof(double) : sizeof(float)));
+  d.out = out, d.out_pitch = pitch_out, d.in[0] = (void *)in, d.in_pitch[0] = pitch_in;
+  memcpy(&d.filter.weights, weights, k * k * (t == PM_F64 ? sizeof(double) : sizeof(float)));
   return pm__serve_call(c, &pm__op_filter, &pr, &d, stream);
 }
 
@@ -337,19 +337,19 @@ static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
   if (k == NULL) return PM_EINVAL; /* no context to say why on */
   pm_ctx *c = k->c;
   const pm__op *op = k->op;
-  int nbufs = pm__kernel_file_buffers(k->kf);
+  int nbufs = pm__kernel_desc_buffers(k->kf);
   if (dims == NULL || buffers == NULL)
     return pm__seterr(c, PM_EINVAL, "%s: %s: a NULL %s", fn, op->name, dims ? "buffers" : "dims");
   for (int i = 0; i < op->dims; i++)
     if (dims[i] < 1 || dims[i] > MAX_DIM)
       return pm__seterr(c, PM_EINVAL, "%s: %s: %s = %zu: must be 1 to 2^31 - 1", fn, op->name,
-                        pm__kernel_file_dim_name(k->kf, i), dims[i]);
+                        pm__kernel_desc_dim_name(k->kf, i), dims[i]);
   pm__problem pr = {0};
   if (op->dims == 1) pr.n = (unsigned)dims[0];
   else if (op->dims == 2) pr.rows = (unsigned)dims[0], pr.cols = (unsigned)dims[1];
   else pr.n = (unsigned)dims[0], pr.rows = (unsigned)dims[1], pr.cols = (unsigned)dims[2];
-  int described = pm__kernel_file_scalars(k->kf), is_i64 = 0;
-  int tuned = pm__kernel_file_tuned(k->kf, &is_i64); /* its value is part of the size */
+  int described = pm__kernel_desc_scalars(k->kf), is_i64 = 0;
+  int tuned = pm__kernel_desc_tuned(k->kf, &is_i64); /* its value is part of the size */
   if (tuned >= 0 && scalars != NULL && (size_t)tuned < nscalars && scalars[tuned] != NULL) {
     long long v = is_i64 ? *(const int64_t *)scalars[tuned] : *(const int32_t *)scalars[tuned];
     if (v < 1 || v > MAX_DIM)
@@ -362,28 +362,28 @@ static int launch_kernel(pm_kernel *k, const size_t *dims, void *const *buffers,
                       nscalars, described);
   int missing = -1; /* a scalar with no value that the call does not give */
   if (scalars == NULL)
-    missing = pm__kernel_file_scalar_needed(k->kf); /* known at load: no loop per call */
+    missing = pm__kernel_desc_scalar_needed(k->kf); /* known at load: no loop per call */
   else
     for (int i = 0, has_value = 0; i < described && missing < 0; i++)
-      if (scalars[i] == NULL && pm__kernel_file_scalar(k->kf, i, NULL, &has_value) != NULL &&
+      if (scalars[i] == NULL && pm__kernel_desc_scalar(k->kf, i, NULL, &has_value) != NULL &&
           !has_value)
         missing = i;
   if (missing >= 0)
     return pm__seterr(c, PM_EINVAL, "%s: %s: scalar %d (%s) has no value in the description: "
                                     "the call must give it (pm_kernel_launch_with)",
-                      fn, op->name, missing, pm__kernel_file_scalar(k->kf, missing, NULL, NULL));
+                      fn, op->name, missing, pm__kernel_desc_scalar(k->kf, missing, NULL, NULL));
   pm__data d;
   d.nbufs = nbufs;
-  d.scalars = scalars;
+  d.described.scalars = scalars;
   for (int i = 0; i < nbufs; i++) {
     int t = PM_F32;
-    const char *name = pm__kernel_file_buffer(k->kf, i, &t);
+    const char *name = pm__kernel_desc_buffer(k->kf, i, &t);
     if (buffers[i] == NULL)
       return pm__seterr(c, PM_EINVAL, "%s: %s: buffer %d (%s) is NULL", fn, op->name, i, name);
     if ((uintptr_t)buffers[i] % pm_dtype_size((pm_dtype)t) != 0)
       return pm__seterr(c, PM_EINVAL, "%s: %s: buffer %d (%s) is not a multiple of %zu bytes",
                         fn, op->name, i, name, pm_dtype_size((pm_dtype)t));
-    d.bufs[i].dev = buffers[i];
+    d.described.bufs[i].dev = buffers[i];
   }
   return pm__serve_kernel(k, &pr, &d, stream);
 }

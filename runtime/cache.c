@@ -19,7 +19,7 @@ struct pm__table {
 struct pm__loaded {
   char defines[PM__MAX_DEFINES * 26]; /* canonical defines text, the cubin key's */
   const pm__op *op;
-  pm__kernel k;
+  pm__module k;
   struct pm__loaded *next;
 };
 
@@ -130,7 +130,7 @@ const pm__choice *pm__cache_choice_find(const pm__cache *t, const pm__op *op, co
 }
 
 const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int *v,
-                                       const pm__problem *pr, const pm__kernel *kernel) {
+                                       const pm__problem *pr, const pm__module *kernel) {
   pm__choice *h = pm__calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   size_t b = choice_bucket(op, v, pr);
@@ -145,17 +145,17 @@ const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int
 
 /* ---- Loaded cubins -------------------------------------------------------------------------- */
 
-const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, const char *defines) {
+const pm__module *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, const char *defines) {
   for (const struct pm__loaded *l = t->kernels; l != NULL; l = l->next)
     if (l->op == op && strcmp(l->defines, defines) == 0) return &l->k;
   return NULL;
 }
 
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
-                          const pm__cubin *cubin, const pm__kernel **out) {
+                          const pm__cubin *cubin, const pm__module **out) {
   struct pm__loaded *l = pm__calloc(1, sizeof *l);
   if (l == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
-  int rc = pm__kernel_load(c, cubin, op->entries, op->nentries, &l->k);
+  int rc = pm__module_load(c, cubin, op->entries, op->nentries, &l->k);
   if (rc != PM_OK) {
     free(l);
     return rc;
@@ -176,7 +176,7 @@ void pm__cache_free(pm__cache *t) {
     for (pm__choice *h = t->choices[b], *next; h != NULL; h = next) next = h->next, free(h);
   for (struct pm__loaded *l = t->kernels, *next; l != NULL; l = next) {
     next = l->next;
-    pm__kernel_unload(&l->k);
+    pm__module_unload(&l->k);
     free(l);
   }
   memset(t, 0, sizeof *t);

@@ -28,7 +28,7 @@ typedef struct pm__choice {
   const pm__op *op;
   int v[PM__MAX_PARAMS];
   int variant, radius, dtype;
-  const pm__kernel *kernel;
+  const pm__module *kernel;
   struct pm__choice *next; /* the choice list (under the serve lock) */
 } pm__choice;
 
@@ -77,15 +77,15 @@ const pm__choice *pm__cache_choice_find(const pm__cache *t, const pm__op *op, co
 /* Makes the choice of op's point v for pr with kernel (loaded by pm__cache_kernel_load); NULL
  * where memory ran out. Under the lock. */
 const pm__choice *pm__cache_choice_add(pm__cache *t, const pm__op *op, const int *v,
-                                       const pm__problem *pr, const pm__kernel *kernel);
+                                       const pm__problem *pr, const pm__module *kernel);
 
 /* The kernel of op loaded with the canonical defines text `defines`, or NULL. Under the lock. */
-const pm__kernel *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, const char *defines);
+const pm__module *pm__cache_kernel_find(const pm__cache *t, const pm__op *op, const char *defines);
 
 /* Loads cubin (op's entries) and keeps it under `defines`; *out is the loaded kernel, valid
  * until pm__cache_free. Under the lock. */
 int pm__cache_kernel_load(pm_ctx *c, pm__cache *t, const pm__op *op, const char *defines,
-                          const pm__cubin *cubin, const pm__kernel **out);
+                          const pm__cubin *cubin, const pm__module **out);
 
 /* Frees every entry, choice and table and unloads every kernel (pm_close: no call may be
  * running). */
@@ -158,7 +158,7 @@ void pm__known_forget(pm__known_set *set);
  * pm_close (cache entries point at its op); the same description opened again is the same. */
 struct pm_kernel {
   pm_ctx *c;
-  struct pm__kernel_file *kf;
+  struct pm__kernel_desc *kf;
   const pm__op *op;
   uint32_t id;
   pm__db_known known;  /* what the database knows of it for this GPU, read on first need */

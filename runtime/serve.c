@@ -246,7 +246,7 @@ static void write_seen(pm_ctx *c) {
  * the thread's capture mode relaxed (kernel_for_relaxed): loading a module while a graph is
  * captured would invalidate it. */
 static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
-                      const pm__kernel **out) {
+                      const pm__module **out) {
   pm__serve *s = c->serve;
   char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
   const char *dp[PM__MAX_DEFINES];
@@ -273,7 +273,7 @@ static int kernel_for(pm_ctx *c, const pm__op *op, const int *v, const pm__probl
 }
 
 static int kernel_for_relaxed(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
-                              const pm__kernel **out) {
+                              const pm__module **out) {
   int mode, rc;
   pm__capture_relax(&mode);
   rc = kernel_for(c, op, v, pr, out);
@@ -286,7 +286,7 @@ static int kernel_for_relaxed(pm_ctx *c, const pm__op *op, const int *v, const p
 static int choice_for(pm_ctx *c, const pm__op *op, const int *v, const pm__problem *pr,
                       const pm__choice **out) {
   pm__cache *t = &c->serve->cache;
-  const pm__kernel *k;
+  const pm__module *k;
   int rc;
   if ((*out = pm__cache_choice_find(t, op, v, pr)) != NULL) return PM_OK;
   if ((rc = kernel_for_relaxed(c, op, v, pr, &k)) != PM_OK) return rc;
@@ -382,12 +382,12 @@ int pm__serve_kernel(pm_kernel *k, const pm__problem *pr, pm__data *d, struct CU
 
 int pm__serve_kernel_open(pm_ctx *c, const char *path, pm_kernel **out) {
   pm__serve *s = c->serve;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm_kernel *k;
   *out = NULL;
-  int rc = pm__kernel_file_load(c, path, &kf); /* outside the lock: it reads files */
+  int rc = pm__kernel_desc_load(c, path, &kf); /* outside the lock: it reads files */
   if (rc != PM_OK) return rc;
-  const pm__op *op = pm__kernel_file_op(kf);
+  const pm__op *op = pm__kernel_desc_op(kf);
   pthread_mutex_lock(&s->lock);
   for (k = s->kernels; k != NULL; k = k->next)
     if (strcmp(pm__op_template(k->op)->sha256, pm__op_template(op)->sha256) == 0) break;
@@ -400,7 +400,7 @@ int pm__serve_kernel_open(pm_ctx *c, const char *path, pm_kernel **out) {
   }
   if (rc == PM_OK) *out = k;
   pthread_mutex_unlock(&s->lock);
-  pm__kernel_file_free(kf); /* the one already open serves */
+  pm__kernel_desc_free(kf); /* the one already open serves */
   return rc;
 }
 
@@ -433,7 +433,7 @@ void pm__serve_free(pm_ctx *c) {
     s->kernels = k->next;
     pm__db_known_free(&k->known);
     pm__shipped_kernel_free(k);
-    pm__kernel_file_free(k->kf);
+    pm__kernel_desc_free(k->kf);
     free(k);
   }
   pm__shipped_free(s);

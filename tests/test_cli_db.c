@@ -583,14 +583,14 @@ Test(cli_db, export_and_import_carry_a_kernel_of_ones_own_with_its_description) 
   snprintf(json, sizeof json, "%s/k.json", dir);
   dbtest_make_db(src); /* matadd's winner and seed */
   pm_ctx *c = NULL;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm__ops_db_plus plus;
   pm__db *db = NULL;
   int64_t gpu;
   pm_options o = {.device = PM_DEVICE_NONE};
   cr_assert_eq(pm_open(&c, &o), PM_OK);
-  cr_assert_eq(pm__kernel_file_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(kf);
+  cr_assert_eq(pm__kernel_desc_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(kf);
   cr_assert_eq(pm__db_open(c, src, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s", pm_errmsg(c));
   pm__device_info d = dbtest_gpu(0, 0);
   cr_assert_eq(pm__db_gpu_put(db, &d, 12040, 12080, &gpu), PM_OK, "%s", pm_errmsg(c));
@@ -626,7 +626,7 @@ Test(cli_db, export_and_import_carry_a_kernel_of_ones_own_with_its_description) 
   snprintf(args, sizeof args, "%s/k.svg", dir);
   slurp_into(args, out, sizeof out);
   cr_assert_not_null(strstr(out, "my_matadd"), "drawn under its name");
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
 }
 
@@ -737,12 +737,12 @@ Test(cli_db, import_refuses_configurations_outside_the_space_of_a_kernel_of_ones
   };
   char doc[4096], file[160], db[160], args[1024], ksha[65];
   pm_ctx *c = NULL;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   cr_assert_eq(pm_open(&c, &o), PM_OK);
-  cr_assert_eq(pm__kernel_file_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
-  snprintf(ksha, sizeof ksha, "%s", pm__op_template(pm__kernel_file_op(kf))->sha256);
-  pm__kernel_file_free(kf);
+  cr_assert_eq(pm__kernel_desc_load(c, kfile, &kf), PM_OK, "%s", pm_errmsg(c));
+  snprintf(ksha, sizeof ksha, "%s", pm__op_template(pm__kernel_desc_op(kf))->sha256);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   snprintf(file, sizeof file, "%s/one.json", dir);
   snprintf(db, sizeof db, "%s/dst.db", dir);

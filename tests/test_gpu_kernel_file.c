@@ -15,7 +15,7 @@
 
 static pm_ctx *ctx;
 static pm__db *db;
-static pm__kernel_file *kf;
+static pm__kernel_desc *kf;
 static pm__ops_db_plus plus;
 static int64_t gpu_id;
 static char path[64], dir[] = "/tmp/pmtune-gpu-kfile-XXXXXX";
@@ -31,7 +31,7 @@ static void setup(void) {
 static void teardown(void) {
   char cmd[96];
   pm__db_close(db);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(ctx);
   unlink(path);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -42,8 +42,8 @@ TestSuite(gpu_kernel_file, .init = setup, .fini = teardown, .timeout = 600);
 
 /* Loads the description at file, and opens the test's database for its op (current). */
 static const pm__op *load(const char *file) {
-  cr_assert_eq(pm__kernel_file_load(ctx, file, &kf), PM_OK, "%s", pm_errmsg(ctx));
-  const pm__op *op = pm__kernel_file_op(kf);
+  cr_assert_eq(pm__kernel_desc_load(ctx, file, &kf), PM_OK, "%s", pm_errmsg(ctx));
+  const pm__op *op = pm__kernel_desc_op(kf);
   cr_assert_eq(pm__db_open(ctx, path, 0, pm__ops_db_with(op, &plus), &db), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_eq(pm__db_gpu_put(db, &ctx->dev, 0, 0, &gpu_id), PM_OK, "%s", pm_errmsg(ctx));
@@ -203,7 +203,7 @@ Test(gpu_kernel_file, a_tolerance_and_an_inout_buffer) {
   cr_assert_eq(r.measured, 2, "FMA 0: bit for bit the seed's");
   cr_assert_eq(r.wrong, 2, "FMA 1: some elements round differently");
   pm__db_close(db), db = NULL;
-  pm__kernel_file_free(kf), kf = NULL;
+  pm__kernel_desc_free(kf), kf = NULL;
   unlink(path);
   tune_sq(0, ", \"tolerance\": 1e-6", &r);
   cr_assert_eq(r.measured, 4);

@@ -39,10 +39,10 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   uint64_t seed = pm_test_seed();
   const pm__template *t = pm__template_find("matadd");
   pm__cubin bin;
-  pm__kernel k;
+  pm__module k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, defines, nd, &bin), PM_OK,
                "%s", pm_errmsg(ctx));
-  cr_assert_eq(pm__kernel_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__module_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert(k.waits_prior, "the template's cubin defines pm_waits_prior: launched with PDL");
 
   size_t n = (size_t)rows * cols;
@@ -63,7 +63,7 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   void *args[] = {&c.dev, &c.pitch, &a.dev, &a.pitch, &b.dev, &b.pitch, &r, &co, &colmajor};
   /* the template's one-tile-per-block grid is 1D, x fastest */
   dim3 grid = {((cols + bx - 1) / bx) * ((rows + by - 1) / by), 1, 1}, block = {bx, by, 1};
-  cr_assert_eq(pm__kernel_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__module_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_OK, "%s", pm_errmsg(ctx));
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(hc, c.dev, c.pitch * rows, cudaMemcpyDeviceToHost));
 
@@ -80,7 +80,7 @@ static void run_case(const char *const *defines, size_t nd, unsigned bx, unsigne
   }
   cudaFree(a.dev), cudaFree(b.dev), cudaFree(c.dev);
   free(ha), free(hb), free(hc);
-  pm__kernel_unload(&k);
+  pm__module_unload(&k);
   pm__cubin_free(&bin);
 }
 
@@ -106,21 +106,21 @@ Test(gpu_matadd, other_block_shapes_from_defines) {
 Test(gpu_matadd, a_bad_launch_is_reported_not_fatal) {
   const pm__template *t = pm__template_find("matadd");
   pm__cubin bin;
-  pm__kernel k;
+  pm__module k;
   cr_assert_eq(pm__compile(ctx, t->file, t->source, ctx->dev.arch, NULL, 0, &bin), PM_OK);
-  cr_assert_eq(pm__kernel_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__module_load(ctx, &bin, entries, 1, &k), PM_OK, "%s", pm_errmsg(ctx));
   float *p = NULL;
   size_t pitch = 4;
   unsigned one = 1;
   int zero = 0;
   void *args[] = {&p, &pitch, &p, &pitch, &p, &pitch, &one, &one, &zero};
   dim3 grid = {1, 1, 1}, block = {64, 32, 1}; /* 2048 threads: more than a block may have */
-  cr_assert_eq(pm__kernel_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_ELAUNCH);
+  cr_assert_eq(pm__module_launch(ctx, &k, 0, grid, block, 0, 0, args), PM_ELAUNCH);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "pm_matadd"), "%s", pm_errmsg(ctx));
-  pm__kernel k2;
+  pm__module k2;
   const char *const missing[] = {"no_such_kernel"};
-  cr_assert_eq(pm__kernel_load(ctx, &bin, missing, 1, &k2), PM_ENOTFOUND);
+  cr_assert_eq(pm__module_load(ctx, &bin, missing, 1, &k2), PM_ENOTFOUND);
   cr_assert_not_null(strstr(pm_errmsg(ctx), "no_such_kernel"), "%s", pm_errmsg(ctx));
-  pm__kernel_unload(&k);
+  pm__module_unload(&k);
   pm__cubin_free(&bin);
 }

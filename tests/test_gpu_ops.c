@@ -26,17 +26,17 @@ typedef struct tally {
 } tally;
 
 /* Compiles and loads every kernel of op valid for the stand-in problem `defs_pr`. */
-static pm__kernel *load_all(const pm__op *op, const pm__problem *defs_pr, const pm__limits *lim,
+static pm__module *load_all(const pm__op *op, const pm__problem *defs_pr, const pm__limits *lim,
                             pm__variants *vs) {
   cr_assert_eq(pm__variants_make(ctx, op, defs_pr, lim, ctx->dev.arch, vs), PM_OK, "%s",
                pm_errmsg(ctx));
   double t0 = pm__now_ms();
   cr_assert_eq(pm__compile_many(ctx, vs->jobs, vs->n, 0), PM_OK);
-  pm__kernel *ks = calloc(vs->n, sizeof *ks);
+  pm__module *ks = calloc(vs->n, sizeof *ks);
   cr_assert_not_null(ks);
   for (size_t i = 0; i < vs->n; i++) {
     cr_assert_eq(vs->jobs[i].status, PM_OK, "%s", vs->jobs[i].error);
-    cr_assert_eq(pm__kernel_load(ctx, &vs->jobs[i].cubin, op->entries, op->nentries, &ks[i]),
+    cr_assert_eq(pm__module_load(ctx, &vs->jobs[i].cubin, op->entries, op->nentries, &ks[i]),
                  PM_OK, "%s", pm_errmsg(ctx));
   }
   printf("%s: compiled and loaded %zu kernels for %s in %.1f s\n", op->name, vs->n, ctx->dev.arch,
@@ -48,14 +48,14 @@ static pm__kernel *load_all(const pm__op *op, const pm__problem *defs_pr, const 
  * layout, and checks each result; with `determinism`, also that a second run gives the same bits.
  * sum_in_type (reduce): the sum written in the input's type rather than as the tuner checks it. */
 static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limits *lim,
-                        const pm__limits *already, const pm__variants *vs, const pm__kernel *ks,
+                        const pm__limits *already, const pm__variants *vs, const pm__module *ks,
                         int determinism, int sum_in_type, tally *t) {
   uint64_t seed = pm_test_seed();
   char ptext[96];
   pm__problem_text(op, pr, ptext, sizeof ptext);
   pm__data d = {0};
   cr_assert_eq(op->prepare(op, ctx, pr, seed, &d), PM_OK, "%s: %s", ptext, pm_errmsg(ctx));
-  if (sum_in_type) d.sum_as_float = 0;
+  if (sum_in_type) d.reduce.sum_as_float = 0;
   const pm__param *align = NULL;
   for (int i = 0; i < op->nparams; i++)
     if (op->params[i].define == NULL && strcmp(op->params[i].name, "align") == 0)
@@ -70,7 +70,7 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
       pm__space_point(op, i, v);
       if (op->layout(op, v) != layout || op->check(op, v, pr, lim) != NULL) continue;
       if (already != NULL && op->check(op, v, pr, already) == NULL) continue;
-      const pm__kernel *k = &ks[vs->job_of[pm__kernel_index(op, v)]];
+      const pm__module *k = &ks[vs->job_of[pm__kernel_index(op, v)]];
       char text[PM__CONFIG_TEXT];
       pm__config_text(op, v, text, sizeof text);
       cr_assert_eq(pm__data_poison(ctx, &d, 0), PM_OK);
@@ -99,8 +99,8 @@ static void run_problem(const pm__op *op, const pm__problem *pr, const pm__limit
   pm__data_free(&d);
 }
 
-static void unload_all(pm__variants *vs, pm__kernel *ks) {
-  for (size_t i = 0; i < vs->n; i++) pm__kernel_unload(&ks[i]);
+static void unload_all(pm__variants *vs, pm__module *ks) {
+  for (size_t i = 0; i < vs->n; i++) pm__module_unload(&ks[i]);
   free(ks);
   pm__variants_free(vs);
 }
@@ -119,7 +119,7 @@ static uint64_t valid_points(const pm__op *op, const pm__limits *lim) {
 Test(gpu_ops, matadd_every_variant_both_orders) {
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
-  pm__kernel *ks = load_all(&pm__op_matadd, NULL, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_matadd, NULL, &lim, &vs);
   const unsigned sizes[][2] = {{1, 1}, {1, 100003}, {100003, 1}, {4097, 3001}, {37, 1000}, {64, 64}};
   tally t = {0};
   double t0 = pm__now_ms();
@@ -138,7 +138,7 @@ Test(gpu_ops, reduce_every_variant_within_its_bound_and_deterministic) {
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
   lim.allow_nondeterministic = 1; /* compile and check them all; determinism only where promised */
-  pm__kernel *ks = load_all(&pm__op_reduce, NULL, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_reduce, NULL, &lim, &vs);
   const unsigned sizes[] = {1, 2, 3, 5, 1000, 100003, (1u << 20) + 1, (1u << 28) + 3};
   tally t = {0};
   double t0 = pm__now_ms();
@@ -165,7 +165,7 @@ Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
     for (int zero = 0; zero < 2; zero++) { /* the radius and the border are compiled in */
       pm__problem defs = {.rows = 1, .cols = 1, .radius = r, .variant = zero};
       pm__variants vs;
-      pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
+      pm__module *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
       for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .variant = zero};
         run_problem(&pm__op_filter, &pr, &lim, NULL, &vs, ks, 0, 0, &t);
@@ -180,7 +180,7 @@ Test(gpu_ops, filter_every_variant_every_radius_both_borders) {
 Test(gpu_ops, add_every_variant_odd_sizes) {
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
-  pm__kernel *ks = load_all(&pm__op_add, NULL, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_add, NULL, &lim, &vs);
   const unsigned sizes[] = {1, 2, 3, 4, 5, 7, 64, 4097, 100003, (1u << 20) + 3, (1u << 26) + 1};
   tally t = {0};
   double t0 = pm__now_ms();
@@ -203,7 +203,7 @@ static void matadd_typed(int dtype) {
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
   pm__problem defs = {.rows = 1, .cols = 1, .dtype = dtype};
-  pm__kernel *ks = load_all(&pm__op_matadd, &defs, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_matadd, &defs, &lim, &vs);
   const unsigned sizes[][2] = {{1, 1}, {1, 100003}, {4097, 3001}, {37, 1001}};
   tally t = {0};
   double t0 = pm__now_ms();
@@ -227,7 +227,7 @@ static void add_typed(int dtype) {
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
   pm__problem defs = {.n = 1, .dtype = dtype};
-  pm__kernel *ks = load_all(&pm__op_add, &defs, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_add, &defs, &lim, &vs);
   const unsigned sizes[] = {1, 2, 3, 7, 8, 9, 15, 4097, 100003, (1u << 20) + 5};
   tally t = {0};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
@@ -252,7 +252,7 @@ static void reduce_typed(int dtype) {
   pm__variants vs;
   pm__problem defs = {.n = 1, .dtype = dtype};
   lim.allow_nondeterministic = 1;
-  pm__kernel *ks = load_all(&pm__op_reduce, &defs, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_reduce, &defs, &lim, &vs);
   pm__limits det = lim;
   det.allow_nondeterministic = 0;
   const unsigned sizes[] = {1, 3, 9, 1000, 100003, (1u << 20) + 1, (1u << 26) + 7};
@@ -286,7 +286,7 @@ static void filter_typed(int dtype) {
     int zero = (r + dtype) & 1;
     pm__problem defs = {.rows = 1, .cols = 1, .radius = r, .variant = zero, .dtype = dtype};
     pm__variants vs;
-    pm__kernel *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
+    pm__module *ks = load_all(&pm__op_filter, &defs, &lim, &vs);
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
       pm__problem pr = {.rows = sizes[s][0], .cols = sizes[s][1], .radius = r, .variant = zero,
                         .dtype = dtype};
@@ -315,7 +315,7 @@ Test(gpu_ops, add_every_variant_at_the_largest_n) {
     cr_skip_test("needs 48 GiB of host memory");
   pm__limits lim = pm__limits_of(&ctx->dev);
   pm__variants vs;
-  pm__kernel *ks = load_all(&pm__op_add, NULL, &lim, &vs);
+  pm__module *ks = load_all(&pm__op_add, NULL, &lim, &vs);
   tally t = {0};
   double t0 = pm__now_ms();
   pm__problem pr = {.n = 0x7fffffff};

@@ -672,11 +672,11 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
     cr_skip_test("compute capability %d.%d: programmatic dependent launch needs 9.0", major, minor);
   }
   pm__cubin bin;
-  pm__kernel prod;
+  pm__module prod;
   const char *const entry[] = {"producer"};
   cr_assert_eq(pm__compile(c, "producer.cu", producer_src, c->dev.arch, NULL, 0, &bin), PM_OK, "%s",
                pm_errmsg(c));
-  cr_assert_eq(pm__kernel_load(c, &bin, entry, 1, &prod), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__module_load(c, &bin, entry, 1, &prod), PM_OK, "%s", pm_errmsg(c));
   pm__cubin_free(&bin);
   cr_assert(!prod.waits_prior, "a cubin without pm_waits_prior is launched the ordinary way");
   pm__data d = {0};
@@ -699,7 +699,7 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
     cr_assert_eq(pm__data_poison(c, &d, 0), PM_OK, "%s", pm_errmsg(c));
     long long spin = 4000000; /* about 2 ms: far longer than the host takes to launch the call */
     void *args[] = {&d.in[0], &src, &n, &spin};
-    cr_assert_eq(pm__kernel_launch(c, &prod, 0, (dim3){(unsigned)c->dev.sm_count, 1, 1},
+    cr_assert_eq(pm__module_launch(c, &prod, 0, (dim3){(unsigned)c->dev.sm_count, 1, 1},
                                    (dim3){256, 1, 1}, 0, 0, args), PM_OK, "%s", pm_errmsg(c));
     call_op(c, op, &d);
     CUDA_OK(cudaDeviceSynchronize());
@@ -708,7 +708,7 @@ static void check_waits(const pm__op *op, pm__problem pr, size_t layout) {
   }
   cudaFree(src);
   pm__data_free(&d);
-  pm__kernel_unload(&prod);
+  pm__module_unload(&prod);
   pm_close(c);
 }
 
@@ -963,7 +963,7 @@ static void check_typed_call(pm_ctx *c, const pm__op *op, pm__problem pr, int su
   char text[96];
   pm__problem_text(op, &pr, text, sizeof text);
   cr_assert_eq(op->prepare(op, c, &pr, 11, &d), PM_OK, "%s: %s", text, pm_errmsg(c));
-  if (sum_in_type) d.sum_as_float = 0;
+  if (sum_in_type) d.reduce.sum_as_float = 0;
   cr_assert_eq(pm__data_place(c, &d, 256), PM_OK, "%s", pm_errmsg(c));
   cr_assert_eq(pm_test_call_op(c, op, &d, NULL), PM_OK, "%s: %s", text, pm_errmsg(c));
   CUDA_OK(cudaDeviceSynchronize());

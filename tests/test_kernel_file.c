@@ -47,9 +47,9 @@ static unsigned long long valid_points(const pm__op *op, const pm__problem *pr) 
 }
 
 Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(k);
   cr_assert_str_eq(op->name, "my_matadd");
   cr_assert_eq(op->dims, 2);
   cr_assert_eq(op->nparams, 3);
@@ -85,16 +85,16 @@ Test(kernel_file, the_example_is_a_space_like_the_built_in_ones) {
   cr_assert_str_eq(t->file, "matadd.cu");
   cr_assert_eq(strlen(t->sha256), 64);
   cr_assert_eq(strspn(t->sha256, "0123456789abcdef"), 64);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* The second example: a shared-memory tile whose size is an expression of the point, held to a
  * device's limit. */
 Test(kernel_file, the_transpose_example_prunes_by_shared_memory) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
                "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  const pm__op *op = pm__kernel_desc_op(k);
   cr_assert_eq(valid_points(op, NULL), 45);
   pm__limits small = pm__limits_default();
   small.max_smem = 8192; /* TILE = 64 needs 16,384 bytes and more; 32 with PAD 2 is 4,352 */
@@ -103,14 +103,14 @@ Test(kernel_file, the_transpose_example_prunes_by_shared_memory) {
   cr_assert_null(op->check(op, w, NULL, &small));
   pm__problem pr = {.rows = 1000, .cols = 3000};
   cr_assert_eq(op->bytes(op, &pr), 2.0 * 4 * 1000 * 3000);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* The example's source compiles at every valid point for any size (NVRTC, sm_90: no GPU). */
 Test(kernel_file, the_example_compiles_at_every_valid_point) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, EXAMPLE, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(k);
   FILE *f = fopen(PM_SOURCE_DIR "/examples/kernels/matadd.cu", "rb");
   cr_assert_not_null(f);
   static char src[16384];
@@ -134,7 +134,7 @@ Test(kernel_file, the_example_compiles_at_every_valid_point) {
     compiled++;
   }
   cr_assert_eq(compiled, 12, "BLOCK = 256: VEC 1, 2, 4 x ITEMS 1 to 8");
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* The example with `from` replaced by `to` (once), written to the test's folder beside a copy
@@ -173,10 +173,10 @@ static int ncases; /* refused()'s, for the tests that count them */
 /* Loading the example broken so fails with PM_EINVAL, naming the file, field and fault, on one
  * line, within a second. */
 static void refused(const char *from, const char *to, const char *field, const char *what) {
-  pm__kernel_file *k = (pm__kernel_file *)1;
+  pm__kernel_desc *k = (pm__kernel_desc *)1;
   const char *path = broken(from, to);
   double t0 = seconds();
-  int rc = pm__kernel_file_load(c, path, &k);
+  int rc = pm__kernel_desc_load(c, path, &k);
   double took = seconds() - t0;
   ncases++;
   cr_assert_lt(took, 1.0, "%s -> %s: refused after %.2f s", from, to, took);
@@ -237,32 +237,32 @@ Test(kernel_file, each_fault_is_named_with_its_file_and_field) {
 }
 
 Test(kernel_file, a_missing_file_is_an_io_error) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, "/nonexistent/k.json", &k), PM_EIO);
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, "/nonexistent/k.json", &k), PM_EIO);
   cr_assert_null(k);
   cr_assert_not_null(strstr(pm_errmsg(c), "/nonexistent/k.json"), "%s", pm_errmsg(c));
   /* a FIFO, which no one writes: refused, not waited on */
   char fifo[128];
   snprintf(fifo, sizeof fifo, "%s/k.fifo", dir);
   cr_assert_eq(mkfifo(fifo, 0600), 0);
-  cr_assert_eq(pm__kernel_file_load(c, fifo, &k), PM_EIO);
+  cr_assert_eq(pm__kernel_desc_load(c, fifo, &k), PM_EIO);
   cr_assert_not_null(strstr(pm_errmsg(c), "k.fifo: is a FIFO, not a regular file"), "%s", pm_errmsg(c));
 }
 
 /* What is checked before tuning touches a database: each buffer's count at each size asked for,
  * and that the seed compiles with its entry unmangled (NVRTC, sm_90: no GPU). */
 Test(kernel_file, sizes_and_the_seed_are_checked_before_tuning) {
-  pm__kernel_file *k = NULL;
+  pm__kernel_desc *k = NULL;
   const char *path = broken("\"count\": \":rows * :cols\", \"dir\": \"out\"",
                             "\"count\": \":rows * :cols * 1000000\", \"dir\": \"out\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
   pm__problem small = {.rows = 10, .cols = 10}, big = {.rows = 1u << 20, .cols = 1u << 10};
-  cr_assert_eq(pm__kernel_file_check_size(c, k, &small), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__kernel_file_check_size(c, k, &big), PM_EINVAL);
+  cr_assert_eq(pm__kernel_desc_check_size(c, k, &small), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_check_size(c, k, &big), PM_EINVAL);
   cr_assert_not_null(strstr(pm_errmsg(c), "args[0].count"), "%s", pm_errmsg(c));
   cr_assert_not_null(strstr(pm_errmsg(c), "1 to 2^40 bytes"), "%s", pm_errmsg(c));
-  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_OK, "%s", pm_errmsg(c));
-  pm__kernel_file_free(k);
+  cr_assert_eq(pm__kernel_desc_compile_seed(c, k, "sm_90"), PM_OK, "%s", pm_errmsg(c));
+  pm__kernel_desc_free(k);
 
   /* a source that does not compile at the seed: one line, with NVRTC's words */
   char cu[160];
@@ -272,23 +272,23 @@ Test(kernel_file, sizes_and_the_seed_are_checked_before_tuning) {
   cr_assert_not_null(f);
   fputs("#if BLOCK == 256\nthis is not C++;\n#endif\n", f);
   fclose(f);
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_ECOMPILE);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_compile_seed(c, k, "sm_90"), PM_ECOMPILE);
   cr_assert_not_null(strstr(pm_errmsg(c), "source: the seed does not compile for sm_90"), "%s",
                      pm_errmsg(c));
   cr_assert_null(strchr(pm_errmsg(c), '\n'), "one line: %s", pm_errmsg(c));
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 
   /* an entry that C++ mangles */
   path = broken("\"bytes\":", "\"bytes\":");
   char cmd[512];
   snprintf(cmd, sizeof cmd, "sed -i 's/extern \"C\" __global__/__global__/' %s", cu);
   cr_assert_eq(system(cmd), 0);
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  cr_assert_eq(pm__kernel_file_compile_seed(c, k, "sm_90"), PM_EINVAL);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_compile_seed(c, k, "sm_90"), PM_EINVAL);
   cr_assert_not_null(strstr(pm_errmsg(c), "entry: 'my_matadd' is not a kernel of the compiled"),
                      "%s", pm_errmsg(c));
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* ---- An expression is one bounded, read-only value ------------------------------------------ */
@@ -379,58 +379,58 @@ Test(kernel_file, an_expression_cannot_escape_its_statement) {
   refused(GRID, "\"')' || (2048\"", "grid[0]", "a '(' left open"); /* a quote hides nothing */
   cr_assert_eq(ncases, 19);
   /* a quote, a [name] and a string with a parenthesis in it are a single value still */
-  pm__kernel_file *k = NULL;
+  pm__kernel_desc *k = NULL;
   const char *path = broken(BYTES, "\"3 * 4 * :rows * :cols + length(')') * 0\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL); /* length() is not allowed */
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_EINVAL); /* length() is not allowed */
   path = broken(BYTES, "\"3 * 4 * :rows * :cols + (CASE WHEN ')(' = ')(' THEN 0 ELSE 1 END)\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
   pm__problem odd = {.rows = 4097, .cols = 3001};
-  const pm__op *op = pm__kernel_file_op(k);
+  const pm__op *op = pm__kernel_desc_op(k);
   cr_assert_eq(op->bytes(op, &odd), 3.0 * 4 * 4097 * 3001);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* What launch math needs still reads: the allowed functions, CASE, CAST, BETWEEN, IN lists, %,
  * shifts, each evaluated right, per point, as a statement of its own. */
 Test(kernel_file, launch_math_evaluates_as_written) {
-  pm__kernel_file *k = NULL;
+  pm__kernel_desc *k = NULL;
   const char *path = broken(GRID, "\"max(1, min(2147483647, (:rows * :cols + (1 << 8) - 1) >> 8)) "
                                   "+ abs(-0) + coalesce(NULL, 0) + ifnull(NULL, 0) + "
                                   "iif(:BLOCK BETWEEN 64 AND 1024, 0, 1) + ifnull(nullif(0, 0), 0) "
                                   "+ CAST(round(0.4) AS INTEGER) + CAST(ceil(0.0) AS INTEGER) + "
                                   "CAST(floor(0.9) AS INTEGER) + (CASE WHEN :VEC IN (1, 2, 4) THEN "
                                   "0 ELSE 1 END) + :ITEMS % 1\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(k);
   pm__limits lim = pm__limits_default();
   /* the grid is (rows * cols + 255) / 256: at most 2^31 - 1 blocks */
   pm__problem fits = {.rows = 1u << 15, .cols = 1u << 16}, past = {.rows = 1u << 20, .cols = 1u << 20};
   int v[PM__MAX_PARAMS] = {256, 1, 1};
   cr_assert_null(op->check(op, v, &fits, &lim));
   cr_assert_null(op->check(op, v, &past, &lim)); /* min() caps it */
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
   path = broken(GRID, "\"(:rows * :cols + 255) / 256\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  op = pm__kernel_file_op(k);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  op = pm__kernel_desc_op(k);
   cr_assert_null(op->check(op, v, &fits, &lim));
   cr_assert_str_eq(op->check(op, v, &past, &lim), "a grid dimension out of range");
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* Evaluation is bounded per evaluation, not per statement's life: SQLite counts a statement's VM
  * instructions over all its runs, and a bound kept per statement (the progress handler's) would
  * start failing points after some thousands of checks. */
 Test(kernel_file, the_space_counts_the_same_however_often_it_is_checked) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, PM_SOURCE_DIR "/examples/kernels/transpose.json", &k), PM_OK,
                "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  const pm__op *op = pm__kernel_desc_op(k);
   pm__problem pr = {.rows = 1000, .cols = 3000};
   for (int pass = 0; pass < 400; pass++) {
     cr_assert_eq(valid_points(op, NULL), 45, "pass %d", pass);
     cr_assert_eq(valid_points(op, &pr), 45, "pass %d", pass);
   }
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* ---- What a description holds is what is read ----------------------------------------------- */
@@ -477,8 +477,8 @@ Test(kernel_file, duplicate_keys_and_nul_characters_are_refused_naming_the_field
   cr_assert_eq(fwrite(text, 1, n, f), n);
   fclose(f);
   free(text);
-  pm__kernel_file *k = (pm__kernel_file *)1;
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  pm__kernel_desc *k = (pm__kernel_desc *)1;
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_EINVAL);
   cr_assert_not_null(strstr(pm_errmsg(c), "(top): not valid JSON: a NUL byte"), "%s", pm_errmsg(c));
 }
 
@@ -513,9 +513,9 @@ Test(kernel_file, the_source_stays_in_the_descriptions_folder) {
     char to[128];
     snprintf(to, sizeof to, "\"source\": \"%s\"", ok[i]);
     const char *path = broken("\"source\": \"matadd.cu\"", to);
-    pm__kernel_file *k = NULL;
-    cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s: %s", ok[i], pm_errmsg(c));
-    pm__kernel_file_free(k);
+    pm__kernel_desc *k = NULL;
+    cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s: %s", ok[i], pm_errmsg(c));
+    pm__kernel_desc_free(k);
   }
 }
 
@@ -535,22 +535,22 @@ Test(kernel_file, messages_are_one_line_and_name_the_limit) {
   refused("\"bytes\":", "\"col\\nour\": 1, \"bytes\":", "(top)", "'col\\nour'");
   cr_assert_eq(ncases, 8);
   /* a constraint written over two lines prunes with a reason of one */
-  pm__kernel_file *k = NULL;
+  pm__kernel_desc *k = NULL;
   const char *path = broken(CONSTRAINT, "\":BLOCK * :ITEMS * :VEC\\n <= 8192\"");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(k);
   pm__limits lim = pm__limits_default();
   int v[PM__MAX_PARAMS] = {1024, 4, 8};
   cr_assert_str_eq(op->check(op, v, NULL, &lim), "constraints[0]: :BLOCK * :ITEMS * :VEC\\n <= 8192");
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
   /* a description of 2 MiB, a source of 17 MiB */
   path = broken("\"summary\": \"C", "\"summary\": \"C");
   char cmd[512];
   snprintf(cmd, sizeof cmd, "head -c 2097152 /dev/zero | tr '\\0' ' ' >> %s", path);
   cr_assert_eq(system(cmd), 0);
-  k = (pm__kernel_file *)1;
+  k = (pm__kernel_desc *)1;
   double t0 = seconds();
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_EINVAL);
   cr_assert_lt(seconds() - t0, 1.0);
   char want[256];
   snprintf(want, sizeof want, "%s: larger than 1 MiB, the most a kernel description may be", path);
@@ -558,7 +558,7 @@ Test(kernel_file, messages_are_one_line_and_name_the_limit) {
   path = broken("\"summary\": \"C", "\"summary\": \"C");
   snprintf(cmd, sizeof cmd, "head -c 17825792 /dev/zero | tr '\\0' ' ' >> %s/matadd.cu", dir);
   cr_assert_eq(system(cmd), 0);
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_EINVAL);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_EINVAL);
   cr_assert_not_null(strstr(pm_errmsg(c), "source: "), "%s", pm_errmsg(c));
   cr_assert_not_null(strstr(pm_errmsg(c), "matadd.cu: larger than 16 MiB, the most a source may be"),
                      "%s", pm_errmsg(c));
@@ -583,13 +583,13 @@ static pm__db *db_for(const pm__op *op, pm__ops_db_plus *plus, const pm__device_
  * as "batch=B rows=R cols=C", its size the elements of the whole batch: the nearest tuned batch
  * serves another. */
 Test(kernel_file, a_batch_of_matrices_is_three_dims) {
-  pm__kernel_file *k = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/batched_transpose.json", &k),
+  pm__kernel_desc *k = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, PM_SOURCE_DIR "/examples/kernels/batched_transpose.json", &k),
                PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  const pm__op *op = pm__kernel_desc_op(k);
   cr_assert_eq(op->dims, 3);
-  cr_assert_str_eq(pm__kernel_file_dim_name(k, 0), "batch");
-  cr_assert_null(pm__kernel_file_dim_name(k, 3));
+  cr_assert_str_eq(pm__kernel_desc_dim_name(k, 0), "batch");
+  cr_assert_null(pm__kernel_desc_dim_name(k, 3));
   pm__problem pr = {0};
   cr_assert_eq(pm__problem_parse(c, op, "8x1000x768", &pr), PM_OK, "%s", pm_errmsg(c));
   cr_assert(pr.n == 8 && pr.rows == 1000 && pr.cols == 768);
@@ -605,7 +605,7 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
   cr_assert_eq(valid_points(op, &pr), 45);
   pm__problem many = {.n = 70000, .rows = 8, .cols = 8};
   cr_assert_eq(valid_points(op, &many), 0, "a constraint on :batch prunes");
-  cr_assert_eq(pm__kernel_file_check_size(c, k, &pr), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_check_size(c, k, &pr), PM_OK, "%s", pm_errmsg(c));
 
   pm__ops_db_plus plus;
   pm__device_info d = dbtest_gpu(0, 0);
@@ -637,7 +637,7 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
   cr_assert(w.n == 8 && w.rows == 1000 && w.cols == 768, "the nearest: the batch of 8");
   pm__db_known_free(&known);
   pm__db_close(db);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 }
 
 /* A scalar the tuning must depend on is marked "tuned": an integer each call gives,
@@ -646,12 +646,12 @@ Test(kernel_file, a_batch_of_matrices_is_three_dims) {
  * nothing tuned at another. What is not such a scalar is refused naming the field. */
 Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
 #define COLS_ARG "{\"name\": \"cols\", \"scalar\": \"i32\", \"value\": \":cols\"}"
-  pm__kernel_file *k = NULL;
+  pm__kernel_desc *k = NULL;
   const char *path = broken(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true}");
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(k);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  const pm__op *op = pm__kernel_desc_op(k);
   int is_i64 = -1;
-  cr_assert_eq(pm__kernel_file_tuned(k, &is_i64), 2, "the third scalar");
+  cr_assert_eq(pm__kernel_desc_tuned(k, &is_i64), 2, "the third scalar");
   cr_assert_eq(is_i64, 0);
   cr_assert_str_eq(op->radius_name, "k");
   pm__problem pr = {0};
@@ -665,7 +665,7 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   cr_assert_not_null(strstr(pm_errmsg(c), ":k=V"), "%s", pm_errmsg(c));
   cr_assert_eq(pm__problem_parse(c, op, "100x200:k=0", &bad), PM_EINVAL);
   cr_assert_eq(pm__problem_parse(c, op, "100x200:j=3", &bad), PM_EINVAL);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 
   /* checked at load with its least value, 1: an expression may divide by it */
   path = broken("\"bytes\": \"3 * 4 * :rows * :cols\"", "\"bytes\": \"3 * 4 * :rows * :cols / :k\"");
@@ -673,10 +673,10 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   snprintf(sub, sizeof sub, "sed -i 's/%s/%s/' %s", COLS_ARG,
            COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i32\", \"tuned\": true}", path);
   cr_assert_eq(system(sub), 0);
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
   pm__problem two = {.rows = 10, .cols = 10, .radius = 2};
-  cr_assert_eq(pm__kernel_file_op(k)->bytes(pm__kernel_file_op(k), &two), 3.0 * 4 * 100 / 2);
-  pm__kernel_file_free(k);
+  cr_assert_eq(pm__kernel_desc_op(k)->bytes(pm__kernel_desc_op(k), &two), 3.0 * 4 * 100 / 2);
+  pm__kernel_desc_free(k);
 
   /* an expression names it as it names a dimension: BLOCK at least k */
   path = broken("\":BLOCK * :ITEMS * :VEC <= 8192\"",
@@ -685,9 +685,9 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   snprintf(cmd, sizeof cmd, "sed -i 's/%s/%s/' %s", COLS_ARG,
            COLS_ARG ", {\"name\": \"k\", \"scalar\": \"i64\", \"tuned\": true}", path);
   cr_assert_eq(system(cmd), 0);
-  cr_assert_eq(pm__kernel_file_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
-  op = pm__kernel_file_op(k);
-  cr_assert_eq(pm__kernel_file_tuned(k, &is_i64), 2);
+  cr_assert_eq(pm__kernel_desc_load(c, path, &k), PM_OK, "%s", pm_errmsg(c));
+  op = pm__kernel_desc_op(k);
+  cr_assert_eq(pm__kernel_desc_tuned(k, &is_i64), 2);
   cr_assert_eq(is_i64, 1);
   pm__problem small = {.rows = 64, .cols = 64, .radius = 1},
               large = {.rows = 64, .cols = 64, .radius = 300};
@@ -746,7 +746,7 @@ Test(kernel_file, a_tuned_scalar_is_part_of_the_size) {
   cr_assert_not_null(strstr(pm_errmsg(c), "k 0 is not 1 to"), "%s", pm_errmsg(c));
   pm__db_known_free(&known);
   pm__db_close(db);
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
 
   refused(COLS_ARG, COLS_ARG ", {\"name\": \"k\", \"scalar\": \"f32\", \"tuned\": true}",
           "args[5].tuned", "an integer (i32 or i64)");

@@ -813,10 +813,10 @@ Test(serve_decide, a_kernel_of_ones_own_is_served_from_a_results_folder) {
   snprintf(results, sizeof results, "%s/results", dir);
   snprintf(ship, sizeof ship, "%s/ship.db", dir);
   cr_assert_eq(mkdir(results, 0755), 0);
-  pm__kernel_file *kf = NULL;
-  cr_assert_eq(pm__kernel_file_load(c, PM_SOURCE_DIR "/examples/kernels/matadd.json", &kf), PM_OK,
+  pm__kernel_desc *kf = NULL;
+  cr_assert_eq(pm__kernel_desc_load(c, PM_SOURCE_DIR "/examples/kernels/matadd.json", &kf), PM_OK,
                "%s", pm_errmsg(c));
-  const pm__op *op = pm__kernel_file_op(kf);
+  const pm__op *op = pm__kernel_desc_op(kf);
   const char *sha = pm__op_template(op)->sha256;
   pm__ops_db_plus plus;
   const pm__db_op *const *ops = pm__ops_db_with(op, &plus);
@@ -870,7 +870,7 @@ Test(serve_decide, a_kernel_of_ones_own_is_served_from_a_results_folder) {
   cr_assert_eq(pm__decide(fc, NULL, pm__shipped_kernel_known(&k), op, &at, &d), PM__FROM_DEFAULT);
   pm__shipped_kernel_free(&k);
   fresh_free(fc);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   unsetenv("PMTUNE_RESULTS");
 }
 

@@ -30,7 +30,7 @@ static char dir[64], path[128];
 static uint64_t seed;
 
 /* A choice's kernel that was never loaded: a launch finds no device before it would touch it. */
-static const pm__kernel never_loaded = {.nentries = PM__MAX_ENTRIES};
+static const pm__module never_loaded = {.nentries = PM__MAX_ENTRIES};
 
 /* What the fabricated database holds on the context's (fake) GPU: a few winners of each op. */
 static const struct stored {

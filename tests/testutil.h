@@ -78,7 +78,7 @@ static inline uint64_t pm_test_seed(void) {
 /* Calls op through the library on d's buffers, served as for d's problem (its size, variant,
  * radius and type; a matadd placed packed is served as add), on stream; returns the call's
  * status. Floats go through the float calls, the other types through the typed ones; reduce's
- * sum is written as d->sum_as_float says. */
+ * sum is written as d->reduce.sum_as_float says. */
 static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d,
                                   cudaStream_t stream) {
   const pm__problem *pr = &d->pr;
@@ -92,17 +92,17 @@ static inline int pm_test_call_op(pm_ctx *c, const pm__op *op, const pm__data *d
                              stream);
   if (op->api == PM_OP_REDUCE)
     return f32 ? pm_reduce_sum(c, pr->n, d->in[0], d->out, stream)
-               : pm_reduce_sum_t(c, t, pr->n, d->in[0], d->sum_as_float ? PM_F32 : t, d->out,
+               : pm_reduce_sum_t(c, t, pr->n, d->in[0], d->reduce.sum_as_float ? PM_F32 : t, d->out,
                                  stream);
   if (op->api == PM_OP_ADD)
     return f32 ? pm_add(c, pr->n, d->out, d->in[0], d->in[1], stream)
                : pm_add_t(c, t, pr->n, d->out, d->in[0], d->in[1], stream);
   if (op->api == PM_OP_FILTER)
     return f32 ? pm_filter(c, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0],
-                           d->in_pitch[0], d->consts.f32, pr->radius, (pm_border)pr->variant,
+                           d->in_pitch[0], d->filter.weights.f32, pr->radius, (pm_border)pr->variant,
                            stream)
                : pm_filter_t(c, t, pr->rows, pr->cols, d->out, d->out_pitch, d->in[0],
-                             d->in_pitch[0], &d->consts, pr->radius, (pm_border)pr->variant,
+                             d->in_pitch[0], &d->filter.weights, pr->radius, (pm_border)pr->variant,
                              stream);
   return PM_EUNSUPPORTED; /* an op whose call is not here yet: never another op's call */
 }

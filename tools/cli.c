@@ -567,13 +567,13 @@ int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm_
   return pm__db_known_load(db, d, names, shas, out);
 }
 
-int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_file **kf,
+int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, pm__kernel_desc **kf,
                     pm__ops_db_plus *plus, const pm__db_op *const **ops) {
   *kf = NULL;
   if (ops != NULL) *ops = pm__ops_db();
   if (kfile == NULL) return CLI_OK;
-  if (pm__kernel_file_load(c, kfile, kf) != PM_OK) return cli_fail(cmd, "%s", pm_errmsg(c));
-  if (ops != NULL) *ops = pm__ops_db_with(pm__kernel_file_op(*kf), plus);
+  if (pm__kernel_desc_load(c, kfile, kf) != PM_OK) return cli_fail(cmd, "%s", pm_errmsg(c));
+  if (ops != NULL) *ops = pm__ops_db_with(pm__kernel_desc_op(*kf), plus);
   return CLI_OK;
 }
 

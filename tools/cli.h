@@ -267,8 +267,8 @@ int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm_
 /* --kernel FILE, the one way each command reads it: where kfile is given, loads its description
  * into *kf, and where ops is given makes *ops the database's op list with the kernel's op (in
  * *plus); else *kf is NULL and *ops pm__ops_db(). CLI_OK, or CLI_FAIL (said, naming cmd). */
-struct pm__kernel_file;
-int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, struct pm__kernel_file **kf,
+struct pm__kernel_desc;
+int cli_kernel_load(const char *cmd, pm_ctx *c, const char *kfile, struct pm__kernel_desc **kf,
                     pm__ops_db_plus *plus, const pm__db_op *const **ops);
 
 /* What the kernel of one's own that kfile describes (op, loaded from it) runs on pr on c's

@@ -47,11 +47,11 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
   for (int i = 0; i < nd; i++) dp[i] = defs[i];
   const pm__template *t = pm__op_template(op);
   pm__cubin bin;
-  pm__kernel k;
+  pm__module k;
   double err, ms[64];
   memset(out, 0, sizeof *out);
   if ((rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin)) != PM_OK) return rc;
-  rc = pm__kernel_load(c, &bin, op->entries, op->nentries, &k);
+  rc = pm__module_load(c, &bin, op->entries, op->nentries, &k);
   pm__cubin_free(&bin);
   if (rc != PM_OK) return rc;
   if ((rc = pm__data_place(c, d, op->layout(op, v))) == PM_OK &&
@@ -64,7 +64,7 @@ static int measure(pm_ctx *c, pm__timer *tm, const pm__op *op, const int *v, con
     out->gbps = op->bytes(op, pr) / (out->ms * 1e6);
     out->ok = 1;
   }
-  pm__kernel_unload(&k);
+  pm__module_unload(&k);
   return rc;
 }
 
@@ -233,17 +233,17 @@ int cmd_bench(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   pm__timer *tm = NULL;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) return cli_fail("bench", "%s", pm_errmsg(c));
   if ((status = cli_kernel_load("bench", c, kfile, &kf, NULL, NULL)) != CLI_OK) {
     pm_close(c);
     return status;
   }
-  if (kf != NULL) only = pm__kernel_file_op(kf);
+  if (kf != NULL) only = pm__kernel_desc_op(kf);
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
     if ((status = cli_parse_size("bench", c, only, sizes[i], radius_given, &pr)) != CLI_OK) {
-      pm__kernel_file_free(kf);
+      pm__kernel_desc_free(kf);
       pm_close(c);
       return status;
     }
@@ -330,6 +330,6 @@ int cmd_bench(int argc, char **argv) {
 done:
   pm__timer_free(tm);
   pm_close(c);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   return status;
 }

@@ -81,7 +81,7 @@ int cmd_compile(int argc, char **argv) {
   pm__file_out out = {0};
   char *source = NULL, archbuf[16];
   int status = CLI_OK, rc;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   /* the output first: a path that cannot be written is refused before the compile, not after */
   if (output != NULL && pm__file_create(&out, output) != 0) {
     status = cli_fail("compile", "cannot write '%s': %s", output, pm__file_strerror(errno));
@@ -93,7 +93,7 @@ int cmd_compile(int argc, char **argv) {
   }
   if ((status = cli_kernel_load("compile", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
   if (kf != NULL) {
-    the_op = pm__kernel_file_op(kf);
+    the_op = pm__kernel_desc_op(kf);
     t = pm__op_template(the_op);
     if (config == NULL) config = "seed";
   }
@@ -166,7 +166,7 @@ int cmd_compile(int argc, char **argv) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
   }
-  if (kf != NULL && pm__kernel_file_check_cubin(c, kf, &cubin) != PM_OK) {
+  if (kf != NULL && pm__kernel_desc_check_cubin(c, kf, &cubin) != PM_OK) {
     status = cli_fail("compile", "%s", pm_errmsg(c));
     goto done;
   }
@@ -188,7 +188,7 @@ done:
   pm__file_abort(&out);
   pm__cubin_free(&cubin);
   free(source);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

@@ -87,14 +87,14 @@ int cmd_explain(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) {
     status = cli_fail("explain", "%s", pm_errmsg(c));
     goto done;
   }
   if ((status = cli_kernel_load("explain", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
   if (kf != NULL) {
-    op = pm__kernel_file_op(kf);
+    op = pm__kernel_desc_op(kf);
     pr.caller_align = 0;
   }
   if (op->radius_max == 0) pr.radius = 0;
@@ -184,7 +184,7 @@ int cmd_explain(int argc, char **argv) {
     }
   }
 done:
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

@@ -41,7 +41,7 @@ int cmd_export(int argc, char **argv) {
   FILE *out = NULL;
   pm__file_out o = {0};
   int status = CLI_OK, count = 0, to_stdout = strcmp(file, "-") == 0;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm__ops_db_plus plus;
   const pm__db_op *const *ops = NULL;
   if (!to_stdout) { /* refused before anything is read (pm__file_create: a link is not followed) */
@@ -82,7 +82,7 @@ int cmd_export(int argc, char **argv) {
 done:
   pm__file_abort(&o);
   pm__db_close(db);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

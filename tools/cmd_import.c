@@ -42,7 +42,7 @@ int cmd_import(int argc, char **argv) {
   pm_options opts = {.device = PM_DEVICE_NONE};
   pm__db *db = NULL;
   pm__db_import_stats st;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm__ops_db_plus plus;
   const pm__db_op *const *ops = NULL;
   char *doc = NULL;
@@ -79,7 +79,7 @@ int cmd_import(int argc, char **argv) {
     goto done;
   }
   if (kf != NULL) { /* what it imported is the kernel's current version, as after tuning it */
-    const pm__op *op = pm__kernel_file_op(kf);
+    const pm__op *op = pm__kernel_desc_op(kf);
     if (pm__db_template_current(db, op->name, pm__op_template(op)->sha256) != PM_OK) {
       status = cli_fail("import", "%s: %s", file, pm_errmsg(c));
       goto done;
@@ -94,7 +94,7 @@ done:
   if (in != NULL && in != stdin) fclose(in);
   free(doc);
   pm__db_close(db);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

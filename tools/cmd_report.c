@@ -271,7 +271,7 @@ int cmd_report(int argc, char **argv) {
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK, drawn = 0;
   problem_row *rows = calloc(REPORT_ROWS, sizeof *rows);
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   pm__ops_db_plus plus;
   const pm__db_op *const *dbops = NULL;
   const pm__op *list[PM__MAX_OPS + 1] = {NULL}; /* the ops drawn */
@@ -300,7 +300,7 @@ int cmd_report(int argc, char **argv) {
     goto done;
   }
   if (kf != NULL)
-    list[0] = pm__kernel_file_op(kf);
+    list[0] = pm__kernel_desc_op(kf);
   else
     for (int k = 0, n = 0; pm__ops[k] != NULL && k < PM__MAX_OPS; k++)
       if (only == NULL || pm__ops[k] == only) list[n++] = pm__ops[k];
@@ -349,7 +349,7 @@ done:
   free(rows);
   free(bench);
   pm__db_close(db);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

@@ -59,13 +59,13 @@ int cmd_space(int argc, char **argv) {
   pm_options o = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
   uint8_t *seen = NULL;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   if (pm_open(&c, &o) != PM_OK) {
     status = cli_fail("space", "%s", pm_errmsg(c));
     goto done;
   }
   if ((status = cli_kernel_load("space", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
-  if (kf != NULL) op = pm__kernel_file_op(kf);
+  if (kf != NULL) op = pm__kernel_desc_op(kf);
   if (size != NULL &&
       (status = cli_parse_size("space", c, op, size, radius_given, &pr)) != CLI_OK)
     goto done;
@@ -133,7 +133,7 @@ int cmd_space(int argc, char **argv) {
     printf("  pruned: %llu, %s\n", (unsigned long long)counts[r], reasons[r]);
 done:
   free(seen);
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

@@ -478,13 +478,13 @@ int cmd_tune(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm_options none = {.device = PM_DEVICE_NONE};
   int status = CLI_OK;
-  pm__kernel_file *kf = NULL;
+  pm__kernel_desc *kf = NULL;
   if (pm_open(&c, &none) != PM_OK) {
     status = cli_fail("tune", "%s", pm_errmsg(c));
     goto done;
   }
   if ((status = cli_kernel_load("tune", c, kfile, &kf, NULL, NULL)) != CLI_OK) goto done;
-  if (kf != NULL) only = pm__kernel_file_op(kf);
+  if (kf != NULL) only = pm__kernel_desc_op(kf);
   for (int i = 0; i < nsizes; i++) {
     pm__problem pr = given;
     if ((status = cli_parse_size("tune", c, only, sizes[i], radius_given, &pr)) != CLI_OK)
@@ -526,7 +526,7 @@ int cmd_tune(int argc, char **argv) {
   }
   /* a kernel of one's own: its sizes and its seed checked before the database is touched */
   for (int i = 0; kf != NULL && i < njobs; i++)
-    if (pm__kernel_file_check_size(c, kf, &jobs[i].pr) != PM_OK) {
+    if (pm__kernel_desc_check_size(c, kf, &jobs[i].pr) != PM_OK) {
       status = cli_usage_error("tune", "--size %s: %s", sizes[i], pm_errmsg(c));
       goto done;
     }
@@ -538,7 +538,7 @@ int cmd_tune(int argc, char **argv) {
       goto done;
     }
     if (strcmp(info.arch, compiled_for) == 0) continue;
-    if (pm__kernel_file_compile_seed(c, kf, info.arch) != PM_OK) {
+    if (pm__kernel_desc_compile_seed(c, kf, info.arch) != PM_OK) {
       status = cli_fail("tune", "%s", pm_errmsg(c));
       goto done;
     }
@@ -596,7 +596,7 @@ int cmd_tune(int argc, char **argv) {
   free(ws);
   free(ts);
 done:
-  pm__kernel_file_free(kf);
+  pm__kernel_desc_free(kf);
   pm_close(c);
   return status;
 }

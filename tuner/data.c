@@ -81,8 +81,8 @@ static void free_device(pm__data *d) {
   d->out = NULL;
   d->work = NULL;
   for (int i = 0; i < d->nbufs; i++) {
-    if (d->bufs[i].dev != NULL) cudaFree(d->bufs[i].dev);
-    d->bufs[i].dev = NULL;
+    if (d->described.bufs[i].dev != NULL) cudaFree(d->described.bufs[i].dev);
+    d->described.bufs[i].dev = NULL;
   }
 }
 
@@ -93,10 +93,11 @@ static void free_device(pm__data *d) {
 void pm__data_view(const pm__data *d, int j, pm__data *view) {
   *view = *d;
   for (int i = 0; i < 2; i++)
-    if (d->in[i] != NULL) view->in[i] = (float *)((char *)d->in[i] + (size_t)j * d->in_stride);
-  view->out = d->out ? (float *)((char *)d->out + (size_t)j * d->out_stride) : NULL;
+    if (d->in[i] != NULL) view->in[i] = (char *)d->in[i] + (size_t)j * d->in_stride;
+  view->out = d->out ? (char *)d->out + (size_t)j * d->out_stride : NULL;
   for (int i = 0; i < d->nbufs; i++)
-    view->bufs[i].dev = (char *)d->bufs[i].dev + (size_t)j * d->bufs[i].stride;
+    view->described.bufs[i].dev =
+        (char *)d->described.bufs[i].dev + (size_t)j * d->described.bufs[i].stride;
   view->copies = 1;
 }
 
@@ -111,21 +112,23 @@ int pm__data_place(pm_ctx *c, pm__data *d, size_t align) {
   d->in_stride = pm__pitch(pitch * d->lines, COPY_ALIGN);
   for (int i = 0; i < 2 && d->host_in[i] != NULL; i++) {
     d->in_pitch[i] = pitch;
-    PM__CUDA(c, cudaMalloc((void **)&d->in[i], d->in_stride * k));
+    PM__CUDA(c, cudaMalloc(&d->in[i], d->in_stride * k));
     PM__CUDA(c, cudaMemcpy2DAsync(d->in[i], pitch, d->host_in[i], w, w, d->lines,
                                   cudaMemcpyHostToDevice, pm__tune_stream()));
     for (size_t j = 1; j < k; j++) /* the lines only: padding is never written, nor read */
       PM__CUDA(c, cudaMemcpy2DAsync((char *)d->in[i] + j * d->in_stride, pitch, d->in[i], pitch, w,
                                     d->lines, cudaMemcpyDeviceToDevice, pm__tune_stream()));
   }
-  if (!d->scalar_out) { /* a 2D output shaped like the inputs */
+  if (d->out_value_bytes > 0) { /* one value */
+    d->out_bytes = d->out_value_bytes;
+  } else { /* lines shaped like the inputs' */
     d->out_pitch = pitch;
     d->out_bytes = pitch * d->lines;
   }
   d->out_stride = pm__pitch(d->out_bytes, COPY_ALIGN);
-  if (d->out_bytes > 0) PM__CUDA(c, cudaMalloc((void **)&d->out, d->out_stride * k));
+  if (d->out_bytes > 0) PM__CUDA(c, cudaMalloc(&d->out, d->out_stride * k));
   for (int i = 0; i < d->nbufs; i++) { /* a description's buffers: each input in every copy */
-    pm__buf *b = &d->bufs[i];
+    pm__buf *b = &d->described.bufs[i];
     b->stride = pm__pitch(b->bytes, COPY_ALIGN);
     PM__CUDA(c, cudaMalloc(&b->dev, b->stride * k));
     if (b->host != NULL) /* from the host once, as the inputs above: the other copies from it */
@@ -155,7 +158,7 @@ int pm__data_poison(pm_ctx *c, pm__data *d, cudaStream_t stream) {
   int rc = PM_OK;
   if (d->out != NULL) PM__CUDA(c, cudaMemsetAsync(d->out, 0xff, d->out_bytes, stream));
   for (int i = 0; i < d->nbufs; i++) {
-    pm__buf *b = &d->bufs[i];
+    pm__buf *b = &d->described.bufs[i];
     if (b->dir == PM__BUF_OUT) PM__CUDA(c, cudaMemsetAsync(b->dev, 0xff, b->bytes, stream));
     if (b->dir == PM__BUF_INOUT) /* its inputs again, as the first run found them */
       PM__CUDA(c, cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice, stream));
@@ -169,7 +172,7 @@ int pm__data_place_copy(pm_ctx *c, const pm__data *d, size_t align, pm__data *co
   copy->in[0] = copy->in[1] = NULL;
   copy->out = NULL;
   copy->work = NULL;
-  for (int i = 0; i < copy->nbufs; i++) copy->bufs[i].dev = NULL;
+  for (int i = 0; i < copy->nbufs; i++) copy->described.bufs[i].dev = NULL;
   int rc = pm__data_place(c, copy, align);
   if (rc != PM_OK) pm__data_unplace(copy);
   return rc;
@@ -185,8 +188,8 @@ void pm__data_free(pm__data *d) {
   free_device(d);
   for (int i = 0; i < 2; i++) free(d->host_in[i]);
   for (int i = 0; i < d->nbufs; i++) {
-    free(d->bufs[i].host);
-    if (d->bufs[i].ref != NULL) cudaFree(d->bufs[i].ref);
+    free(d->described.bufs[i].host);
+    if (d->described.bufs[i].ref != NULL) cudaFree(d->described.bufs[i].ref);
   }
   if (d->dev_ref != NULL) cudaFree(d->dev_ref);
   free(d->host_ref);
@@ -195,15 +198,15 @@ void pm__data_free(pm__data *d) {
 
 /* The utility kernels of a context (hung on c->util, which the core layer does not look into). */
 struct pm__util {
-  pm__kernel k;
+  pm__module k;
   unsigned long long *result; /* pm_compare's device result buffer (2 words) */
 };
 
-const pm__kernel *pm__util_kernel(pm_ctx *c) { return &c->util->k; }
+const pm__module *pm__util_kernel(pm_ctx *c) { return &c->util->k; }
 
 void pm__util_free(pm_ctx *c) {
   if (c == NULL || c->util == NULL) return;
-  pm__kernel_unload(&c->util->k);
+  pm__module_unload(&c->util->k);
   if (c->util->result != NULL) cudaFree(c->util->result);
   free(c->util);
   c->util = NULL;
@@ -224,7 +227,7 @@ int pm__util_kernels(pm_ctx *c) {
       pm__cubin_free(&bin);
       return pm__seterr(c, PM_ENOMEM, "out of memory");
     }
-    rc = pm__kernel_load(c, &bin, entries, 2, &u->k);
+    rc = pm__module_load(c, &bin, entries, 2, &u->k);
     pm__cubin_free(&bin);
     if (rc != PM_OK) {
       free(u);
@@ -232,7 +235,7 @@ int pm__util_kernels(pm_ctx *c) {
     }
     cudaError_t e = cudaMalloc((void **)&u->result, 2 * sizeof *u->result);
     if (e != cudaSuccess) {
-      pm__kernel_unload(&u->k);
+      pm__module_unload(&u->k);
       free(u);
       return pm__cuda_error(c, PM_ECUDA, e, "cudaMalloc", __FILE__, __LINE__);
     }
@@ -240,7 +243,7 @@ int pm__util_kernels(pm_ctx *c) {
     if (c->util == NULL) {
       c->util = u;
     } else { /* another thread was first */
-      pm__kernel_unload(&u->k);
+      pm__module_unload(&u->k);
       cudaFree(u->result);
       free(u);
     }
@@ -259,7 +262,7 @@ int pm__compare_2d(pm_ctx *c, const void *out, size_t pitch, const void *ref, un
   PM__CUDA(c, pm__tune_copy(res, host, sizeof host, cudaMemcpyHostToDevice));
   void *args[] = {&out, &pitch, &ref, &lines, &inner, &esize, &res};
   dim3 grid = {(unsigned)(c->dev.sm_count * 8), 1, 1}, block = {256, 1, 1};
-  if ((rc = pm__kernel_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
+  if ((rc = pm__module_launch(c, &c->util->k, PM__UTIL_COMPARE, grid, block, 0,
                               pm__tune_stream(), args)) != PM_OK)
     goto fail;
   PM__CUDA(c, pm__tune_copy(host, res, sizeof host, cudaMemcpyDeviceToHost));
@@ -372,7 +375,7 @@ int pm__prepare_add(pm_ctx *c, const pm__problem *pr, uint64_t seed, size_t n, p
     return pm__seterr(c, PM_ENOMEM, "%s: %zu elements: out of host memory",
                       pm_dtype_name((pm_dtype)pr->dtype), n);
   pm__add_reference(pr->dtype, d->host_in[0], d->host_in[1], d->host_ref, n);
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * es));
+  PM__CUDA(c, cudaMalloc(&d->dev_ref, n * es));
   PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
 fail:
   return rc;

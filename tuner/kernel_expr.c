@@ -17,13 +17,13 @@
 
 /* ---- Expressions ---------------------------------------------------------------------------- */
 
-int pm__kf_param_index(const pm__kernel_file *k, const char *name) {
+int pm__kf_param_index(const pm__kernel_desc *k, const char *name) {
   for (int i = 0; i < k->op.nparams; i++)
     if (strcmp(k->params[i].name, name) == 0) return i;
   return -1;
 }
 
-int pm__kf_dim_index(const pm__kernel_file *k, const char *name) {
+int pm__kf_dim_index(const pm__kernel_desc *k, const char *name) {
   for (int i = 0; i < k->ndims; i++)
     if (strcmp(k->dims[i], name) == 0) return i;
   if (k->tuned != NULL && strcmp(k->tuned, name) == 0) return k->ndims;
@@ -32,7 +32,7 @@ int pm__kf_dim_index(const pm__kernel_file *k, const char *name) {
 
 /* Dimension d of pr as k names them: n; rows, cols; batch (pr->n), rows, cols; then the tuned
  * scalar's value (pr->radius). */
-static long long dim_value(const pm__kernel_file *k, const pm__problem *pr, int d) {
+static long long dim_value(const pm__kernel_desc *k, const pm__problem *pr, int d) {
   if (d == k->ndims) return pr->radius;
   if (k->ndims == 1) return pr->n;
   if (k->ndims == 3 && d-- == 0) return pr->n;
@@ -90,7 +90,7 @@ static int out_of_steps(void *arg) {
 /* k->db: an empty database in memory in which an expression can read nothing, write nothing,
  * call only the allowed functions, and make no string or blob, nesting or program past the
  * bounds above. */
-int pm__kf_evaluator_open(pm_ctx *c, pm__kernel_file *k, const char *shown_path) {
+int pm__kf_evaluator_open(pm_ctx *c, pm__kernel_desc *k, const char *shown_path) {
   if (sqlite3_open_v2(":memory:", &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
       SQLITE_OK)
     return pm__seterr(c, PM_ENOMEM, "%s: no SQLite database in memory for the expressions",
@@ -162,7 +162,7 @@ static const char *expr_shape(const char *text) {
  * expression, a single value that SQLite parsed whole (expr_shape, one column, nothing left
  * after it), that the authorizer allowed, naming only :PARAMETERS and :DIMENSIONS (and no
  * parameter where params_ok is 0). */
-int pm__kf_expr_make(reader *r, pm__kernel_file *k, const char *field, const char *text,
+int pm__kf_expr_make(reader *r, pm__kernel_desc *k, const char *field, const char *text,
                      int params_ok, expr *e) {
   char shown[4 * MAX_EXPR + 16];
   snprintf(e->field, sizeof e->field, "%s", field);
@@ -244,7 +244,7 @@ static int column_value(sqlite3_stmt *st, int col, long long *out, double *real)
  * where e names no dimension; what is not given is NULL) into *out (and *real, where given).
  * 0 done; 1 the value is NULL, not a number, out of the 64-bit range (SQLite's `1/0` is NULL),
  * or the evaluation failed (past its bounds). Under k's lock. */
-int pm__kf_expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+int pm__kf_expr_value(pm__kernel_desc *k, const expr *e, const int *v, const pm__problem *pr,
                       long long *out, double *real) {
   sqlite3_stmt *st = e->st;
   for (int i = 0; i < e->nbinds; i++) {
@@ -263,7 +263,7 @@ int pm__kf_expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm_
   return bad;
 }
 
-int pm__kf_expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+int pm__kf_expr_eval(pm__kernel_desc *k, const expr *e, const int *v, const pm__problem *pr,
                      long long *out) {
   return pm__kf_expr_value(k, e, v, pr, out, NULL);
 }

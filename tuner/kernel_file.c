@@ -24,7 +24,7 @@
  * is left out (the grid always is: as far as it counts, it names one). */
 const char *pm__kf_check(const pm__op *self, const int *v, const pm__problem *pr,
                          const pm__limits *lim) {
-  pm__kernel_file *k = (pm__kernel_file *)self;
+  pm__kernel_desc *k = (pm__kernel_desc *)self;
   const char *why = NULL;
   long long x = 0, threads = 1;
   int block_known = 1;
@@ -53,7 +53,7 @@ const char *pm__kf_check(const pm__op *self, const int *v, const pm__problem *pr
 }
 
 double pm__kf_bytes(const pm__op *self, const pm__problem *pr) {
-  pm__kernel_file *k = (pm__kernel_file *)self;
+  pm__kernel_desc *k = (pm__kernel_desc *)self;
   long long x = 0;
   pthread_mutex_lock(&k->lock);
   int bad = pm__kf_expr_eval(k, &k->bytes, NULL, pr, &x);
@@ -90,7 +90,7 @@ static int memo_same(const launch_memo *m, const int *v, int nparams, const pm__
 /* What a launch of v on pr passes: from k's table, else evaluated now and added. NULL where an
  * expression gives no number (pm__kf_check() prunes such points: cannot be for a valid one) or memory
  * ran out (*nomem set). Under k's lock. */
-static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__problem *pr,
+static const launch_memo *memo_get(pm__kernel_desc *k, const int *v, const pm__problem *pr,
                                    int *nomem) {
   uint64_t h = memo_hash(v, k->op.nparams, pr);
   *nomem = 0;
@@ -147,7 +147,7 @@ static const launch_memo *memo_get(pm__kernel_file *k, const int *v, const pm__p
 }
 
 /* Launches entry `which` of kern (0: the kernel; 1: the reference) as point v on d. */
-static int launch_entry(pm__kernel_file *k, pm_ctx *c, const pm__kernel *kern, int which,
+static int launch_entry(pm__kernel_desc *k, pm_ctx *c, const pm__module *kern, int which,
                         const int *v, pm__data *d, cudaStream_t stream) {
   value values[MAX_ARGS];
   void *args[MAX_ARGS];
@@ -168,22 +168,23 @@ static int launch_entry(pm__kernel_file *k, pm_ctx *c, const pm__kernel *kern, i
                               k->path);
   for (int i = 0; i < k->nargs; i++) {
     const arg *a = &k->args[i];
-    const void *given = a->scalar && d->scalars != NULL ? d->scalars[a->buf] : NULL;
+    const void *const *scalars = d->described.scalars;
+    const void *given = a->scalar && scalars != NULL ? scalars[a->buf] : NULL;
     if (given != NULL) /* the call's value, in its type */
       memcpy(&values[i], given, a->type == SCALAR_I32 || a->type == SCALAR_F32 ? 4 : 8);
-    args[i] = a->scalar ? (void *)&values[i] : (void *)&d->bufs[a->buf].dev;
+    args[i] = a->scalar ? (void *)&values[i] : (void *)&d->described.bufs[a->buf].dev;
   }
-  return pm__kernel_launch(c, kern, which, grid, block, shared, stream, args);
+  return pm__module_launch(c, kern, which, grid, block, shared, stream, args);
 }
 
-int pm__kf_launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v,
+int pm__kf_launch(const pm__op *self, pm_ctx *c, const pm__module *kern, const int *v,
                   pm__data *d, cudaStream_t stream) {
-  return launch_entry((pm__kernel_file *)self, c, kern, 0, v, d, stream);
+  return launch_entry((pm__kernel_desc *)self, c, kern, 0, v, d, stream);
 }
 
 /* The elements of buffer argument a on pr: its count, checked (at least 1; at most 2^40 bytes,
  * so that sizes stay exact and allocations sane). */
-static int buffer_count(pm_ctx *c, pm__kernel_file *k, const arg *a, const pm__problem *pr,
+static int buffer_count(pm_ctx *c, pm__kernel_desc *k, const arg *a, const pm__problem *pr,
                         size_t *count) {
   long long x = 0;
   pthread_mutex_lock(&k->lock);
@@ -201,17 +202,17 @@ static int buffer_count(pm_ctx *c, pm__kernel_file *k, const arg *a, const pm__p
 /* Runs the reference once on d (placed) and keeps each output there as the reference that every
  * point's must match: the seed configuration, or the description's reference kernel (compiled
  * and launched as the seed is), whose outputs the seed's must then match too. */
-static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
+static int run_seed(pm__kernel_desc *k, pm_ctx *c, pm__data *d) {
   char defs[PM__MAX_DEFINES][24];
   const char *dp[PM__MAX_DEFINES];
   int n = pm__config_defines(&k->op, k->op.seed, &d->pr, defs);
   for (int i = 0; i < n; i++) dp[i] = defs[i];
   pm__cubin bin = {0};
-  pm__kernel kern = {0};
+  pm__module kern = {0};
   int rc = pm__compile(c, k->tpl.file, k->tpl.source, c->dev.arch, dp, (size_t)n, &bin);
   if (rc != PM_OK) return rc;
   const char *entries[2] = {k->entry, k->reference};
-  rc = pm__kernel_load(c, &bin, entries, k->reference ? 2 : 1, &kern);
+  rc = pm__module_load(c, &bin, entries, k->reference ? 2 : 1, &kern);
   pm__cubin_free(&bin);
   if (rc != PM_OK) return rc;
   if ((rc = launch_entry(k, c, &kern, k->reference ? 1 : 0, k->op.seed, d, pm__tune_stream())) !=
@@ -219,17 +220,17 @@ static int run_seed(pm__kernel_file *k, pm_ctx *c, pm__data *d) {
     goto fail;
   PM__CUDA(c, cudaStreamSynchronize(pm__tune_stream()));
   for (int i = 0; i < d->nbufs; i++) {
-    pm__buf *b = &d->bufs[i];
+    pm__buf *b = &d->described.bufs[i];
     if (b->dir == PM__BUF_IN) continue;
     PM__CUDA(c, cudaMalloc(&b->ref, b->bytes));
     PM__CUDA(c, pm__tune_copy(b->ref, b->dev, b->bytes, cudaMemcpyDeviceToDevice));
   }
 fail:
-  pm__kernel_unload(&kern);
+  pm__module_unload(&kern);
   return rc;
 }
 
-int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem *pr) {
+int pm__kernel_desc_check_size(pm_ctx *c, pm__kernel_desc *k, const pm__problem *pr) {
   size_t count;
   for (int i = 0; i < k->nargs; i++) {
     int rc = k->args[i].scalar ? PM_OK : buffer_count(c, k, &k->args[i], pr, &count);
@@ -238,7 +239,7 @@ int pm__kernel_file_check_size(pm_ctx *c, pm__kernel_file *k, const pm__problem 
   return PM_OK;
 }
 
-int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch) {
+int pm__kernel_desc_compile_seed(pm_ctx *c, pm__kernel_desc *k, const char *arch) {
   char defs[PM__MAX_DEFINES][24];
   const char *dp[PM__MAX_DEFINES];
   int n = pm__config_defines(&k->op, k->op.seed, NULL, defs);
@@ -254,12 +255,12 @@ int pm__kernel_file_compile_seed(pm_ctx *c, pm__kernel_file *k, const char *arch
                       arch, log);
   }
   if (rc != PM_OK) return rc;
-  rc = pm__kernel_file_check_cubin(c, k, &bin);
+  rc = pm__kernel_desc_check_cubin(c, k, &bin);
   pm__cubin_free(&bin);
   return rc;
 }
 
-int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__cubin *bin) {
+int pm__kernel_desc_check_cubin(pm_ctx *c, const pm__kernel_desc *k, const pm__cubin *bin) {
   const char *names[2] = {k->entry, k->reference};
   for (int e = 0; e < 2; e++)
     if (names[e] != NULL && !pm__cubin_has_symbol(bin, names[e]))
@@ -271,7 +272,7 @@ int pm__kernel_file_check_cubin(pm_ctx *c, const pm__kernel_file *k, const pm__c
 
 int pm__kf_prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
                    pm__data *d) {
-  pm__kernel_file *k = (pm__kernel_file *)self;
+  pm__kernel_desc *k = (pm__kernel_desc *)self;
   int rc = PM_OK;
   d->pr = *pr;
   d->nbufs = k->nbufs;
@@ -279,7 +280,7 @@ int pm__kf_prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
     const arg *a = &k->args[i];
     size_t count = 0;
     if (a->scalar || (rc = buffer_count(c, k, a, pr, &count)) != PM_OK) continue;
-    pm__buf *b = &d->bufs[a->buf];
+    pm__buf *b = &d->described.bufs[a->buf];
     b->dir = a->dir;
     b->bytes = count * pm_dtype_size((pm_dtype)a->type);
     if (a->dir != PM__BUF_OUT &&
@@ -294,7 +295,7 @@ int pm__kf_prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
 
 /* Compares buffer b (argument a) with its reference: bit for bit where the file's tolerance is
  * 0, else |got - want| <= tolerance * max(1, |want|), NaN never passing. */
-static int verify_buffer(pm__kernel_file *k, pm_ctx *c, const arg *a, const pm__buf *b,
+static int verify_buffer(pm__kernel_desc *k, pm_ctx *c, const arg *a, const pm__buf *b,
                          double *err) {
   size_t es = pm_dtype_size((pm_dtype)a->type), count = b->bytes / es;
   unsigned long long bad = 0, first = 0;
@@ -351,14 +352,14 @@ done:
 }
 
 int pm__kf_verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
-  pm__kernel_file *k = (pm__kernel_file *)self;
+  pm__kernel_desc *k = (pm__kernel_desc *)self;
   (void)v;
   *err = 0;
   for (int i = 0; i < k->nargs; i++) {
     const arg *a = &k->args[i];
     double e = 0;
     if (a->scalar || a->dir == PM__BUF_IN) continue;
-    int rc = verify_buffer(k, c, a, &d->bufs[a->buf], &e);
+    int rc = verify_buffer(k, c, a, &d->described.bufs[a->buf], &e);
     if (e > *err) *err = e;
     if (rc != PM_OK) return rc;
   }

@@ -1,5 +1,5 @@
 /* kernel_file_internal.h: what tuner/kernel_*.c share and nothing else sees: a description's
- * kernel (struct pm__kernel_file), its expressions, arguments and launch memo, the reader of its
+ * kernel (struct pm__kernel_desc), its expressions, arguments and launch memo, the reader of its
  * JSON, and the functions one of these files lends the others. kernel_file.h is the interface. */
 #ifndef PM_KERNEL_FILE_INTERNAL_H
 #define PM_KERNEL_FILE_INTERNAL_H
@@ -50,7 +50,7 @@ typedef struct arg {
   int scalar; /* 1: a scalar (type SCALAR_*), passed by value; 0: a buffer (type a pm_dtype) */
   int type;
   int dir;    /* a buffer's PM__BUF_* */
-  int buf;    /* a buffer's index in pm__data's bufs; a scalar's among the scalars */
+  int buf;    /* a buffer's index in pm__data's described.bufs; a scalar's among the scalars */
   expr e;     /* a buffer's count (of the dimensions), a scalar's value (1 where none is given) */
   int has_value; /* a scalar whose description gives its value: a call may leave it out */
 } arg;
@@ -74,7 +74,7 @@ typedef struct launch_memo {
   struct launch_memo *next; /* the next of its bucket */
 } launch_memo;
 
-struct pm__kernel_file {
+struct pm__kernel_desc {
   pm__op op; /* first: the op's callbacks find the rest through self */
   pm__template tpl; /* the source, named by the hash of the description and the source */
   char sha256[65];
@@ -122,15 +122,15 @@ int pm__kf_fail(reader *r, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* kernel_expr.c: the expressions' evaluator */
-int pm__kf_param_index(const pm__kernel_file *k, const char *name);
-int pm__kf_dim_index(const pm__kernel_file *k, const char *name);
-int pm__kf_evaluator_open(pm_ctx *c, pm__kernel_file *k, const char *shown_path);
-int pm__kf_expr_make(reader *r, pm__kernel_file *k, const char *field, const char *text,
+int pm__kf_param_index(const pm__kernel_desc *k, const char *name);
+int pm__kf_dim_index(const pm__kernel_desc *k, const char *name);
+int pm__kf_evaluator_open(pm_ctx *c, pm__kernel_desc *k, const char *shown_path);
+int pm__kf_expr_make(reader *r, pm__kernel_desc *k, const char *field, const char *text,
                      int params_ok, expr *e);
 void pm__kf_expr_free(expr *e);
-int pm__kf_expr_value(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+int pm__kf_expr_value(pm__kernel_desc *k, const expr *e, const int *v, const pm__problem *pr,
                       long long *out, double *real);
-int pm__kf_expr_eval(pm__kernel_file *k, const expr *e, const int *v, const pm__problem *pr,
+int pm__kf_expr_eval(pm__kernel_desc *k, const expr *e, const int *v, const pm__problem *pr,
                      long long *out);
 
 /* kernel_file.c: the op's callbacks */
@@ -139,7 +139,7 @@ const char *pm__kf_check(const pm__op *self, const int *v, const pm__problem *pr
 double pm__kf_bytes(const pm__op *self, const pm__problem *pr);
 size_t pm__kf_layout(const pm__op *self, const int *v);
 void pm__kf_fallback(const pm__op *self, const pm__problem *pr, int *v);
-int pm__kf_launch(const pm__op *self, pm_ctx *c, const pm__kernel *kern, const int *v,
+int pm__kf_launch(const pm__op *self, pm_ctx *c, const pm__module *kern, const int *v,
                   pm__data *d, cudaStream_t stream);
 int pm__kf_prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
                    pm__data *d);

@@ -229,7 +229,7 @@ static int walk_value(nul_walk *w, size_t at) {
 
 /* ---- Loading -------------------------------------------------------------------------------- */
 
-static int read_params(reader *r, pm__kernel_file *k) {
+static int read_params(reader *r, pm__kernel_desc *k) {
   sqlite3_stmt *st = NULL;
   char type[16];
   int rc = member(r, "$.params", type, NULL);
@@ -302,7 +302,7 @@ static int read_params(reader *r, pm__kernel_file *k) {
   return rc;
 }
 
-static int read_seed(reader *r, pm__kernel_file *k) {
+static int read_seed(reader *r, pm__kernel_desc *k) {
   char type[16], p[96];
   int rc = member(r, "$.seed", type, NULL);
   if (rc != PM_OK) return rc;
@@ -333,7 +333,7 @@ static int read_seed(reader *r, pm__kernel_file *k) {
 }
 
 /* Reads the array of expressions at p (at most max; at least min) into es. */
-static int read_exprs(reader *r, pm__kernel_file *k, const char *name, int min, int max,
+static int read_exprs(reader *r, pm__kernel_desc *k, const char *name, int min, int max,
                       int params_ok, expr *es, int *n) {
   char p[64], field[48], type[16];
   long len;
@@ -361,7 +361,7 @@ static int read_exprs(reader *r, pm__kernel_file *k, const char *name, int min, 
   return PM_OK;
 }
 
-static int read_one_expr(reader *r, pm__kernel_file *k, const char *name, const char *dflt,
+static int read_one_expr(reader *r, pm__kernel_desc *k, const char *name, const char *dflt,
                          int params_ok, expr *e) {
   char p[80], *text = NULL;
   snprintf(p, sizeof p, "$.%s", name);
@@ -375,7 +375,7 @@ static int read_one_expr(reader *r, pm__kernel_file *k, const char *name, const 
 /* The name of the scalar argument marked "tuned": true, if one is (k->tuned; its place among
  * the arguments k->tuned_arg), read before the expressions, which may name it as they name a
  * dimension; read_args checks the rest of it. */
-static int read_tuned(reader *r, pm__kernel_file *k) {
+static int read_tuned(reader *r, pm__kernel_desc *k) {
   char type[16], p[64], field[48];
   long n;
   int rc = member(r, "$.args", type, NULL);
@@ -402,7 +402,7 @@ static int read_tuned(reader *r, pm__kernel_file *k) {
   return rc;
 }
 
-static int read_dims(reader *r, pm__kernel_file *k) {
+static int read_dims(reader *r, pm__kernel_desc *k) {
   long n;
   char *a = NULL, *b = NULL, *c = NULL;
   int rc = array_len(r, "$.dims", "dims", &n);
@@ -433,7 +433,7 @@ static int read_dims(reader *r, pm__kernel_file *k) {
   return rc;
 }
 
-static int read_args(reader *r, pm__kernel_file *k) {
+static int read_args(reader *r, pm__kernel_desc *k) {
   static const char *const buffer_fields[] = {"name", "type", "count", "dir", NULL};
   static const char *const scalar_fields[] = {"name", "scalar", "value", "tuned", NULL};
   static const char *const scalars[] = {"i32", "i64", "f32", "f64", NULL}; /* SCALAR_* order */
@@ -526,7 +526,7 @@ static int read_args(reader *r, pm__kernel_file *k) {
 /* Every expression evaluates at the seed for a sample problem (n = 2^20, 1024 x 1024, or
  * 16 x 256 x 256):
  * an expression SQLite cannot give a number for is found here, not while tuning. */
-static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
+static int evaluate_at_seed(reader *r, pm__kernel_desc *k) {
   pm__problem sample = k->ndims == 3 ? (pm__problem){.n = 16, .rows = 256, .cols = 256}
                                      : (pm__problem){.rows = 1024, .cols = 1024, .n = 1u << 20};
   sample.radius = 1; /* a tuned scalar's least value */
@@ -553,7 +553,7 @@ static int evaluate_at_seed(reader *r, pm__kernel_file *k) {
   return PM_OK;
 }
 
-void pm__kernel_file_free(pm__kernel_file *k) {
+void pm__kernel_desc_free(pm__kernel_desc *k) {
   if (k == NULL) return;
   for (int i = 0; i < k->nconstraints; i++) pm__kf_expr_free(&k->constraints[i]), free(k->reasons[i]);
   for (int i = 0; i < 3; i++) pm__kf_expr_free(&k->grid[i]), pm__kf_expr_free(&k->block[i]);
@@ -572,25 +572,25 @@ void pm__kernel_file_free(pm__kernel_file *k) {
   free(k);
 }
 
-const pm__op *pm__kernel_file_op(const pm__kernel_file *k) { return &k->op; }
+const pm__op *pm__kernel_desc_op(const pm__kernel_desc *k) { return &k->op; }
 
-const char *pm__kernel_file_dim_name(const pm__kernel_file *k, int i) {
+const char *pm__kernel_desc_dim_name(const pm__kernel_desc *k, int i) {
   return i >= 0 && i < k->ndims ? k->dims[i] : NULL;
 }
 
-int pm__kernel_file_buffers(const pm__kernel_file *k) { return k->nbufs; }
+int pm__kernel_desc_buffers(const pm__kernel_desc *k) { return k->nbufs; }
 
-int pm__kernel_file_scalars(const pm__kernel_file *k) { return k->nscalars; }
+int pm__kernel_desc_scalars(const pm__kernel_desc *k) { return k->nscalars; }
 
-int pm__kernel_file_scalar_needed(const pm__kernel_file *k) { return k->needed; }
+int pm__kernel_desc_scalar_needed(const pm__kernel_desc *k) { return k->needed; }
 
-int pm__kernel_file_tuned(const pm__kernel_file *k, int *is_i64) {
+int pm__kernel_desc_tuned(const pm__kernel_desc *k, int *is_i64) {
   if (is_i64 != NULL && k->tuned_scalar >= 0)
     *is_i64 = k->args[k->scalar_arg[k->tuned_scalar]].type == SCALAR_I64;
   return k->tuned_scalar;
 }
 
-const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char **type,
+const char *pm__kernel_desc_scalar(const pm__kernel_desc *k, int i, const char **type,
                                    int *has_value) {
   static const char *const names[] = {"i32", "i64", "f32", "f64"}; /* SCALAR_* order */
   if (i < 0 || i >= k->nscalars) return NULL;
@@ -600,7 +600,7 @@ const char *pm__kernel_file_scalar(const pm__kernel_file *k, int i, const char *
   return a->name;
 }
 
-const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) {
+const char *pm__kernel_desc_buffer(const pm__kernel_desc *k, int i, int *dtype) {
   if (i < 0 || i >= k->nbufs) return NULL;
   const arg *a = &k->args[k->buffer_arg[i]];
   if (dtype != NULL) *dtype = a->type;
@@ -610,7 +610,7 @@ const char *pm__kernel_file_buffer(const pm__kernel_file *k, int i, int *dtype) 
 /* The source file that k->source_file names, into k->source: a path relative to the folder of
  * the description at path, which must stay inside that folder (symbolic links followed: their
  * real paths compared), a regular file of at most MAX_FILE bytes. */
-static int read_source(reader *r, pm__kernel_file *k, const char *path) {
+static int read_source(reader *r, pm__kernel_desc *k, const char *path) {
   const char *slash = strrchr(path, '/');
   char *dir = NULL, *full = NULL, *real_dir = NULL, *real = NULL;
   int rc = PM_OK;
@@ -661,11 +661,11 @@ done:
   return rc;
 }
 
-int pm__kernel_file_load(pm_ctx *c, const char *path, pm__kernel_file **out) {
+int pm__kernel_desc_load(pm_ctx *c, const char *path, pm__kernel_desc **out) {
   *out = NULL;
   if (strlen(path) > 1024) /* its messages name it: a line of a path is enough */
     return pm__seterr(c, PM_EINVAL, "kernel file: the path is too long (%zu bytes)", strlen(path));
-  pm__kernel_file *k = pm__calloc(1, sizeof *k);
+  pm__kernel_desc *k = pm__calloc(1, sizeof *k);
   if (k == NULL) return pm__seterr(c, PM_ENOMEM, "out of memory");
   pthread_mutex_init(&k->lock, NULL);
   k->tuned_arg = k->tuned_scalar = -1;
@@ -829,7 +829,7 @@ done:
   free(json);
   free(summary);
   if (rc != PM_OK) {
-    pm__kernel_file_free(k);
+    pm__kernel_desc_free(k);
     return rc;
   }
   *out = k;

@@ -49,7 +49,7 @@ typedef struct pm__limits {
 } pm__limits;
 
 /* A buffer argument of an op made from a description (kernel_file.c), packed, one of
- * pm__data's bufs: what pm__data_place, _view, _poison and _free do for in[], out and work, they
+ * pm__data's described.bufs: what pm__data_place, _view, _poison and _free do for in[], out and work, they
  * do for each of these too. */
 enum { PM__BUF_IN, PM__BUF_OUT, PM__BUF_INOUT };
 #define PM__MAX_BUFS 16
@@ -63,40 +63,61 @@ typedef struct pm__buf {
   void *ref;    /* out, inout: the reference output on the device (the seed's), or NULL */
 } pm__buf;
 
-/* Device memory for one problem in one layout (pitch alignment), and the host data behind it. */
+/* What belongs to one op in its pm__data (the union at its end): the fields its prepare, launch
+ * and verify use beyond the common ones. matadd and add have none. */
+typedef struct pm__reduce_data {
+  unsigned sum_as_float;   /* 1 writes the sum as a float, 0 in the input's type */
+  double ref_exact;        /* the reference sum, in double */
+  double ref_scale;        /* what its rounding error scales with: sum |x| */
+} pm__reduce_data;
+
+typedef struct pm__filter_data {
+  union { /* the mask's weights, row by row, passed to the kernel by value: floats, doubles for
+             f64 */
+    float f32[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
+    double f64[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
+  } weights;
+} pm__filter_data;
+
+typedef struct pm__described_data { /* an op made from a description (kernel_file.c) */
+  pm__buf bufs[PM__MAX_BUFS]; /* its buffers, in argument order (pm__data.nbufs of them) */
+  const void *const *scalars; /* a call's scalars: [i] the i-th scalar argument's value (as its
+                                 type), NULL (or the array NULL) for its description's */
+} pm__described_data;
+
+/* Device memory for one problem in one layout (pitch alignment), and the host data behind it:
+ * what every op has (the problem, its buffers, its references), then the op's own part. Every
+ * buffer holds elements of pr.dtype. */
 typedef struct pm__data {
   pm__problem pr;
   size_t align;            /* the pitch alignment in bytes; 0 = packed */
-  float *in[2];            /* device inputs (matadd, add: a, b; reduce, filter: in) */
+  unsigned lines, inner;   /* the inputs' shape: lines of `inner` contiguous elements (rows x cols
+                              or the transpose, by storage order); 1 x n for one dimension */
+  void *in[2];             /* device inputs (matadd, add: a, b; reduce, filter: in) */
   size_t in_pitch[2];      /* bytes */
-  float *out;              /* device output */
+  void *out;               /* device output */
   size_t out_pitch, out_bytes;
+  size_t out_value_bytes;  /* an output of one value, not lines like the inputs (reduce: its sum):
+                              its bytes, which prepare sets; 0: lines x inner elements, pitched as
+                              the inputs are (pm__data_place sizes it) */
   int copies;              /* copies of the inputs and the output on the device, one after the
-                              other (copy_stride bytes apart), that the timer rotates through so
+                              other (in_stride and out_stride bytes apart), that the timer rotates through so
                               that a run never finds its data left in L2 by another; the caller
                               sets it before placing (pm__copies_for); 0 or 1: one. d's own
                               pointers are copy 0's, pm__data_view gives the others */
   size_t in_stride, out_stride;
-  int scalar_out;          /* the output is one value (reduce), not lines shaped like the input */
-  unsigned sum_as_float;   /* reduce: 1 writes the sum as a float, 0 in the input's type */
   void *work;              /* device scratch (reduce: partials and counter) */
   size_t work_bytes;
-  float *host_in[2];       /* the inputs, packed, on the host */
-  float *host_ref;         /* the CPU reference output, packed (reduce: one float) */
-  double ref_exact;        /* a scalar output's reference in double (reduce: the sum) */
-  double ref_scale;        /* what a scalar output's rounding error scales with (reduce: sum|x|) */
-  float *dev_ref;          /* host_ref on the device, packed (2D ops, add), for comparing there */
-  unsigned lines, inner;   /* 2D ops: lines of `inner` contiguous floats (rows x cols or the
-                              transpose, by storage order); reduce, add: 1 x n */
-  union { /* values a call passes to its kernel by value (filter: the weights, row by row:
-              floats, doubles for f64) */
-    float f32[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
-    double f64[(2 * PM__MAX_RADIUS + 1) * (2 * PM__MAX_RADIUS + 1)];
-  } consts;
-  int nbufs;               /* an op made from a description: its buffers, in argument order */
-  pm__buf bufs[PM__MAX_BUFS];
-  const void *const *scalars; /* and a call's scalars: [i] the i-th scalar argument's value (as
-                                 its type), NULL (or the array NULL) for its description's */
+  void *host_in[2];        /* the inputs, packed, on the host */
+  void *host_ref;          /* the CPU reference output, packed */
+  void *dev_ref;           /* host_ref on the device, packed, for comparing there */
+  int nbufs;               /* the buffers of described.bufs; 0 for a built-in op, whose buffers
+                              are in, out and work */
+  union { /* the op's own part: the one of its name, none for matadd and add */
+    pm__reduce_data reduce;
+    pm__filter_data filter;
+    pm__described_data described;
+  };
 } pm__data;
 
 typedef struct pm__op {
@@ -165,7 +186,7 @@ typedef struct pm__op {
   int (*prepare)(const struct pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_t seed,
                  pm__data *d);
   /* Launches one run of point v on d, asynchronously on stream. */
-  int (*launch)(const struct pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v,
+  int (*launch)(const struct pm__op *self, pm_ctx *c, const pm__module *k, const int *v,
                 pm__data *d, cudaStream_t stream);
   /* Compares d's output after a run of point v with the reference. PM_EVERIFY (with the first
    * difference) where it differs beyond the op's tolerance; *err receives the error measure
@@ -343,7 +364,7 @@ void pm__parallel_for(size_t n, void (*fn)(void *arg, size_t begin, size_t end),
  * pm__util_kernels succeeded); pm_close frees them with pm__util_free. */
 enum { PM__UTIL_COMPARE, PM__UTIL_FLUSH };
 int pm__util_kernels(pm_ctx *c);
-const pm__kernel *pm__util_kernel(pm_ctx *c);
+const pm__module *pm__util_kernel(pm_ctx *c);
 void pm__util_free(pm_ctx *c);
 
 /* Compares a pitched lines x inner output on the device with the packed reference there

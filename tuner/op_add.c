@@ -81,13 +81,13 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
   return pm__prepare_add(c, pr, seed, pr->n, d);
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
   unsigned n = d->pr.n;
   dim3 grid = {grid_of(v, n, c->dev.sm_count), 1, 1}, block = {(unsigned)v[BLOCK], 1, 1};
   void *args[] = {&d->out, &d->in[0], &d->in[1], &n};
-  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+  return pm__module_launch(c, k, 0, grid, block, 0, s, args);
 }
 
 static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {

@@ -147,10 +147,10 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
     }
 }
 
-/* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4;
- * bench/results/2026-11-23-h100/between-7a9f497/between.json: the old default, ox=2 oy=4 without
- * them, ran 1.14x and 1.24-1.27x the winners at radius 2 and 3); 16-byte loads only where the rows
- * allow them. */
+/* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4; the
+ * between-sizes study of 2026-11-23 on an H100, as bench/results/README.md lists it: the old
+ * default, ox=2 oy=4 without them, ran 1.14x and 1.24-1.27x the winners at radius 2 and 3);
+ * 16-byte loads only where the rows allow them. */
 static void fallback(const pm__op *self, const pm__problem *pr, int *v) {
   (void)self;
   v[BX] = 32, v[BY] = 4, v[TILE] = 0, v[PAD] = 0, v[OX] = 4, v[OY] = 4, v[ALIGN] = 256;
@@ -174,30 +174,31 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
     return pm__seterr(c, PM_ENOMEM, "filter %ux%u: out of host memory", pr->rows, pr->cols);
   uint64_t wseed = seed ^ 0x5bd1e995u;
   if (pr->dtype != PM_F64) {
-    pm__random_fill(d->consts.f32, (size_t)(k * k), wseed);
+    pm__random_fill(d->filter.weights.f32, (size_t)(k * k), wseed);
   } else {
     double *w = pm__random_fill_typed(PM_F64, (size_t)(k * k), wseed);
     if (w == NULL) return pm__seterr(c, PM_ENOMEM, "filter: out of host memory");
-    memcpy(d->consts.f64, w, sizeof(double) * (size_t)(k * k));
+    memcpy(d->filter.weights.f64, w, sizeof(double) * (size_t)(k * k));
     free(w);
   }
-  ref_args ra = {pr->dtype, d->host_in[0], &d->consts, d->host_ref, pr->rows, pr->cols,
+  ref_args ra = {pr->dtype, d->host_in[0], &d->filter.weights, d->host_ref, pr->rows, pr->cols,
                  pr->radius, pr->variant == BORDER_ZERO};
   pm__parallel_for(pr->rows, reference_rows, &ra);
-  PM__CUDA(c, cudaMalloc((void **)&d->dev_ref, n * es));
+  PM__CUDA(c, cudaMalloc(&d->dev_ref, n * es));
   PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
 fail:
   return rc;
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
   unsigned long long tiles = tiles_of(v, &d->pr);
   dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)v[BX], (unsigned)v[BY], 1};
   int rows = (int)d->pr.rows, cols = (int)d->pr.cols;
-  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols, &d->consts};
-  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+  void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &rows, &cols,
+                  &d->filter.weights};
+  return pm__module_launch(c, k, 0, grid, block, 0, s, args);
 }
 
 static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {

@@ -102,7 +102,7 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
   return pm__prepare_add(c, pr, seed, (size_t)pr->rows * pr->cols, d);
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
   geometry g = geometry_of(v, &d->pr);
@@ -116,7 +116,7 @@ static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int 
   int colmajor = COLMAJOR(&d->pr);
   void *args[] = {&d->out, &d->out_pitch, &d->in[0], &d->in_pitch[0], &d->in[1], &d->in_pitch[1],
                   &rows, &cols, &colmajor};
-  return pm__kernel_launch(c, k, 0, grid, block, 0, s, args);
+  return pm__module_launch(c, k, 0, grid, block, 0, s, args);
 }
 
 static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {

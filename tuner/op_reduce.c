@@ -81,7 +81,7 @@ static int regime(const pm__op *self, const int *v, const pm__problem *pr, const
 }
 
 /* What `pmtune tune` and `pmtune bench` run where no size is given. Not 2^30 (4 GB of floats):
- * the longest problem of the default tuning (10 s of its 180 on an H100, d01a18b), served as
+ * the longest problem of the default tuning (10 s of its 180 on an H100, docs/results.md), served as
  * well by 2^28's winner, both at the memory's speed; `pmtune tune --op reduce --size 1073741824`
  * tunes it. */
 static const pm__problem tune_sizes[] = {
@@ -180,30 +180,30 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
   d->pr = *pr;
   d->lines = 1;
   d->inner = pr->n;
-  d->scalar_out = 1;
-  d->out_bytes = sizeof(double); /* the widest sum */
+  d->out_value_bytes = sizeof(double); /* the widest sum */
   /* the tuner checks the sum at the accumulator's precision: 16-bit inputs' as a float */
-  d->sum_as_float = pr->dtype == PM_F16 || pr->dtype == PM_BF16;
+  d->reduce.sum_as_float = pr->dtype == PM_F16 || pr->dtype == PM_BF16;
   d->work_bytes = COUNTER_BYTES + FLAG_BYTES + (size_t)MAX_PARTIALS * sizeof(double);
   if ((d->host_in[0] = pm__random_fill_typed(pr->dtype, pr->n, seed)) == NULL ||
-      pm__reduce_reference(pr->dtype, d->host_in[0], pr->n, &d->ref_exact, &d->ref_scale) != 0)
+      pm__reduce_reference(pr->dtype, d->host_in[0], pr->n, &d->reduce.ref_exact,
+                           &d->reduce.ref_scale) != 0)
     return pm__seterr(c, PM_ENOMEM, "reduce n=%u: out of host memory", pr->n);
   return PM_OK;
 }
 
-static int launch(const pm__op *self, pm_ctx *c, const pm__kernel *k, const int *v, pm__data *d,
+static int launch(const pm__op *self, pm_ctx *c, const pm__module *k, const int *v, pm__data *d,
                   cudaStream_t s) {
   (void)self;
-  unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count), as_float = d->sum_as_float;
+  unsigned n = d->pr.n, grid = grid_of(v, n, c->dev.sm_count), as_float = d->reduce.sum_as_float;
   void *counter = d->work;
   void *partials = (char *)d->work + COUNTER_BYTES + (v[COMBINE] == 3 ? 0 : FLAG_BYTES);
   void *args[] = {&d->in[0], &n, &d->out, &partials, &counter, &as_float};
   dim3 g = {grid, 1, 1}, b = {(unsigned)v[BLOCK], 1, 1};
-  int rc = pm__kernel_launch(c, k, 0, g, b, 0, s, args);
+  int rc = pm__module_launch(c, k, 0, g, b, 0, s, args);
   if (rc != PM_OK || v[COMBINE] != 2 || grid == 1) return rc; /* one block wrote the sum */
   void *args2[] = {&partials, &grid, &d->out, &as_float};
   dim3 one = {1, 1, 1};
-  return pm__kernel_launch(c, k, 1, one, b, 0, s, args2);
+  return pm__module_launch(c, k, 1, one, b, 0, s, args2);
 }
 
 static double log2ceil(double x) { return x <= 1 ? 0 : ceil(log2(x)); }
@@ -228,18 +228,19 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 static int verify(const pm__op *self, pm_ctx *c, const int *v, pm__data *d, double *err) {
   (void)self;
   unsigned char bits[8];
-  int rc = PM_OK, out = d->sum_as_float ? PM_F32 : d->pr.dtype;
+  const pm__reduce_data *r = &d->reduce;
+  int rc = PM_OK, out = r->sum_as_float ? PM_F32 : d->pr.dtype;
   PM__CUDA(c, pm__tune_copy(bits, d->out, pm_dtype_size((pm_dtype)out), cudaMemcpyDeviceToHost));
-  double got = pm__elem_value(out, bits), diff = fabs(got - d->ref_exact);
-  *err = d->ref_scale > 0 ? diff / d->ref_scale : diff;
+  double got = pm__elem_value(out, bits), diff = fabs(got - r->ref_exact);
+  *err = r->ref_scale > 0 ? diff / r->ref_scale : diff;
   double bound = pm__reduce_error_bound(v, d->pr.n, c->dev.sm_count, d->pr.dtype, out,
-                                        d->ref_exact, d->ref_scale);
+                                        r->ref_exact, r->ref_scale);
   if (!isfinite(got) || !(diff <= bound))
     return pm__seterr(c, PM_EVERIFY,
                       "reduce n=%u %s: the sum is %.17g (%s), want %.17g (error %.3g, bound %.3g "
                       "= depth x u x sum|x| + the output's rounding)",
                       d->pr.n, pm_dtype_name((pm_dtype)d->pr.dtype), got,
-                      pm_dtype_name((pm_dtype)out), d->ref_exact, diff, bound);
+                      pm_dtype_name((pm_dtype)out), r->ref_exact, diff, bound);
 fail:
   return rc;
 }

@@ -98,7 +98,7 @@ static int timer_begin(pm_ctx *c, pm__timer *t, int i) {
   float *sink = t->flush;
   void *args[] = {&t->flush, &words, &sink};
   dim3 grid = {(unsigned)(c->dev.sm_count * 4), 1, 1}, block = {512, 1, 1};
-  if ((rc = pm__kernel_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, tune_stream,
+  if ((rc = pm__module_launch(c, pm__util_kernel(c), PM__UTIL_FLUSH, grid, block, 0, tune_stream,
                               args)) != PM_OK)
     goto fail;
   PM__CUDA(c, cudaLaunchHostFunc(tune_stream, wait_gate, &t->gate[i]));

@@ -17,7 +17,7 @@ void pm__tune_opts_default(pm__tune_opts *o) {
 
 typedef struct op_run {
   const pm__op *op;
-  const pm__kernel *k;
+  const pm__module *k;
   const int *v;
   const pm__data *d;
 } op_run;
@@ -30,7 +30,7 @@ static int run_op(pm_ctx *c, void *arg, int j) {
   return r->op->launch(r->op, c, r->k, r->v, &view, pm__tune_stream());
 }
 
-int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
+int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__module *k, const int *v,
                   pm__data *d, int samples, double *ms) {
   op_run r = {op, k, v, d};
   return pm__time_batches(c, t, samples, d->copies, run_op, &r, ms);
@@ -65,7 +65,7 @@ typedef struct tuning {
   int driver;
   pm__limits lim;
   pm__variants vs;
-  pm__kernel *ks;      /* loaded kernels, by job */
+  pm__module *ks;      /* loaded kernels, by job */
   uint8_t *ready;      /* by job: cubin fetched or compiled (and loaded where it could be) */
   uint8_t *in_set;     /* by point number: already a candidate */
   pm__data d;
@@ -230,7 +230,7 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
     if (!need[j]) continue;
     t->ready[j] = 1;
     if (vs->jobs[j].status != PM_OK) continue;
-    if (pm__kernel_load(c, &vs->jobs[j].cubin, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
+    if (pm__module_load(c, &vs->jobs[j].cubin, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
       vs->jobs[j].status = PM_ELAUNCH;
       vs->jobs[j].error = pm__strdup(pm_errmsg(c));
     }
@@ -378,7 +378,7 @@ static int by_median(const void *a, const void *b) {
 
 /* Re-times the best few interleaved (round after round, each once per round), so that drift of
  * clocks or temperature hits them alike, and updates their rows. */
-static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__kernel *ks, pm__timer *tm) {
+static int retime(tuning *t, cand *cs, size_t n, pm__data *d, pm__module *ks, pm__timer *tm) {
   pm_ctx *c = t->c;
   int rc = PM_OK, top = t->o->top, rounds = t->o->rounds;
   cand **best = pm__malloc(sizeof *best * (n ? n : 1));
@@ -488,7 +488,7 @@ static int plan(tuning *t, int *strategy, cand **cs, size_t *n) {
 /* Frees what setup and plan made (the kernels unloaded). */
 static void unplan(tuning *t, cand *cs) {
   if (t->ks != NULL)
-    for (size_t j = 0; j < t->vs.n; j++) pm__kernel_unload(&t->ks[j]);
+    for (size_t j = 0; j < t->vs.n; j++) pm__module_unload(&t->ks[j]);
   free(t->ks);
   free(t->ready);
   free(t->in_set);

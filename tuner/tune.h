@@ -92,7 +92,7 @@ int pm__tune_precompile(pm_ctx *c, pm__db *db, int64_t gpu_id, const pm__op *op,
 
 /* pm__time_batches of point v on d: each sample runs v once on each of d's copies (d->copies,
  * from pm__copies_for). */
-int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__kernel *k, const int *v,
+int pm__time_runs(pm_ctx *c, pm__timer *t, const pm__op *op, const pm__module *k, const int *v,
                   pm__data *d, int samples, double *ms);
 
 #endif /* PM_TUNE_H */

@@ -3,11 +3,12 @@
 through the extension) against their PyTorch equivalents, in one run, at sizes given here (gallery.sh
 tunes others): each result checked against torch's first, then each call timed with CUDA events
 on the current stream (warm-up, then the median of ROUNDS rounds of CALLS calls, the two
-alternating), on fresh random data, three ways: called from Python (Python's cost of each call
-in it: what issue 33 is about), "graph": the same calls captured in a CUDA graph and replayed (the
-kernels alone; data that fits the L2 cache stays there from call to call), and "cold": replayed
-calls cycling over copies of the data, at least COLD_BYTES of them, as tuning times (each call's
-data out of L2). One JSON line per kernel and size, then a summary line.
+alternating), on fresh random data, three ways: called from Python (Python's own cost of each
+call in it, which the extension keeps near a torch op's), "graph": the same calls captured in a
+CUDA graph and replayed (the kernels alone; data that fits the L2 cache stays there from call to
+call), and "cold": replayed calls cycling over copies of the data, at least COLD_BYTES of them,
+as tuning times (each call's data out of L2). One JSON line per kernel and size, then a summary
+line.
 
 Usage: PMTUNE_DB=DB python3 bench/kernels/gallery_vs_torch.py   (BUILD: the build folder, build)
 """

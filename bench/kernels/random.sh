@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# random.sh KERNEL OUT: issue 30's random-sizes study for a kernel of one's own (item 6), as
-# bench/serve/random.sh makes it for the built-in ops: KERNEL (a description of one or two dims)
-# is tuned at a grid of sizes into DBDIR/tuned.db (for a matrix: squares 2^k x 2^k, 64 to 16384,
-# and lines 4 and 16 times as wide as tall and as tall as wide, each below 2^28 elements with its
-# twin of odd sides;
+# random.sh KERNEL OUT: the random-sizes study ("every size, every type, out of the box") for a
+# kernel of one's own, as bench/serve/random.sh makes it for the built-in ops: KERNEL (a description
+# of one or two dims) is tuned at a grid of sizes into DBDIR/tuned.db (for a matrix: squares 2^k x
+# 2^k, 64 to 16384, and lines 4 and 16 times as wide as tall and as tall as wide, each below 2^28
+# elements with its twin of odd sides;
 # for a vector: n = 2^k and the odd 2^(k+1/2), 2^8 to 2^28), every run carried; its export (with
 # --kernel) is the results folder DBDIR/results that set-up "shipped" reads beside an empty
 # database, imported alone into "merged"; then pmtune_bench_random --kernel tunes F32 random

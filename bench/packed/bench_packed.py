@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""bench_packed.py: packed matadd (issue 14) against torch.add and a flat float4 add, in one run.
+"""bench_packed.py: packed matadd (served as add) against torch.add and a flat float4 add, in one run.
 
 For each packed size (pitch = line length; odd widths; row- and column-major), on one GPU, in one
 process, interleaved: pm_matadd through ctypes on build/libpmtune.so (on torch tensors' memory and
 torch's current stream), torch.add(a, b, out=c), and a flat float4 grid-stride add with a scalar
-tail (a CuPy RawKernel, the shape of bench/peers' float4 add). The target (issue 14): pm_matadd at
+tail (a CuPy RawKernel, the shape of bench/peers' float4 add). The target: pm_matadd at
 least as fast as both at every size.
 
 Protocol, per size: fresh random inputs in [-1, 1) (torch's generator, a seed per size); every

@@ -1,4 +1,4 @@
-// pmtune_peers.cu: the peer benchmarks (issue 7): times, with pmtune's protocol and in one run,
+// pmtune_peers.cu: the peer benchmarks: times, with pmtune's protocol and in one run,
 // what pmtune's tuned kernels must beat and the device-to-device copy that bounds them all, in
 // each element type pmtune takes (--dtype f32, f16, bf16 or f64), and prints one JSON object per
 // line. The peers: reduce, cub::DeviceReduce::Sum (f32, f64) or cub::DeviceReduce::Reduce summing

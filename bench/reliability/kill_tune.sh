@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kill_tune.sh: pmtune tune killed with SIGKILL at random points, 100 times and more, on a GPU
-# (issue 15, "Crashes"): after every kill `pmtune db check` passes and the count of measurements
+# (tests/RELIABILITY.md, "Crashes"): after every kill `pmtune db check` passes and the count of measurements
 # never goes down; at the end a run of every problem started resumes and finishes, and one more
 # run of each measures nothing new. Prints one summary line; exit status 0 where all held.
 #

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# load.sh: load on one tuning database on the GPU (issue 15, load): 16 tuning processes (each
-# `pmtune tune` of one small problem of its own, again and again) and 16 serving processes (each
-# pmtune_reliability_threads for a few seconds with 2 threads, again and again: every run opens
-# the database, calls every op, checks each result, stores the cubins it compiles) for SECONDS.
-# Then counts: runs and failures of each kind, "database is locked" (or busy) lines that reached
-# a user (must be 0), lost rows (the measurements each finished tuning run says it stored, against
-# the rows of its problem in the database: must be 0), and `pmtune db check` (must pass).
+# load.sh: load on one tuning database on the GPU (tests/RELIABILITY.md, "Load on the database"): 16
+# tuning processes (each `pmtune tune` of one small problem of its own, again and again) and 16
+# serving processes (each pmtune_reliability_threads for a few seconds with 2 threads, again and
+# again: every run opens the database, calls every op, checks each result, stores the cubins it
+# compiles) for SECONDS. Then counts: runs and failures of each kind, "database is locked" (or busy)
+# lines that reached a user (must be 0), lost rows (the measurements each finished tuning run says
+# it stored, against the rows of its problem in the database: must be 0), and `pmtune db check`
+# (must pass).
 # Usage, from the repository root with the build in build/ (BUILD=DIR for another; PM_COMMIT names
 # the commit built where git's would be wrong, as on a device given a copy of the tree):
 #   bench/reliability/load.sh OUT [SECONDS]     (default 60; OUT receives every log and summary.txt)

@@ -1,9 +1,9 @@
-/* threads.c: threads sharing one pm_ctx on a GPU (issue 15, threads): for a given time, each
- * thread calls every operation (pm_matadd, pm_add, pm_reduce_sum, pm_filter) at random sizes,
- * layouts and alignments on a stream of its own, checks each result against the host reference,
- * and now and then makes a bad call (which must be refused with PM_EINVAL), reads pm_errmsg and
- * pm_notice, or calls pm_reload. Prints the calls made, the wrong results (must be 0) and the
- * errors by kind; exits 0 only where no result was wrong and no call failed unexpectedly.
+/* threads.c: threads sharing one pm_ctx on a GPU (tests/RELIABILITY.md, "Threads"): for a given
+ * time, each thread calls every operation (pm_matadd, pm_add, pm_reduce_sum, pm_filter) at random
+ * sizes, layouts and alignments on a stream of its own, checks each result against the host
+ * reference, and now and then makes a bad call (which must be refused with PM_EINVAL), reads
+ * pm_errmsg and pm_notice, or calls pm_reload. Prints the calls made, the wrong results (must be 0)
+ * and the errors by kind; exits 0 only where no result was wrong and no call failed unexpectedly.
  * Usage: pmtune_reliability_threads [--seconds S] [--threads N] [--seed X] [--db PATH]
  *   (defaults: 60 s, 16 threads, a seed from the clock; the database pm_open would use) */
 #include <math.h>
@@ -98,7 +98,7 @@ static int call(pm_op op, const pm__problem *pr, const pm__data *h, const buffer
   case PM_OP_ADD: return pm_add(shared, pr->n, b->out, b->in[0], b->in[1], s);
   case PM_OP_REDUCE: return pm_reduce_sum(shared, pr->n, b->in[0], b->out, s);
   default:
-    return pm_filter(shared, pr->rows, pr->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts.f32,
+    return pm_filter(shared, pr->rows, pr->cols, b->out, b->pitch, b->in[0], b->pitch, h->filter.weights.f32,
                      pr->radius, (pm_border)pr->variant, s);
   }
 }
@@ -120,6 +120,7 @@ static int right(pm_ctx *own, const pm__op *op, pm__data *h, const buffers *b, c
     return 0;
   }
   size_t w = (size_t)h->inner * sizeof(float), n = (size_t)h->inner * h->lines, bad = 0, first = 0;
+  const float *ref = h->host_ref;
   float *got = malloc(n * sizeof *got);
   if (got == NULL || cudaMemcpy2D(got, w, b->out, b->pitch, w, h->lines,
                                   cudaMemcpyDeviceToHost) != cudaSuccess) {
@@ -128,10 +129,10 @@ static int right(pm_ctx *own, const pm__op *op, pm__data *h, const buffers *b, c
     return 0;
   }
   for (size_t i = 0; i < n; i++)
-    if (memcmp(&got[i], &h->host_ref[i], sizeof(float)) != 0 && bad++ == 0) first = i;
+    if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && bad++ == 0) first = i;
   if (bad)
     snprintf(why, cap, "%zu of %zu differ, the first (line %zu, %zu) is %.9g, want %.9g", bad, n,
-             first / h->inner, first % h->inner, got[first], h->host_ref[first]);
+             first / h->inner, first % h->inner, got[first], ref[first]);
   free(got);
   return bad == 0;
 }

@@ -99,7 +99,7 @@ static int call(pm_ctx *c, const call_case *k, const pm__data *h, const buffers 
     return pm_matadd(c, k->rows, k->cols, (pm_order)k->variant, b->out, b->pitch, b->in[0], b->pitch,
                      b->in[1], b->pitch, s);
   if (k->op == PM_OP_REDUCE) return pm_reduce_sum(c, k->n, b->x, b->out, s);
-  return pm_filter(c, k->rows, k->cols, b->out, b->pitch, b->in[0], b->pitch, h->consts.f32, k->radius,
+  return pm_filter(c, k->rows, k->cols, b->out, b->pitch, b->in[0], b->pitch, h->filter.weights.f32, k->radius,
                    (pm_border)k->variant, s);
 }
 
@@ -122,6 +122,7 @@ static void check(pm_ctx *c, const call_case *k, pm__data *h, const buffers *b, 
     if (rc != PM_OK) ok = 0, snprintf(detail, sizeof detail, ": %s", pm_errmsg(c));
   } else {
     size_t w = (size_t)h->inner * sizeof(float), n = (size_t)h->inner * h->lines, bad = 0, first = 0;
+    const float *ref = h->host_ref;
     float *got = malloc(n * sizeof *got);
     if (got == NULL) {
       ok = 0, snprintf(detail, sizeof detail, ": out of host memory");
@@ -129,10 +130,10 @@ static void check(pm_ctx *c, const call_case *k, pm__data *h, const buffers *b, 
       ok = 0;
     } else {
       for (size_t i = 0; i < n; i++)
-        if (memcmp(&got[i], &h->host_ref[i], sizeof(float)) != 0 && bad++ == 0) first = i;
+        if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && bad++ == 0) first = i;
       if (bad)
         ok = 0, snprintf(detail, sizeof detail, ": %zu of %zu differ, the first (line %zu, %zu) is %.9g, want %.9g",
-                         bad, n, first / h->inner, first % h->inner, got[first], h->host_ref[first]);
+                         bad, n, first / h->inner, first % h->inner, got[first], ref[first]);
     }
     free(got);
   }

@@ -58,8 +58,9 @@ static double once(pm_ctx *c, size_t rows, int how) {
     pm__entry *e = pm__cache_lookup(&c->serve->cache, &k);
     if (e == NULL) die(c, "bare: the size is not cached");
     pm__data d;
-    d.pr = pr, d.nbufs = 3, d.bufs[0].dev = C, d.bufs[1].dev = A, d.bufs[2].dev = B;
-    d.scalars = NULL; /* the description's */
+    d.pr = pr, d.nbufs = 3;
+    d.described.bufs[0].dev = C, d.described.bufs[1].dev = A, d.described.bufs[2].dev = B;
+    d.described.scalars = NULL; /* the description's */
     t0 = pm__now_ms();
     rc = K->op->launch(K->op, c, e->choice->kernel, e->choice->v, &d, NULL);
   }

@@ -1,14 +1,14 @@
-/* between.c: the "between tuned sizes" study (issue 14). At sizes no one tuned, the configuration
- * that a database tuned at the default sizes serves (pm__decide: the nearest tuned size) against
- * the winner of tuning that exact size; and, at each op's largest default tune size, the op's
- * built-in default against the tuned winner there. Everything is tuned first (the tuning `pmtune
- * tune` does by default, pm__tune_problem with pm__tune_opts_default, into SCRATCH_DB), then
- * timed in one run with the tuner's protocol (timer.h), the two of each pair in alternating
+/* between.c: the "between tuned sizes" study (bench/README.md). At sizes no one tuned, the
+ * configuration that a database tuned at the default sizes serves (pm__decide: the nearest tuned
+ * size) against the winner of tuning that exact size; and, at each op's largest default tune size,
+ * the op's built-in default against the tuned winner there. Everything is tuned first (the tuning
+ * `pmtune tune` does by default, pm__tune_problem with pm__tune_opts_default, into SCRATCH_DB),
+ * then timed in one run with the tuner's protocol (timer.h), the two of each pair in alternating
  * rounds so that drift hits both. With --tune-sizes it times, instead, at each op's default tune
- * sizes, what a call is served (MAIN_DB's exact winner, else the shipped results': issue 17,
- * with MAIN_DB empty) against a fresh tuning of the same size on this GPU. Prints JSON lines on
- * stdout (bench/README.md describes them), progress on stderr; exits 0 only where every step
- * succeeded.
+ * sizes, what a call is served (MAIN_DB's exact winner, else the shipped results': with MAIN_DB
+ * empty, what an installed pmtune serves out of the box) against a fresh tuning of the same size on
+ * this GPU. Prints JSON lines on stdout (bench/README.md describes them), progress on stderr; exits
+ * 0 only where every step succeeded.
  * Usage: pmtune_bench_between MAIN_DB SCRATCH_DB [--sizes N | --tune-sizes] [--seed S]
  *                             [--ops a,b] [--rounds R] [--device N] [--commit C] */
 #include <stdio.h>

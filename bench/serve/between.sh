@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# between.sh: the "between tuned sizes" study on a GPU (bench/serve/between.c, issue 14): tunes
+# between.sh: the "between tuned sizes" study on a GPU (bench/serve/between.c): tunes
 # MAIN_DB with `pmtune tune` at the default sizes, then runs pmtune_bench_between (which tunes
 # its random sizes into SCRATCH_DB and times both), and keeps everything in the folder OUT.
 # Usage, from the repository root with the build in build/:

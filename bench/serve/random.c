@@ -1,4 +1,4 @@
-/* random.c: the "random sizes" study (issue 30, "every size, every type, out of the box"). At
+/* random.c: the "random sizes" study ("every size, every type, out of the box"). At
  * sizes drawn at random over the whole range a call may ask (pm__draw_random: each op, in each
  * type it takes), the configuration a call is served in each set-up against the winner of tuning
  * that exact size, and against the op's built-in default at the same size (never worse than

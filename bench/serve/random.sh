@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# random.sh: the "random sizes" study on a GPU (bench/serve/random.c, issue 30): makes the three
+# random.sh: the "random sizes" study on a GPU (bench/serve/random.c): makes the three
 # set-ups a call may be served from, (c) "tuned" by the default `pmtune tune`, (b) "merged", a
 # fresh database holding only the import of that tuning's `pmtune export` (what
 # examples/slurm/merge.sbatch does with one node's export), (a) "shipped", an empty database; each

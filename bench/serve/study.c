@@ -4,7 +4,7 @@
 #include "study.h"
 
 int pm__study_load(pm_ctx *c, int driver, pm__db *const *dbs, int ndbs, const pm__op *op,
-                  const int *v, const pm__problem *pr, pm__kernel *k) {
+                  const int *v, const pm__problem *pr, pm__module *k) {
   char defs[PM__MAX_DEFINES][24], dtext[PM__MAX_DEFINES * 26];
   const char *dp[PM__MAX_DEFINES];
   const pm__template *t = pm__op_template(op);
@@ -22,13 +22,13 @@ int pm__study_load(pm_ctx *c, int driver, pm__db *const *dbs, int ndbs, const pm
     rc = pm__compile(c, t->file, t->source, c->dev.arch, dp, (size_t)nd, &bin);
   }
   if (rc != PM_OK) return rc;
-  rc = pm__kernel_load(c, &bin, op->entries, op->nentries, k);
+  rc = pm__module_load(c, &bin, op->entries, op->nentries, k);
   pm__cubin_free(&bin);
   return rc;
 }
 
 /* Runs point v once on d and checks the result against the reference. */
-static int check_run(pm_ctx *c, const pm__op *op, const pm__kernel *k, const int *v, pm__data *d) {
+static int check_run(pm_ctx *c, const pm__op *op, const pm__module *k, const int *v, pm__data *d) {
   double err;
   int rc = pm__data_poison(c, d, 0);
   if (rc == PM_OK) rc = op->launch(op, c, k, v, d, 0);
@@ -45,7 +45,7 @@ int pm__study_time(pm_ctx *c, pm__timer *tm, int rounds, int driver, pm__db *con
                   const pm__op *op, const pm__problem *pr, pm__data *da, const int *a,
                   const int *b, double *ms_a, double *ms_b) {
   pm__data db = {0};
-  pm__kernel ka = {0}, kb = {0};
+  pm__module ka = {0}, kb = {0};
   double sa[PM__STUDY_MAX_ROUNDS * PM__STUDY_BATCH], sb[PM__STUDY_MAX_ROUNDS * PM__STUDY_BATCH];
   double warm[PM__STUDY_BATCH];
   int rc;
@@ -70,8 +70,8 @@ int pm__study_time(pm_ctx *c, pm__timer *tm, int rounds, int driver, pm__db *con
   *ms_b = pm__median(sb, rounds * PM__STUDY_BATCH, NULL, NULL);
 done:
   if (db.out != NULL) pm__data_unplace(&db);
-  pm__kernel_unload(&ka);
-  pm__kernel_unload(&kb);
+  pm__module_unload(&ka);
+  pm__module_unload(&kb);
   return rc;
 }
 

@@ -14,7 +14,7 @@
 /* The kernel of point v on pr, loaded into k: its cubin from the first of dbs[0, ndbs) (NULLs
  * skipped) that has it (a tuning compiled and stored it), else compiled now. */
 int pm__study_load(pm_ctx *c, int driver, pm__db *const *dbs, int ndbs, const pm__op *op,
-                  const int *v, const pm__problem *pr, pm__kernel *k);
+                  const int *v, const pm__problem *pr, pm__module *k);
 
 /* Times a against b on pr, whose inputs and reference da holds (prepared by the caller; placed
  * here in a's layout, b's data in a copy of its own): each run once and verified, then after

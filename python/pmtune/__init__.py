@@ -1,7 +1,7 @@
 """pmtune for Python: pmtune's tuned kernels (matadd, add, reduce_sum, filter) called on any
 GPU array that exposes __cuda_array_interface__ or DLPack (PyTorch, CuPy, Numba, JAX), on the
 caller's current stream, through libpmtune.so's C ABI; each call's work (reading the arrays,
-checking them, calling the library) is done by a compiled extension (_ext.c).
+checking them, calling the library) is done by a compiled extension (_ext*.c).
 Every call takes float32, float16, bfloat16 and float64 arrays (all of one call of one type;
 16-bit results computed in float and rounded once, as torch.add does); reduce_sum writes its sum
 in the input's type or, asked (dtype="float32"), as a float32.
@@ -198,7 +198,7 @@ class Kernel:
         self.buffers = [(str(a.get("name")), _arrays.dtype(a.get("type")))
                         for a in args if "scalar" not in a]
         self.scalars = [(str(a.get("name")), a.get("scalar")) for a in args if "scalar" in a]
-        # what the extension checks each call against (_ext.c, ext_kernel)
+        # what the extension checks each call against (_ext_kernel.c, ext_kernel)
         self._spec = (self.name, self.ndims, tuple(n for n, _ in self.buffers),
                       tuple(-1 if t is None else t for _, t in self.buffers),
                       tuple(n for n, _ in self.scalars),
@@ -251,7 +251,7 @@ _ext.setup(Error, _device_handle, _load, _arrays.empty_like)
 
 
 # The module's calls, on each array's device's own context: the extension's own functions (no
-# Python between the caller and the C code); their docstrings are _ext.c's.
+# Python between the caller and the C code); their docstrings are _ext.c's method table's.
 matadd, add, reduce_sum, filter = _ext.matadd, _ext.add, _ext.reduce_sum, _ext.filter  # noqa: A001
 
 if "torch" in sys.modules:  # its custom ops (pmtune.torch), for torch.compile; never imported here

@@ -1,6 +1,6 @@
 """_arrays.py: the element types as the library numbers and names them (it is asked, through the
 extension), and new output arrays made by a library other than PyTorch (the extension makes
-PyTorch's itself); reading arrays is the extension's (_ext.c)."""
+PyTorch's itself); reading arrays is the extension's (_ext_arrays.c)."""
 from . import _ext
 
 _types = None  # _ext.dtypes(): ((name, array name, bytes), ...) in pm_dtype's order

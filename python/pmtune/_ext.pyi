@@ -1,4 +1,4 @@
-# _ext.pyi: the types of the extension's functions (_ext.c) that the package exports
+# _ext.pyi: the types of the extension's functions (_ext.c's method table) that the package exports
 from typing import Any, Optional, Sequence, Union
 
 Array = Any  # a GPU array: __cuda_array_interface__ or DLPack

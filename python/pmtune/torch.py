@@ -12,7 +12,7 @@ import torch
 from . import _ext
 
 def _column_major(t: torch.Tensor) -> bool:
-    """Whether pmtune reads a 2-D tensor as column-major (_ext.c's layout())."""
+    """Whether pmtune reads a 2-D tensor as column-major (_ext_arrays.c's ext_layout_2d())."""
     rows, cols = t.shape
     s0, s1 = t.stride()
     if rows == 1 and (cols == 1 or s1 == 1):

@@ -1,4 +1,4 @@
-/* fuzz_kernel_desc.c: libFuzzer harness for the kernel-description reader, pm__kernel_file_load
+/* fuzz_kernel_desc.c: libFuzzer harness for the kernel-description reader, pm__kernel_desc_load
  * (tuner/kernel_load.c): the input is a description, written beside stand-in sources; a
  * description refused says so on one line naming the file, and one read is an op whose callbacks
  * (check with and without a size, bytes, the buffer counts) give answers, quickly. */
@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   scratch();
   FILE *f = fopen(desc, "wb");
   FUZZ_CHECK(f != NULL && fwrite(data, 1, size, f) == size && fclose(f) == 0, "%s", desc);
-  pm__kernel_file *k = (pm__kernel_file *)1;
-  int rc = pm__kernel_file_load(c, desc, &k);
+  pm__kernel_desc *k = (pm__kernel_desc *)1;
+  int rc = pm__kernel_desc_load(c, desc, &k);
   const char *msg = pm_errmsg(c);
   if (rc != PM_OK) {
     FUZZ_CHECK(rc == PM_EINVAL || rc == PM_EIO, "status %d: %s", rc, msg);
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(strchr(msg, '\n') == NULL, "a message of two lines: %s", msg);
     return 0;
   }
-  const pm__op *op = pm__kernel_file_op(k);
+  const pm__op *op = pm__kernel_desc_op(k);
   FUZZ_CHECK(op->nparams >= 1 && op->nparams <= PM__MAX_PARAMS, "%d parameters", op->nparams);
   FUZZ_CHECK(op->dims == 1 || op->dims == 2, "%d dimensions", op->dims);
   pm__limits lim = pm__limits_default();
@@ -78,11 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int s = 0; s < 3; s++) {
     double b = op->bytes(op, &sizes[s]);
     FUZZ_CHECK(b >= 0, "bytes %g", b);
-    if (pm__kernel_file_check_size(c, k, &sizes[s]) != PM_OK)
+    if (pm__kernel_desc_check_size(c, k, &sizes[s]) != PM_OK)
       FUZZ_CHECK(strchr(pm_errmsg(c), '\n') == NULL, "a message of two lines: %s", pm_errmsg(c));
   }
   const pm__template *t = pm__op_template(op);
   FUZZ_CHECK(t != NULL && strlen(t->sha256) == 64, "no template");
-  pm__kernel_file_free(k);
+  pm__kernel_desc_free(k);
   return 0;
 }
