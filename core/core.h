@@ -105,7 +105,8 @@ const char *pm__nvrtc_version(void);
 
 /* Compiles CUDA source to a cubin for arch, with -D defines ("NAME" or "NAME=VALUE").
  * name is the file name NVRTC reports errors under. The templates' shared header
- * (templates/pm_common.cuh) is available to #include. On a compile error: PM_ECOMPILE and the
+ * (templates/pm_common.cuh) is available to #include, and the element types' names are defined
+ * to their pm_dtype values (PM_F32=0, PM_F16=1, ...). On a compile error: PM_ECOMPILE and the
  * whole log in pm_errmsg(c). Needs no GPU. */
 int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arch,
                 const char *const *defines, size_t ndefines, pm__cubin *out);

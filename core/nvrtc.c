@@ -23,6 +23,17 @@
 
 #define MAX_DEFINES 64
 
+/* The element types' names, given to every compile as defines: -DPM_F32=0, -DPM_F16=1, ... (made
+ * from pmtune.h's PM_DTYPES), so that a source compares PM_DTYPE with a name (#if PM_DTYPE ==
+ * PM_F16), not a number. A type's value never changes and a new type only adds a name: what a
+ * source compiles to still depends on the source and its own defines alone, so a cubin's key
+ * (pm__cubin_key: the source's hash, its defines, the architecture, NVRTC's version) need not
+ * hold them. */
+#define TYPE_NAME(NAME, value, name, bytes, ctype) "-DPM_" #NAME "=" #value,
+static const char *const type_names[] = {PM_DTYPES(TYPE_NAME)};
+#undef TYPE_NAME
+#define NTYPE_NAMES (sizeof type_names / sizeof *type_names)
+
 const char *pm__nvrtc_version(void) {
   static char buf[32];
   int major = 0, minor = 0;
@@ -77,7 +88,7 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
                 const char *const *defines, size_t ndefines, pm__cubin *out) {
   int rc = PM_OK;
   nvrtcProgram prog = NULL;
-  char *opts[MAX_DEFINES + 4] = {0};
+  char *opts[3 + NTYPE_NAMES + MAX_DEFINES] = {0};
   char *log = NULL;
   size_t nopts = 0, size = 0;
 
@@ -100,6 +111,8 @@ int pm__compile(pm_ctx *c, const char *name, const char *source, const char *arc
   /* the templates use no textures, surfaces or device runtime: without NVRTC's declarations of
    * them a compile takes a third less time (150 ms instead of 230 for the filter's seed) */
   if ((opts[nopts++] = pm__strdup("-minimal")) == NULL) goto nomem;
+  for (size_t i = 0; i < NTYPE_NAMES; i++)
+    if ((opts[nopts++] = pm__strdup(type_names[i])) == NULL) goto nomem;
   for (size_t i = 0; i < ndefines; i++) {
     size_t len = strlen(defines[i]) + 3;
     if ((opts[nopts] = pm__malloc(len)) == NULL) goto nomem;

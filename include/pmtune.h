@@ -122,8 +122,9 @@ const char *pm_op_name(int i);
  * on the command line. 16-bit results are computed in float and rounded once to the type (round
  * to nearest, ties to even); doubles' in double. */
 /* Every element type, once: (NAME, value, name, bytes, CUDA type). Makes pm_dtype (PM_NAME =
- * value), pm_dtype_name, pm_dtype_size and every list of types in pmtune. Values are stored in
- * databases and programs and never change; they run from 0 with no gap. */
+ * value), pm_dtype_name, pm_dtype_size, every list of types in pmtune, and the same names
+ * defined in every kernel compile (PM_NAME=value, which the templates compare PM_DTYPE with).
+ * Values are stored in databases and programs and never change; they run from 0 with no gap. */
 #define PM_DTYPES(X)                                                   \
   X(F32, 0, f32, 4, float)                                             \
   X(F16, 1, f16, 2, __half)                                            \

@@ -1,9 +1,9 @@
-// add.cu: C[i] = A[i] + B[i] over n elements of elem_t (float, half, bfloat16 or double: PM_DTYPE,
-// pm_common.cuh; 1 <= n <= 2^31 - 1), one flat vector: pm_add, and
-// pm_matadd where its three matrices are packed (issue 14). Compiled by NVRTC with one point of
-// tuner/op_add.c as -D.
+// add.cu: C[i] = A[i] + B[i] over n elements of elem_t (pm_common.cuh: float, half, bfloat16 or
+// double, from -DPM_DTYPE; 1 <= n <= 2^31 - 1), one flat vector: pm_add, and pm_matadd where its
+// three matrices are packed (runtime/api.c). Compiled by NVRTC with one point of tuner/op_add.c
+// as -D.
 //
-// With BLOCK=256 VEC=1 ITEMS=1 GRID=0 (the seed) it is the textbook add: one float per thread,
+// With BLOCK=256 VEC=1 ITEMS=1 GRID=0 (the seed) it is the textbook add: one element per thread,
 // one tile per block.
 //
 //   BLOCK  threads per block

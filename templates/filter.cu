@@ -20,11 +20,14 @@
 //           elements) and write each row's outputs VW at a time (rows start aligned to that);
 //           2: (16-bit types, OX=8) the same with VW = 8, 16-byte accesses
 //
-// Two paths: tiles whose window lies inside the image read it with no clamping (VLOAD: as vector
-// loads); tiles at the border, through column offsets clamped once per thread and a row clamped
-// once per row. The compiler unrolls a copy of the whole kernel for each path, so each path more
-// costs compile time: with a third (VLOAD's scalar fallback) and the border mode tested at run
-// time rather than compiled in (ZERO), the R=3 kernel with OX=4 OY=4 VLOAD=1 was 1.5x larger.
+// Without a tile (TILE=0), two paths: tiles whose window lies inside the image read it with no
+// clamping (VLOAD: as vector loads); tiles at the border, through column offsets clamped once per
+// thread and a row clamped once per row. The compiler unrolls a copy of the whole kernel for each
+// path, so each path more costs compile time: with a third (VLOAD's scalar fallback) and the
+// border mode tested at run time rather than compiled in (ZERO), the R=3 kernel with OX=4 OY=4
+// VLOAD=1 was 1.5x larger. With a tile (TILE=1), one path: the copy into shared memory reads
+// each input through load (clamped, or 0 outside the image with ZERO), and the sums read shared
+// memory alone.
 //
 // Every variant adds the (2R+1)^2 products of an output in the same order (mask row by row, left
 // to right, fused multiply-adds starting from 0), so every variant gives the same bits.
@@ -67,14 +70,14 @@
 
 // w_t: the weights' and the sums' type; val(x): an element as a w_t (exact); out_of(s): a sum
 // rounded once to elem_t; mad(a, b, c): a * b + c rounded once.
-#if PM_DTYPE == 3
+#if PM_DTYPE == PM_F64
 typedef double w_t;
 __device__ __forceinline__ double mad(double a, double b, double c) { return fma(a, b, c); }
 #else
 typedef float w_t;
 __device__ __forceinline__ float mad(float a, float b, float c) { return fmaf(a, b, c); }
 #endif
-#if PM_DTYPE == 1 || PM_DTYPE == 2
+#if PM_DTYPE == PM_F16 || PM_DTYPE == PM_BF16
 __device__ __forceinline__ w_t val(elem_t x) { return to_float(x); }
 __device__ __forceinline__ elem_t out_of(w_t s) { return from_float(s); }
 #else
@@ -85,7 +88,7 @@ __device__ __forceinline__ elem_t out_of(w_t s) { return s; }
 // VLOAD's chunk: VW elements in one access (chunk_t), its lanes as w_t, and VW sums as one.
 #define VW (sizeof(elem_t) == 8 ? 2 : VLOAD == 2 ? 8 : 4)
 typedef evec_of<VW>::t chunk_t;
-#if PM_DTYPE == 0
+#if PM_DTYPE == PM_F32
 __device__ __forceinline__ w_t lane(const float4 &t, int i) {
   return i == 0 ? t.x : i == 1 ? t.y : i == 2 ? t.z : t.w;
 }

@@ -1,6 +1,6 @@
-// matadd.cu: C = A + B over a rows x cols matrix of elem_t (float, half, bfloat16 or double:
-// PM_DTYPE, pm_common.cuh), each matrix with its own pitch in bytes, stored row-major or
-// column-major. Compiled by NVRTC with one point of tuner/space_matadd.c as -D.
+// matadd.cu: C = A + B over a rows x cols matrix of elem_t (pm_common.cuh: float, half, bfloat16
+// or double, from -DPM_DTYPE), each matrix with its own pitch in bytes, stored row-major or
+// column-major. Compiled by NVRTC with one point of tuner/op_matadd.c as -D.
 //
 // Generalises the seed's kernel_matadd (../shared/seeds/000): with BX=32 BY=32 VEC=1 EPT=1 GRID=0
 // MAP=0 it is that kernel (one element per thread, threadIdx.x along the columns).

@@ -4,8 +4,9 @@
 // tuner/op_reduce.c as -D.
 //
 // Generalises the seed's partial_sum_kernel (../shared/seeds/002): with BLOCK=256 ITEMS=2 VEC=1
-// STEP=0 COMBINE=2 ACC=0 and one tile per block it is that kernel (two loads per thread, a
-// shared-memory tree, one partial per block), followed by a second pass over the partials.
+// STEP=0 COMBINE=2 ACC=0 and one tile per block it sums as that kernel does (two loads per
+// thread, a shared-memory tree, one partial per block), followed by a second pass over the
+// partials.
 //
 //   BLOCK    threads per block
 //   ITEMS    accesses per thread per step of the grid-stride loop, BLOCK apart (loads first: ILP)
@@ -16,7 +17,8 @@
 //            1 single launch, blocks add their partial atomically (NOT deterministic)
 //            2 two launches: pm_reduce writes partials, pm_reduce_final sums them (deterministic)
 //            3 single launch, the last block (by index) waits for the others' flagged partials
-//              and sums them in order (deterministic; no fence, no atomic; ACC 0 only)
+//              and sums them in order (deterministic; no fence, no atomic; float sums: ACC 0,
+//              not f64)
 //   ACC      0 accumulate in float (doubles: in double), 1 in double. Elements are converted
 //            to the accumulator exactly (every half, bfloat16 and float is a float).
 //
@@ -45,18 +47,8 @@
 #ifndef ACC
 #define ACC 0
 #endif
-// PF, TRIG and SOLO are bench/experiments/pf_reduce.cu's switches; pmtune compiles the defaults.
-#ifndef PF // 1: ask L2 for the first tile before the wait
-#define PF 1
-#endif
-#ifndef TRIG // 1: let the next kernel be placed after the wait where the grid has 2+ blocks; 2: always
-#define TRIG 1
-#endif
-#ifndef SOLO // 1: a grid of one block writes its sum, combining nothing
-#define SOLO 1
-#endif
 
-#if ACC || PM_DTYPE == 3
+#if ACC || PM_DTYPE == PM_F64
 typedef double acc_t;
 #if COMBINE == 3
 #error "flagged partials are floats: COMBINE=3 needs float sums"
@@ -99,12 +91,12 @@ template <typename T> __device__ __forceinline__ T ld_once(const T *p) {
 }
 
 // An element as the accumulator's type (exact), and the sum of a vector's lanes, pairwise.
-#if PM_DTYPE == 1 || PM_DTYPE == 2
+#if PM_DTYPE == PM_F16 || PM_DTYPE == PM_BF16
 __device__ __forceinline__ acc_t val(elem_t x) { return (acc_t)to_float(x); }
 #else
 __device__ __forceinline__ acc_t val(elem_t x) { return (acc_t)x; }
 #endif
-#if PM_DTYPE == 0
+#if PM_DTYPE == PM_F32
 __device__ __forceinline__ acc_t lanes(float v) { return v; }
 __device__ __forceinline__ acc_t lanes(float2 v) { return (acc_t)v.x + (acc_t)v.y; }
 __device__ __forceinline__ acc_t lanes(float4 v) {
@@ -127,7 +119,7 @@ template <int V> __device__ __forceinline__ acc_t lanes(const elems<V> &v) {
 // once (a double sum to a 16-bit type: to float rounding to odd, then to the type to nearest,
 // which is the sum rounded to nearest once, float having more than p + 2 bits).
 __device__ __forceinline__ void put_sum(void *out, acc_t s, unsigned as_float) {
-#if PM_DTYPE == 1 || PM_DTYPE == 2
+#if PM_DTYPE == PM_F16 || PM_DTYPE == PM_BF16
   if (!as_float) {
     float f = (float)s;
 #if ACC // round to odd
@@ -137,7 +129,7 @@ __device__ __forceinline__ void put_sum(void *out, acc_t s, unsigned as_float) {
     *(elem_t *)out = from_float(f);
     return;
   }
-#elif PM_DTYPE == 3
+#elif PM_DTYPE == PM_F64
   if (!as_float) {
     *(double *)out = s;
     return;
@@ -223,7 +215,6 @@ __device__ __forceinline__ acc_t thread_sum(const elem_t *__restrict__ in, unsig
 // the kernel before this one writes it reads as written. At n = 4,096 bf16 on an H100 a call
 // took 1.60 us with it and 1.65 without (bench/experiments/README.md, section 7).
 __device__ __forceinline__ void before_wait(const elem_t *in, unsigned n) {
-#if PF
   const vec_t *vin = (const vec_t *)in;
   const unsigned nvec = n / VEC, i = blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
 #pragma unroll
@@ -232,8 +223,6 @@ __device__ __forceinline__ void before_wait(const elem_t *in, unsigned n) {
     if (i + k * BLOCK < nvec && (threadIdx.x == 0 || ((unsigned long long)p & 127) == 0))
       asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
   }
-#endif
-  (void)in, (void)n;
 }
 
 // After the wait, a grid of several blocks lets the kernel after it be placed (launch_dependents):
@@ -243,8 +232,8 @@ __device__ __forceinline__ void before_wait(const elem_t *in, unsigned n) {
 // then overlaps this grid's work: at n = 2^20 bf16 on an H100, 2.83 us against 3.17 (section 7).
 // A grid of one block does not: it measured as fast or slower with it.
 __device__ __forceinline__ void after_wait() {
-#if TRIG && __CUDA_ARCH__ >= 900
-  if (TRIG == 2 || gridDim.x > 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#if __CUDA_ARCH__ >= 900
+  if (gridDim.x > 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -288,12 +277,10 @@ pm_reduce(const elem_t *__restrict__ in, unsigned n, void *out, acc_t *partials,
   wait_prior();
   after_wait();
   const acc_t v = block_sum(thread_sum(in, n));
-#if SOLO
   if (gridDim.x == 1) { // one block: its sum is the sum (and COMBINE 2 launches no second pass)
     if (threadIdx.x == 0) put_sum(out, v, as_float);
     return;
   }
-#endif
 #if COMBINE == 3
   unsigned long long *slots = (unsigned long long *)partials;
   const unsigned last = gridDim.x - 1;

@@ -154,6 +154,32 @@ Test(nvrtc, templates_include_the_shared_header) {
                               "#include \"pm_common.cuh\""), "%s", pm__ops[i]->name);
 }
 
+Test(nvrtc, every_compile_names_the_element_types) {
+  /* PM_F32, PM_F16, ... are defined to pm_dtype's values in every compile (core/nvrtc.c), each
+   * checked here against the C enum; and the templates compare PM_DTYPE with the names alone */
+  char src[2048];
+  size_t len = 0;
+#define CHECK_NAME(NAME, value, name, bytes, ctype)                                          \
+  len += (size_t)snprintf(src + len, sizeof src - len,                                       \
+                          "static_assert(PM_" #NAME " == %d, \"PM_" #NAME " is %d\");\n",    \
+                          (int)PM_##NAME, (int)PM_##NAME);
+  PM_DTYPES(CHECK_NAME)
+#undef CHECK_NAME
+  snprintf(src + len, sizeof src - len,
+           "extern \"C\" __global__ void k(int *p) { p[0] = PM_F64; }\n");
+  pm__cubin b;
+  cr_assert_eq(pm__compile(ctx, "names.cu", src, "sm_90", NULL, 0, &b), PM_OK, "%s",
+               pm_errmsg(ctx));
+  pm__cubin_free(&b);
+  for (const pm__template *t = pm__templates; t->name != NULL; t++)
+    for (const char *p = t->source; (p = strstr(p, "PM_DTYPE")) != NULL; p++) {
+      const char *q = p + 8;
+      while (*q == ' ' || *q == '=' || *q == '!') q++;
+      cr_expect(!(*q >= '0' && *q <= '9'), "%s compares PM_DTYPE with a number: %.24s", t->file,
+                p);
+    }
+}
+
 Test(nvrtc, the_launch_contract_is_read_from_the_cubins_symbols) {
   /* every operation's cubin defines pm_waits_prior (pm_common.cuh); the tuner's utility kernels
    * do not; nothing that is not a whole ELF image is taken for one that does */

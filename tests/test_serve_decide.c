@@ -993,3 +993,26 @@ Test(serve_decide, the_shipped_results_are_of_the_templates_built_in) {
     free(doc);
   }
 }
+
+/* And they serve the model they were tuned on: an H100 is served each op from its document (a
+ * measurement whose template hash is not the one built in would serve nothing here). */
+Test(serve_decide, the_shipped_results_serve_an_h100) {
+  char results[512];
+  snprintf(results, sizeof results, "%s/results", PM_SOURCE_DIR);
+  const pm__op *ops[] = {&pm__op_matadd, &pm__op_reduce, &pm__op_filter, &pm__op_add};
+  const pm__problem sizes[] = {
+      {.rows = 1024, .cols = 1024, .caller_align = 16},              /* matadd, row-major */
+      {.n = 1048576, .caller_align = 16},                            /* reduce */
+      {.rows = 1024, .cols = 1024, .radius = 1, .caller_align = 16}, /* filter, clamp */
+      {.n = 1048576, .caller_align = 16}};                           /* add */
+  snprintf(c->dev.name, sizeof c->dev.name, "NVIDIA H100 80GB HBM3");
+  pm_ctx *f = fresh_ctx(results); /* takes c's device; its documents are read once */
+  for (int i = 0; i < 4; i++) {
+    pm__decision d;
+    cr_assert_eq(pm__serve_decide(f, ops[i], &sizes[i], &d), PM_OK);
+    cr_expect(d.source == PM__FROM_EXACT && d.shipped, "%s: %s (%s)", ops[i]->name,
+              d.shipped ? "shipped" : "not shipped", d.why);
+  }
+  fresh_free(f);
+  unsetenv("PMTUNE_RESULTS");
+}

@@ -70,7 +70,8 @@ int cmd_compile(int argc, char **argv) {
   if (the_op != NULL && cli_dtype_one("compile", the_op, dtypes, &given.dtype) != CLI_OK)
     return CLI_USAGE;
   if (op == NULL && dtypes != 0)
-    return cli_usage_error("compile", "--dtype needs --op (with --file, give -D PM_DTYPE=N)");
+    return cli_usage_error("compile", "--dtype needs --op (with --file, give -D PM_DTYPE=PM_F16, "
+                                      "or another type's name)");
   if (config != NULL && op == NULL && kfile == NULL)
     return cli_usage_error("compile", "--config needs --op or --kernel");
   if (op == NULL && (given.radius != 0 || cv.given[CLI_VARIANT_BORDER] >= 0))

@@ -307,7 +307,8 @@ int pm__config_defines(const pm__op *op, const int *v, const pm__problem *pr, ch
     if (op->params[i].define != NULL)
       snprintf(out[n++], 24, "%s=%d", op->params[i].define, v[i]);
   if (op->problem_defines != NULL && pr != NULL) n += op->problem_defines(op, pr, out + n);
-  /* the element type, where it is not float (templates/pm_common.cuh: elem_t) */
+  /* the element type, where it is not float: its pm_dtype value, which the templates compare
+   * with the names every compile is given (PM_F16, ...: core/nvrtc.c; pm_common.cuh's elem_t) */
   if (pr != NULL && pr->dtype != PM_F32) snprintf(out[n++], 24, "PM_DTYPE=%d", pr->dtype);
   return n;
 }

@@ -8,11 +8,18 @@
 #include <cuda_bf16.h>
 #include <cub/cub.cuh>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1);} } while (0)
-#define PM_DTYPE 2
+// the element types' names, which pmtune gives every NVRTC compile (core/nvrtc.c, from pmtune.h's
+// PM_DTYPES), and the type: bf16
+#define PM_F32 0
+#define PM_F16 1
+#define PM_BF16 2
+#define PM_F64 3
+#define PM_DTYPE PM_BF16
 // pm_common.cuh without its extern pm_waits_prior (nvcc makes a host shadow of it and cannot link):
 // sed "/pm_waits_prior = 1/d" ../../templates/pm_common.cuh > pm_common_nvcc.cuh
 #include "pm_common_nvcc.cuh"
-// one namespace per variant: the template included with those defines, its kernel renamed
+// one namespace per variant: reduce_pf.cu (the template with the switches PF, TRIG and SOLO)
+// included with those defines, its kernel renamed
 #define STEP 2
 #define COMBINE 3
 #define ACC 0
@@ -25,7 +32,7 @@
 #define pm_reduce a00
 #define pm_reduce_final a00_final
 namespace a00n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -44,7 +51,7 @@ namespace a00n {
 #define pm_reduce s00
 #define pm_reduce_final s00_final
 namespace s00n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -63,7 +70,7 @@ namespace s00n {
 #define pm_reduce a10
 #define pm_reduce_final a10_final
 namespace a10n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -82,7 +89,7 @@ namespace a10n {
 #define pm_reduce a11
 #define pm_reduce_final a11_final
 namespace a11n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -101,7 +108,7 @@ namespace a11n {
 #define pm_reduce a12
 #define pm_reduce_final a12_final
 namespace a12n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -120,7 +127,7 @@ namespace a12n {
 #define pm_reduce b10
 #define pm_reduce_final b10_final
 namespace b10n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -139,7 +146,7 @@ namespace b10n {
 #define pm_reduce b11
 #define pm_reduce_final b11_final
 namespace b11n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -158,7 +165,7 @@ namespace b11n {
 #define pm_reduce b12
 #define pm_reduce_final b12_final
 namespace b12n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -177,7 +184,7 @@ namespace b12n {
 #define pm_reduce c10
 #define pm_reduce_final c10_final
 namespace c10n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -196,7 +203,7 @@ namespace c10n {
 #define pm_reduce c11
 #define pm_reduce_final c11_final
 namespace c11n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -215,7 +222,7 @@ namespace c11n {
 #define pm_reduce c12
 #define pm_reduce_final c12_final
 namespace c12n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -234,7 +241,7 @@ namespace c12n {
 #define pm_reduce d10
 #define pm_reduce_final d10_final
 namespace d10n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -253,7 +260,7 @@ namespace d10n {
 #define pm_reduce d11
 #define pm_reduce_final d11_final
 namespace d11n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -272,7 +279,7 @@ namespace d11n {
 #define pm_reduce d12
 #define pm_reduce_final d12_final
 namespace d12n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
@@ -291,7 +298,7 @@ namespace d12n {
 #define pm_reduce a01
 #define pm_reduce_final a01_final
 namespace a01n {
-#include "../../templates/reduce.cu"
+#include "reduce_pf.cu"
 }
 #undef BLOCK
 #undef ITEMS
