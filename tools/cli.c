@@ -555,6 +555,19 @@ const char *cli_op_help(char *out, size_t cap, const char *before, const char *l
   return out;
 }
 
+const char *cli_size_help(char *out, size_t cap, const char *after) {
+  size_t len = 0;
+  for (int dims = 2; dims >= 1 && len < cap; dims--) {
+    len += (size_t)snprintf(out + len, cap - len, "%s (", dims == 2 ? "ROWSxCOLS" : " or N");
+    for (int i = 0, k = 0; pm__ops[i] != NULL && len < cap; i++)
+      if (pm__ops[i]->dims == dims)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", k++ ? ", " : "", pm__ops[i]->name);
+    if (len < cap) len += (size_t)snprintf(out + len, cap - len, ")");
+  }
+  if (len < cap) snprintf(out + len, cap - len, "%s", after);
+  return out;
+}
+
 int cli_known_load(pm__db *db, const pm__device_info *d, const pm__op *only, pm__db_known *out) {
   if (only != NULL && pm__op_find(only->name) != only) /* a kernel of one's own */
     return pm__op_known_load(db, d, only, out);

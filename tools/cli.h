@@ -259,6 +259,10 @@ const char *cli_op_names(void);
 const char *cli_op_help(char *out, size_t cap, const char *before, const char *last,
                         const char *after);
 
+/* --size's help, into out[cap]: "ROWSxCOLS (matadd, filter) or N (reduce, add)", the ops named
+ * by their dims (op->dims), then `after`; returns out. */
+const char *cli_size_help(char *out, size_t cap, const char *after);
+
 /* What db knows for device d of op only (NULL: of every op), for the templates built into this
  * pmtune: the snapshot that serving decides from, so that "has an exact winner"
  * (pm__db_known_get_if) means here what it means to a library call. */

@@ -48,14 +48,15 @@ int cmd_explain(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   unsigned dtypes = 0;
   char ophelp[160];
+  char sizehelp[200];
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP", &opname, cli_op_help(ophelp, sizeof ophelp, "", " or ", "")),
       CLI_STRING(0, "kernel", "FILE", &kfile,
                  "a kernel of your own, described in FILE (JSON), instead of --op: what "
                  "pm_kernel_launch would run"),
       CLI_STRING_F(0, "size", "S", &size, CLI_REQUIRED,
-                   "ROWSxCOLS (matadd, filter) or N (reduce, add); a filter's radius may follow, "
-                   "ROWSxCOLS:rR"),
+                   cli_size_help(sizehelp, sizeof sizehelp,
+                                 "; a filter's radius may follow, ROWSxCOLS:rR")),
       CLI_RADIUS(&pr, "filter: 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd (default row)"),
       CLI_BORDER(&cv, "filter (default clamp)"),

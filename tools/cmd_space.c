@@ -26,11 +26,13 @@ int cmd_space(int argc, char **argv) {
   cli_variants cv = CLI_VARIANTS_NONE;
   pm__limits lim = pm__limits_default();
   char ophelp[160];
+  char sizehelp[200];
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP", &opname, cli_op_help(ophelp, sizeof ophelp, "", " or ", "")),
       CLI_STRING(0, "kernel", "FILE", &kfile, "a kernel of your own, described in FILE (JSON)"),
-      CLI_STRING(0, "size", "S", &size, "ROWSxCOLS (matadd, filter; a filter's radius may follow, "
-                                         "ROWSxCOLS:rR) or N (reduce, add)"),
+      CLI_STRING(0, "size", "S", &size,
+                 cli_size_help(sizehelp, sizeof sizehelp,
+                               "; a filter's radius may follow, ROWSxCOLS:rR")),
       CLI_RADIUS(&pr, "filter: mask radius, 1 to 3 (default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (default row)"),
       CLI_BORDER(&cv, "filter: border (default clamp)"),

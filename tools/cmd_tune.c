@@ -382,6 +382,7 @@ int cmd_tune(int argc, char **argv) {
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
   char ophelp[160];
+  char sizehelp[200];
   const cli_option options[] = {
       CLI_STRING(0, "op", "OP|all", &opname,
                  cli_op_help(ophelp, sizeof ophelp, "", ", ", " or all (default: all)")),
@@ -390,8 +391,9 @@ int cmd_tune(int argc, char **argv) {
                  "--seen: its recorded ones): not with --op, --radius, --order, --border or "
                  "--dtype"),
       CLI_LIST(0, "size", "S", &slist,
-               "ROWSxCOLS (matadd, filter) or N (reduce, add); repeatable; a filter size may carry "
-               "its own radius, ROWSxCOLS:rR; default: the default sizes below"),
+               cli_size_help(sizehelp, sizeof sizehelp,
+                             "; repeatable; a filter size may carry its own radius, "
+                             "ROWSxCOLS:rR; default: the default sizes below")),
       CLI_RADIUS(&given, "filter: mask radius 1 to 3 of the sizes without their own (with "
                          "--size; default 1)"),
       CLI_ORDER(&cv, "matadd: storage order (with --size; default row)"),
