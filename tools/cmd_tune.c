@@ -119,7 +119,7 @@ static int time_option(const char *cmd, const cli_option *o, const char *arg) {
 }
 
 enum {
-  JOBS_MAX = 4096,   /* problems one run tunes (the grid in every type: 3,600) */
+  JOBS_MAX = 8192,   /* problems one run tunes (the grid in every type: 4,600) */
   SEEN_MAX = 128,    /* --seen=N at most */
   SEEN_DEFAULT = 10  /* --seen alone: how many recorded sizes */
 };

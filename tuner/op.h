@@ -222,10 +222,10 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
  * pm__grid_odd(k) for k = 1 .. PM__GRID_LOG2_N - 1 (a size of a program's is rarely round, and
  * kernels run slower paths there: db/known.c decides an unround size from these); a matrix
  * square, 2^k x 2^k for k = PM__GRID_LOG2_SIDE_MIN .. PM__GRID_LOG2_SIDE_MAX, and for k below
- * PM__GRID_LOG2_SIDE_MAX also 4 and 16 times as wide as tall and as tall as wide (2^(k-1) x
- * 2^(k+1), 2^(k-2) x 2^(k+2) and their transposes, no side under 2^PM__GRID_LOG2_SIDE_LEAST):
- * lines of aspect 1/16, 1/4, 1, 4 and 16, each sampled every factor 4 in elements (the largest,
- * 2^28 elements, square alone); and each one's unround twin, both sides pm__grid_odd (2^r x 2^c
+ * PM__GRID_LOG2_SIDE_MAX also 4, 16 and 64 times as wide as tall and as tall as wide (2^(k-1) x
+ * 2^(k+1), 2^(k-2) x 2^(k+2), 2^(k-3) x 2^(k+3) and their transposes, no side under
+ * 2^PM__GRID_LOG2_SIDE_LEAST): lines of aspect 1/64, 1/16, 1/4, 1, 4, 16 and 64, each sampled
+ * every factor 4 in elements (the largest, 2^28 elements, square alone); and each one's unround twin, both sides pm__grid_odd (2^r x 2^c
  * -> pm__grid_odd(r) x pm__grid_odd(c): twice the elements, the same aspect, odd sides); no size
  * whose buffer passes PM__GRID_MAX_BYTES. Each in every variant and radius of the op, in each type of dtypes it
  * takes (bit t for pm_dtype t), into out[0, max); returns how many. */

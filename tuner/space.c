@@ -496,7 +496,7 @@ static void grid_matrix(const pm__op *op, int r, int c, int odd, int t, pm__prob
 }
 
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
-  static const int thin[] = {1, 2}; /* a side 2^a times the square's, the other 2^a times less */
+  static const int thin[] = {1, 2, 3}; /* a side 2^a times the square's, the other 2^a times less */
   int n = 0;
   for (int t = 0; t < PM__NDTYPES; t++) {
     if (!(dtypes & op->dtypes & 1u << t)) continue;
