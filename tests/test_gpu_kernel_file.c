@@ -320,6 +320,9 @@ Test(gpu_kernel_file, a_scalar_is_given_at_the_call) {
     float alpha = alphas[t];
     const void *scalars[2] = {&alpha, NULL}; /* n: its description's */
     CUDA_OK(cudaMemset(dout, 0xff, sizeof got));
+    /* ended before the launch: the captured graph runs on a non-blocking stream, which the
+     * memset's (the legacy default stream) does not wait for, nor it for that */
+    CUDA_OK(cudaDeviceSynchronize());
     if (t < 2) {
       cr_assert_eq(pm_kernel_launch_with(k, dims, bufs, scalars, 2, NULL), PM_OK, "%s",
                    pm_errmsg(u));

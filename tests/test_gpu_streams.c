@@ -84,6 +84,7 @@ static float *poisoned(size_t count) {
   float *d;
   CUDA_OK(cudaMalloc((void **)&d, count * sizeof *d));
   CUDA_OK(cudaMemset(d, 0xff, count * sizeof *d));
+  CUDA_OK(cudaDeviceSynchronize()); /* before work on a non-blocking stream, which would not wait */
   return d;
 }
 
