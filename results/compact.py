@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-# compact.py: rounds the timings of shipped results to the digits a decision uses, so that a document stays a few MB.
+# compact.py: shipped results without what no decision reads (a configuration measured twice at a size, digits below a timing's), so a document stays a few MB.
 """Usage: results/compact.py FILE...
 
 Writes each pmtune export document (a .gz one inflated and compressed again with `gzip -9 -n`)
-with every measurement's median_ms, min_ms and max_ms rounded to 5 significant digits, gbps to 4
-and max_error to 3; nothing else changes. The digits dropped are below what a timing resolves
-(CUDA events tick at about 0.5 us; the medians of one configuration measured twice differ by 1%
-and more), and rounding keeps min <= median <= max, so `pmtune import` takes the document as
-before; `pmtune_same_decisions OLD_DIR NEW_DIR` (bench/serve/same_decisions.c) checks that the
-documents decide alike. The digits carry most of a document's entropy: the H100 document of
-150,706 measurements shrank from 6.8 MB to 3.7 MB compressed.
+with, of a configuration measured at one size on several GPUs of the model (a size's own search
+and the carrying step, on different machines), the fastest measurement alone, as serving takes
+it; and every measurement's median_ms, min_ms and max_ms rounded to 5 significant digits, gbps to
+4 and max_error to 3. Nothing else changes; a GPU no measurement names any more is left out. The
+digits dropped are below what a timing resolves (CUDA events tick at about 0.5 us; the medians of
+one configuration measured twice differ by 1% and more), and rounding keeps min <= median <= max,
+so `pmtune import` takes the document as before. `pmtune_same_decisions OLD_DIR NEW_DIR`
+(bench/serve/same_decisions.c) checks that the documents decide alike. The H100 document of
+150,706 measurements became 112,176 and shrank from 6.8 MB to 2.8 MB compressed.
 """
 import gzip
 import json
@@ -31,7 +33,17 @@ def main():
         with open(path, "rb") as f:
             raw = f.read()
         doc = json.loads(gzip.decompress(raw) if gz else raw)
-        ms = doc["measurements"]
+        fastest = {}  # a failed or unverified row is kept as it is
+        for i, m in enumerate(doc["measurements"]):
+            key = tuple(m.get(k) for k in ("op", "dtype", "variant", "radius", "rows", "cols", "n",
+                                           "template_sha256", "config"))
+            if m["status"] != "ok" or not m["verified"]:
+                key += (i,)
+            if key not in fastest or m["median_ms"] < fastest[key]["median_ms"]:
+                fastest[key] = m
+        ms = list(fastest.values())
+        named = {m["gpu"] for m in ms}
+        doc["gpus"] = [g for g in doc["gpus"] if g["uuid"] in named]
         for m in ms:
             for key, digits in DIGITS.items():
                 if key in m:
@@ -47,7 +59,8 @@ def main():
                                   capture_output=True).stdout
         with open(path, "wb") as f:
             f.write(data)
-        print(f"{path}: {len(ms)} measurements, {len(raw)} -> {len(data)} bytes")
+        print(f"{path}: {len(doc['measurements'])} -> {len(ms)} measurements, "
+              f"{len(raw)} -> {len(data)} bytes")
 
 
 if __name__ == "__main__":
