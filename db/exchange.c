@@ -20,13 +20,15 @@
 /* The measurements exported: of the ops the handle knows (:ops, a JSON array of their names:
  * a kernel of one's own only where its description was given), every one (:all = 1), or what is
  * carried of each problem (pm__db_export in pmdb.h): CARRIED is a WITH clause naming their ids
- * (carried), SELECTED the condition on m. */
+ * (carried), SELECTED the condition on m. Equal medians are ranked by configuration, not by row
+ * id, so that what is carried depends on the measurements alone: an export imported elsewhere and
+ * exported again carries the same rows (shipped timings are rounded: results/compact.py). */
 #define CARRIED                                                                                \
   "WITH ranked AS MATERIALIZED (SELECT m.id, m.gpu_id, m.op, m.dtype, m.variant,"              \
   " ifnull(m.radius, 0) AS r, m.radius, m.rows, m.cols, m.n, m.template_sha256 AS sha,"         \
   " m.config, m.is_seed, coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n) AS elems,"            \
   " row_number() OVER (PARTITION BY m.gpu_id, m.op, m.dtype, m.problem, m.template_sha256"    \
-  " ORDER BY m.median_ms, m.id) AS rank FROM current_measurement m"                            \
+  " ORDER BY m.median_ms, m.config) AS rank FROM current_measurement m"                        \
   " WHERE m.status = 'ok' AND m.verified = 1 AND m.op IN (SELECT value FROM json_each(:ops)))," \
   " best AS MATERIALIZED (SELECT gpu_id, op, dtype, variant, r, sha, config, elems FROM ranked" \
   " WHERE rank <= :top),"                                                                      \

@@ -259,15 +259,18 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_pro
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "SELECT DISTINCT config FROM (SELECT m.config,"
                                     " coalesce(m.rows * m.cols * ifnull(m.n, 1), m.n) AS elems, row_number() OVER"
-                                    " (PARTITION BY m.problem ORDER BY m.median_ms, m.id) AS rank"
+                                    " (PARTITION BY m.problem ORDER BY m.median_ms, m.config, m.id) AS rank"
                                     GROUP_ROWS " AND m.status = 'ok' AND m.verified = 1)"
                                     " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
+                                    " AND NOT (?10 AND config IN (SELECT m.config" GROUP_ROWS
+                                    " AND m.problem = ?11))"
                                     " ORDER BY config",
                                     -1, &st, NULL));
   if ((rc = bind_group(db, st, gpu_id, model, p, template_sha256)) != PM_OK) goto fail;
   PM__SQLITE(db, sqlite3_bind_int(st, 7, PM__DB_CARRY_TOP));
   PM__SQLITE(db, sqlite3_bind_int(st, 8, PM__DB_CARRY_WITHIN));
   PM__SQLITE(db, sqlite3_bind_double(st, 9, elems));
+  PM__SQLITE(db, sqlite3_bind_text(st, 11, problem, -1, SQLITE_STATIC));
   while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     const char *config;
     PM__SQLITE_TEXT(db, st, 0, config);

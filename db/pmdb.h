@@ -243,7 +243,9 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
  * configuration among the PM__DB_CARRY_TOP fastest verified ones of some size of p's group (op,
  * dtype, variant, radius) on gpu_id (model not 0: on any GPU of its model, an import's too) and
  * template, within a factor PM__DB_CARRY_WITHIN of p's size in elements, p's own size included,
- * once each in order of text, handed to each(arg, config) (which returns nonzero to stop). What
+ * once each in order of text, handed to each(arg, config) (which returns nonzero to stop); with
+ * model, those a GPU of the model measured at p already are left out (after an import of several
+ * machines' exports, `pmtune tune --carry` times what none of them measured, not all again). What
  * `pmtune tune` measures at p so that an export carries it. */
 int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                          const char *template_sha256,

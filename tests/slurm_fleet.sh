@@ -220,9 +220,15 @@ results=$fleet/results/fleet.json
 models=$(grep -o '"name":"Fake GPU [^"]*"' "$results" | sort -u | wc -l)
 [ "$models" = 3 ] || fail "fleet.json names $models models, not 3: $(grep -o '"name":"[^"]*"' "$results" | sort -u)"
 grep -q 'GPU-stale' "$results" && fail "fleet.json holds the stale exports' GPUs: the merge took an earlier run's exports"
-per=$(gzip -dc "$src/results/nvidia-h100-80gb-hbm3.json.gz" | grep -c '"gpu":"')
+# the merge holds every row of the three exports: each node's export of the (fabricated) tuning
+sum=0
+for k in 1 2 3; do
+  n=$(grep -c '"gpu":"GPU-fake' "$fleet/exports/${slug[k]}-$(tuning_job "$out" "${model[k]}").json")
+  [ "$n" -gt 1000 ] || fail "the export of '${model[k]}' holds $n rows"
+  sum=$((sum + n))
+done
 rows=$(grep -c '"gpu":"GPU-fake' "$results")
-[ "$rows" = $((3 * per)) ] || fail "fleet.json holds $rows winners, not 3 x $per"
+[ "$rows" = "$sum" ] || fail "fleet.json holds $rows rows, not the $sum of the three exports"
 "$pmtune" db check --db "$fleet/merged.db" > "$tmp/check.log" 2>&1 || fail "db check of merged.db"
 grep -q 'left out 2 other exports' "$fleet/logs/merge-$merge.out" ||
   fail "the merge does not say it left out the 2 stale exports: $(cat "$fleet/logs/merge-$merge.out")"

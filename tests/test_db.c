@@ -1102,7 +1102,9 @@ static int count_size(void *arg, const pm__db_problem *p) {
 }
 
 /* `pmtune tune --carry` carries across the sizes any GPU of this one's model measured (an
- * import's), where a run's own carrying reads this GPU's alone; another model's never count. */
+ * import's), where a run's own carrying reads this GPU's alone; another model's never count; and
+ * it leaves out what a GPU of the model measured at the size already (the tuner skips what this
+ * GPU did). */
 Test(db, carrying_reads_the_model_s_gpus_where_asked) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1), other = add_gpu(db, 1, 0);
@@ -1124,7 +1126,14 @@ Test(db, carrying_reads_the_model_s_gpus_where_asked) {
   got[0] = '\0';
   cr_assert_eq(pm__db_carry_configs(db, gpu, 1, &at, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
-  cr_assert_str_eq(got, "a=1;b=1;t=1;", "the model's twin's too, never another model's");
+  cr_assert_str_eq(got, "b=1;t=1;", "the model's twin's too, never another model's; not a=1, "
+                                     "measured at 1000 already");
+  pm__db_problem at2000 = at;
+  at2000.n = 2000;
+  got[0] = '\0';
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, &at2000, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "a=1;b=1;", "at the twin's 2000: what no GPU of the model measured there");
   int sizes = 0;
   cr_assert_eq(pm__db_group_sizes(db, gpu, 0, &at, SHA_A, count_size, &sizes), PM_OK);
   cr_assert_eq(sizes, 2, "1000 and 8000");

@@ -214,6 +214,10 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
     if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
     rc = pm__db_carry_configs(s->db, s->gpu_id, model, &sizes.z[k], sha, carry_point, &pts);
     o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
+    if (rc == PM_OK && pts.n == 0) { /* all measured there already (by the model's GPUs) */
+      free(pts.v);
+      continue;
+    }
     if (rc == PM_OK) rc = s->o.tune_problem(c, s->db, s->gpu_id, run_id, op, &pr, &o, &r);
     free(pts.v);
     if (rc != PM_OK) break;
