@@ -129,6 +129,7 @@ struct pm__db {
   sqlite3 *sql;
   char *path;
   int readonly;
+  int memory;      /* PM__DB_MEMORY: this process's own, which nothing else writes */
   int version_was; /* user_version when opened */
   sqlite3_stmt *kept[PM__DB_KEPT_N]; /* pm__db_keep's statements, finalized at close */
   /* What a write transaction has found already, so that the rows of one import do not ask the

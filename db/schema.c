@@ -422,6 +422,7 @@ int pm__db_open(pm_ctx *c, const char *path, int flags, const pm__db_op *const *
   db->c = c;
   db->ops = ops;
   db->readonly = !memory && (flags & PM__DB_READONLY) != 0;
+  db->memory = memory;
 
   if (memory) {
     /* nothing on disk to look at */
