@@ -13,10 +13,10 @@ so `pmtune import` takes the document as before. `pmtune_same_decisions OLD_DIR 
 (bench/serve/same_decisions.c) checks that the documents decide alike. The H100 document of
 150,706 measurements became 112,176 and shrank from 6.8 MB to 2.8 MB compressed.
 """
-import gzip
 import json
-import subprocess
 import sys
+
+import exportdoc
 
 DIGITS = {"median_ms": 5, "min_ms": 5, "max_ms": 5, "gbps": 4, "max_error": 3}
 
@@ -29,10 +29,8 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for path in sys.argv[1:]:
-        gz = path.endswith(".gz")
-        with open(path, "rb") as f:
-            raw = f.read()
-        doc = json.loads(gzip.decompress(raw) if gz else raw)
+        text, raw = exportdoc.read(path)
+        doc = json.loads(text)
         fastest = {}  # a failed or unverified row is kept as it is
         for i, m in enumerate(doc["measurements"]):
             key = tuple(m.get(k) for k in ("op", "dtype", "variant", "radius", "rows", "cols", "n",
@@ -53,12 +51,7 @@ def main():
         # as pmtune export writes it: the head, then one GPU a line, then one measurement a line
         text = line(head)[:-1] + ',\n"gpus": [\n' + ",\n".join(line(g) for g in doc["gpus"])
         text += '\n],\n"measurements": [\n' + ",\n".join(line(m) for m in ms) + "\n]}\n"
-        data = text.encode("utf-8")
-        if gz:
-            data = subprocess.run(["gzip", "-9", "-n", "-c"], input=data, check=True,
-                                  capture_output=True).stdout
-        with open(path, "wb") as f:
-            f.write(data)
+        data = exportdoc.write(path, text)
         print(f"{path}: {len(doc['measurements'])} -> {len(ms)} measurements, "
               f"{len(raw)} -> {len(data)} bytes")
 

@@ -9,11 +9,12 @@ this writes each op's hash in NEW_PMTUNE in place of its hash in OLD_PMTUNE (as 
 document stays. A .gz document is inflated and compressed again with `gzip -9 -n`. Refuses a
 document holding a measurement of another template than OLD's.
 """
-import gzip
 import json
 import re
 import subprocess
 import sys
+
+import exportdoc
 
 OPS = ["matadd", "reduce", "filter", "add"]
 
@@ -34,10 +35,7 @@ def main():
         print(f"{op:6} {a} -> {b}")
         to[a] = (op, b)
     for path in files:
-        gz = path.endswith(".gz")
-        with open(path, "rb") as f:
-            raw = f.read()
-        text = (gzip.decompress(raw) if gz else raw).decode("utf-8")
+        text, _ = exportdoc.read(path)
         counts = {}
         for m in json.loads(text)["measurements"]:
             op, sha = m["op"], m["template_sha256"]
@@ -50,12 +48,7 @@ def main():
                 sys.exit(f"{path}: {n} measurements of {sha}, {text.count(key)} times '{key}'")
             text = text.replace(key, f'"template_sha256":"{to[sha][1]}"')
             print(f"{path}: {n} {to[sha][0]} measurements re-keyed")
-        data = text.encode("utf-8")
-        if gz:
-            data = subprocess.run(["gzip", "-9", "-n", "-c"], input=data, check=True,
-                                  capture_output=True).stdout
-        with open(path, "wb") as f:
-            f.write(data)
+        exportdoc.write(path, text)
 
 
 if __name__ == "__main__":
