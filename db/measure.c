@@ -245,8 +245,8 @@ fail:
   return rc;
 }
 
-int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
-                         const char *template_sha256,
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, int64_t from_gpu,
+                         const pm__db_problem *p, const char *template_sha256,
                          int (*each)(void *arg, const char *config), void *arg) {
   int rc = PM_OK, r;
   sqlite3_stmt *st = NULL;
@@ -262,11 +262,18 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_pro
                                     " (PARTITION BY m.problem ORDER BY m.median_ms, m.config, m.id) AS rank"
                                     GROUP_ROWS " AND m.status = 'ok' AND m.verified = 1)"
                                     " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
-                                    " AND NOT (?10 AND config IN (SELECT m.config" GROUP_ROWS
-                                    " AND m.problem = ?11))"
+                                    " AND NOT (?10 AND config IN (SELECT x.config FROM measurement x"
+                                    " WHERE x.gpu_id IN (SELECT o.id FROM gpu g JOIN gpu o"
+                                    " ON o.name = g.name AND o.cc_major = g.cc_major"
+                                    " AND o.cc_minor = g.cc_minor AND o.sm_count = g.sm_count"
+                                    " WHERE g.id = ?12) AND x.op = ?2 AND x.dtype = ?3"
+                                    " AND x.template_sha256 = ?6 AND x.problem = ?11))"
                                     " ORDER BY config",
                                     -1, &st, NULL));
-  if ((rc = bind_group(db, st, gpu_id, model, p, template_sha256)) != PM_OK) goto fail;
+  if ((rc = bind_group(db, st, from_gpu > 0 ? from_gpu : gpu_id, model, p, template_sha256)) !=
+      PM_OK)
+    goto fail;
+  PM__SQLITE(db, sqlite3_bind_int64(st, 12, gpu_id));
   PM__SQLITE(db, sqlite3_bind_int(st, 7, PM__DB_CARRY_TOP));
   PM__SQLITE(db, sqlite3_bind_int(st, 8, PM__DB_CARRY_WITHIN));
   PM__SQLITE(db, sqlite3_bind_double(st, 9, elems));
@@ -306,6 +313,45 @@ int pm__db_group_sizes(pm__db *db, int64_t gpu_id, int model, const pm__db_probl
     if (each(arg, &z)) break;
   }
   if (r != SQLITE_ROW) PM__SQLITE_ST(db, st, r);
+fail:
+  pm__db_finalize(&st);
+  return rc;
+}
+
+int pm__db_group_sibling(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                         const char *template_sha256, int64_t *sibling, char *name, size_t cap) {
+  int rc = PM_OK, r;
+  sqlite3_stmt *st = NULL;
+  *sibling = 0;
+  if (cap > 0) name[0] = '\0';
+  if (!pm__dbi_valid_sha(template_sha256))
+    return pm__seterr(db->c, PM_EINVAL, "the nearest model: needs a template hash");
+  PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
+                                    "SELECT o.id, o.name FROM gpu g JOIN gpu o"
+                                    " ON o.cc_major = g.cc_major AND o.cc_minor = g.cc_minor"
+                                    " AND NOT (o.name = g.name AND o.sm_count = g.sm_count)"
+                                    " WHERE g.id = ?1 AND EXISTS (SELECT 1 FROM measurement m"
+                                    " WHERE m.gpu_id = o.id AND m.op = ?2 AND m.dtype = ?3"
+                                    " AND m.variant = ?4 AND ifnull(m.radius, 0) = ?5"
+                                    " AND m.template_sha256 = ?6 AND m.status = 'ok'"
+                                    " AND m.verified = 1)"
+                                    " ORDER BY abs(o.sm_count - g.sm_count), o.name, o.id LIMIT 1",
+                                    -1, &st, NULL));
+  PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
+  PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_text(st, 4, p->variant ? p->variant : "", -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 5, p->radius));
+  PM__SQLITE(db, sqlite3_bind_text(st, 6, template_sha256, -1, SQLITE_STATIC));
+  r = sqlite3_step(st);
+  if (r == SQLITE_ROW) {
+    const char *n;
+    *sibling = sqlite3_column_int64(st, 0);
+    PM__SQLITE_TEXT(db, st, 1, n);
+    if (n != NULL && cap > 0) snprintf(name, cap, "%s", n);
+  } else {
+    PM__SQLITE_ST(db, st, r);
+  }
 fail:
   pm__db_finalize(&st);
   return rc;

@@ -241,14 +241,14 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
 
 /* Carrying what one size taught to the sizes around it: each
  * configuration among the PM__DB_CARRY_TOP fastest verified ones of some size of p's group (op,
- * dtype, variant, radius) on gpu_id (model not 0: on any GPU of its model, an import's too) and
- * template, within a factor PM__DB_CARRY_WITHIN of p's size in elements, p's own size included,
- * once each in order of text, handed to each(arg, config) (which returns nonzero to stop); with
- * model, those a GPU of the model measured at p already are left out (after an import of several
- * machines' exports, `pmtune tune --carry` times what none of them measured, not all again). What
- * `pmtune tune` measures at p so that an export carries it. */
-int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
-                         const char *template_sha256,
+ * dtype, variant, radius) on from_gpu (0: gpu_id; model not 0: on any GPU of its model, an
+ * import's too) and template, within a factor PM__DB_CARRY_WITHIN of p's size in elements, p's own
+ * size included, once each in order of text, handed to each(arg, config) (which returns nonzero
+ * to stop); with model, those a GPU of gpu_id's model measured at p already are left out (after an
+ * import of several machines' exports, `pmtune tune --carry` times what none of them measured, not
+ * all again). What `pmtune tune` measures at p so that an export carries it. */
+int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, int64_t from_gpu,
+                         const pm__db_problem *p, const char *template_sha256,
                          int (*each)(void *arg, const char *config), void *arg);
 
 /* The sizes of p's group (op, dtype, variant, radius) that have a verified measurement on gpu_id
@@ -257,6 +257,14 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, const pm__db_pro
 int pm__db_group_sizes(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
                        const char *template_sha256,
                        int (*each)(void *arg, const pm__db_problem *size), void *arg);
+
+/* A GPU of the model nearest gpu_id's among the others of its architecture (compute capability)
+ * that measured p's group (op, dtype, variant, radius) with the template: the nearest SM count,
+ * then the first name (as serving picks the shipped results of a model without its own); into
+ * *sibling (0: none) and its name into name. What `pmtune tune --carry` carries from where
+ * gpu_id's model measured nothing of the group (an H200 from the H100's imported results). */
+int pm__db_group_sibling(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
+                         const char *template_sha256, int64_t *sibling, char *name, size_t cap);
 
 /* ---- Winners -------------------------------------------------------------------------------- */
 

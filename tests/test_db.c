@@ -1120,18 +1120,18 @@ Test(db, carrying_reads_the_model_s_gpus_where_asked) {
   }
   pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 1000, .variant = ""};
   char got[256] = "";
-  cr_assert_eq(pm__db_carry_configs(db, gpu, 0, &at, SHA_A, collect, got), PM_OK, "%s",
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 0, 0, &at, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_str_eq(got, "a=1;b=1;", "this GPU's sizes alone");
   got[0] = '\0';
-  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, &at, SHA_A, collect, got), PM_OK, "%s",
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, 0, &at, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_str_eq(got, "b=1;t=1;", "the model's twin's too, never another model's; not a=1, "
                                      "measured at 1000 already");
   pm__db_problem at2000 = at;
   at2000.n = 2000;
   got[0] = '\0';
-  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, &at2000, SHA_A, collect, got), PM_OK, "%s",
+  cr_assert_eq(pm__db_carry_configs(db, gpu, 1, 0, &at2000, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_str_eq(got, "a=1;b=1;", "at the twin's 2000: what no GPU of the model measured there");
   int sizes = 0;
@@ -1140,6 +1140,55 @@ Test(db, carrying_reads_the_model_s_gpus_where_asked) {
   sizes = 0;
   cr_assert_eq(pm__db_group_sizes(db, gpu, 1, &at, SHA_A, count_size, &sizes), PM_OK);
   cr_assert_eq(sizes, 3, "and the twin's 2000, not the other model's 4000");
+  pm__db_close(db);
+}
+
+/* Where this GPU's model measured nothing of a group, `pmtune tune --carry` carries from the
+ * nearest model of its architecture (the nearest SM count): its sizes, and its best configurations
+ * less what this model measured at the size already; another architecture's never. */
+Test(db, carrying_takes_the_nearest_model_of_the_architecture_where_its_own_has_none) {
+  pm__db *db = open_rw();
+  pm__device_info me = dbtest_gpu(0, 0), far = dbtest_gpu(0, 1), near = dbtest_gpu(0, 2);
+  snprintf(me.name, sizeof me.name, "Fake H200");
+  snprintf(far.name, sizeof far.name, "Fake H100 PCIe"), far.sm_count = 114;
+  snprintf(near.name, sizeof near.name, "Fake H100 SXM");
+  int64_t mine = 0, f = 0, n = 0, older = add_gpu(db, 1, 0);
+  cr_assert_eq(pm__db_gpu_put(db, &me, 12040, 12080, &mine), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_gpu_put(db, &far, 12040, 12080, &f), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_gpu_put(db, &near, 12040, 12080, &n), PM_OK, "%s", pm_errmsg(ctx));
+  cr_assert_eq(pm__db_template_current(db, "reduce", SHA_A), PM_OK);
+  static const struct { int which; int64_t n; const char *params; } rows[] = {
+      {0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"}, {1, 1000, "{\"f\":1}"},
+      {2, 1000, "{\"o\":1}"}};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
+    int64_t on = rows[i].which == 0 ? n : rows[i].which == 1 ? f : older;
+    pm__db_measurement m = dbtest_measurement(on, p, SHA_A, rows[i].params, 1.0);
+    put(db, &m);
+  }
+  pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 1000, .variant = ""};
+  int64_t sib = -1;
+  char name[64];
+  cr_assert_eq(pm__db_group_sibling(db, mine, &at, SHA_A, &sib, name, sizeof name), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_eq(sib, n, "the same SM count before the other");
+  cr_assert_str_eq(name, "Fake H100 SXM");
+  char got[256] = "";
+  cr_assert_eq(pm__db_carry_configs(db, mine, 1, sib, &at, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "a=1;b=1;", "the sibling's best at 1000 and 8000");
+  pm__db_measurement m = dbtest_measurement(mine, at, SHA_A, "{\"a\":1}", 1.0);
+  put(db, &m);
+  got[0] = '\0';
+  cr_assert_eq(pm__db_carry_configs(db, mine, 1, sib, &at, SHA_A, collect, got), PM_OK, "%s",
+               pm_errmsg(ctx));
+  cr_assert_str_eq(got, "b=1;", "less what this model measured at 1000");
+  pm__db_problem f16 = at;
+  f16.dtype = "f16";
+  pm__db_measurement o16 = dbtest_measurement(older, f16, SHA_A, "{\"o\":1}", 1.0);
+  put(db, &o16);
+  cr_assert_eq(pm__db_group_sibling(db, mine, &f16, SHA_A, &sib, name, sizeof name), PM_OK);
+  cr_assert_eq(sib, 0, "another architecture's is no sibling");
   pm__db_close(db);
 }
 
@@ -1164,7 +1213,7 @@ Test(db, export_carries_the_best_of_the_sizes_around_each_with_seed_and_default)
   }
   char got[512] = "";
   pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 8000, .variant = ""};
-  cr_assert_eq(pm__db_carry_configs(src, gpu, 0, &at, SHA_A, collect, got), PM_OK, "%s",
+  cr_assert_eq(pm__db_carry_configs(src, gpu, 0, 0, &at, SHA_A, collect, got), PM_OK, "%s",
                pm_errmsg(ctx));
   cr_assert_str_eq(got, "a=1;b=1;c=1;e=1;", "the best 3 of 1000 and 8000, not 256000's f");
   int count = 0;

@@ -99,7 +99,8 @@ static void listen(void *arg, const pm__session_event *e) {
     snprintf(heard + n, sizeof heard - n, "tuned %d, ", e->index);
   } else if (e->what == PM__SESSION_CARRIED) {
     cr_assert_eq(e->job, &jobs[e->index]);
-    snprintf(heard + n, sizeof heard - n, "carried %d (%zu sizes), ", e->index, e->sizes);
+    snprintf(heard + n, sizeof heard - n, "carried %d (%zu sizes%s%s), ", e->index, e->sizes,
+             e->from_model ? " of " : "", e->from_model ? e->from_model : "");
   } else {
     cr_assert_eq(e->what, PM__SESSION_FAILED);
     snprintf(error, sizeof error, "%s", e->error);
@@ -267,6 +268,30 @@ Test(session, carrying_alone_searches_nothing_and_carries_across_the_model_s_siz
   char *r = runs();
   cr_assert_str_eq(r, "ok|NULL|pmtune tune (test)\n");
   free(r);
+}
+
+/* `pmtune tune --carry` on a GPU whose model measured nothing of a group (an H200 with the H100's
+ * results imported): the sizes of the nearest model of its architecture are carried, its best
+ * configurations timed on this GPU; another architecture's never. */
+Test(session, carrying_alone_takes_the_nearest_model_s_sizes_where_its_own_has_none) {
+  pm__device_info sibling = dbtest_gpu(0, 2), older = dbtest_gpu(1, 0);
+  snprintf(sibling.name, sizeof sibling.name, "Fake H100 NVL");
+  sibling.sm_count = 114;
+  const char *sha = pm__op_template(&pm__op_matadd)->sha256;
+  char seed[PM__CONFIG_TEXT];
+  pm__config_text(&pm__op_matadd, pm__op_matadd.seed, seed, sizeof seed);
+  for (unsigned side = 64; side <= 256; side *= 2) {
+    dbtest_put_config(c, path, &older, sha, &pm__op_matadd,
+                      (pm__problem){.rows = side, .cols = 2 * side}, seed, 1.0);
+    if (side < 256)
+      dbtest_put_config(c, path, &sibling, sha, &pm__op_matadd,
+                        (pm__problem){.rows = side, .cols = side}, seed, 1.0);
+  }
+  pm__session_opts o = opts(PM__CARRY_ONLY);
+  cr_assert_eq(run(&o, three, 2, NULL), PM_OK, "%s", pm_errmsg(c));
+  cr_assert_str_eq(calls, "C64x64 row-major C128x128 row-major ",
+                   "the sibling's two sizes; not the other architecture's three");
+  cr_assert_str_eq(heard, "carried 0 (2 sizes of Fake H100 NVL), ");
 }
 
 Test(session, a_database_that_cannot_be_opened_opens_no_session) {

@@ -307,10 +307,12 @@ static void show_report(void *arg, const pm__session_event *e) {
     return;
   }
   if (e->what == PM__SESSION_CARRIED) {
-    printf("gpu %d  carry   %-7s %zu sizes like %s: %llu measured, %llu wrong, %llu failed; "
-           "%.1f s\n",
-           w->device, e->job->op->name, e->sizes, e->problem, (unsigned long long)r->measured,
-           (unsigned long long)r->wrong, (unsigned long long)r->failed, e->ms / 1e3);
+    printf("gpu %d  carry   %-7s %zu sizes like %s%s%s: %llu measured, %llu wrong, %llu "
+           "failed; %.1f s\n",
+           w->device, e->job->op->name, e->sizes, e->problem,
+           e->from_model ? ", those of " : "", e->from_model ? e->from_model : "",
+           (unsigned long long)r->measured, (unsigned long long)r->wrong,
+           (unsigned long long)r->failed, e->ms / 1e3);
     fflush(stdout);
     return;
   }
@@ -408,12 +410,15 @@ int cmd_tune(int argc, char **argv) {
       CLI_FLAG(0, "carry", &carry_only,
                "search nothing: carry alone, across every size of the sizes' groups (op, type, "
                "variant, radius) that a GPU of this model measured, imported ones too (the best "
-               "3 of each size timed at the sizes within 16x of it): what makes a merge of "
-               "several machines' exports carry between their sizes; not with --seen"),
+               "3 of each size timed at the sizes within 16x of it, less what the model measured "
+               "there): what makes a merge of several machines' exports carry between their "
+               "sizes; in a group this model measured none of, the sizes and best of the "
+               "nearest model of its architecture, timed here (an H200 from the H100's results "
+               "imported); not with --seen"),
       CLI_FLAG(0, "grid", &grid,
                "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
                "to 2^30 and the odd n = 2^(k+1/2) between; squares 2^k x 2^k from 16x16 to "
-               "16384x16384 and, below the largest, 4 and 16 times as wide as tall and as tall "
+               "16384x16384 and, below the largest, 4, 16 and 64 times as wide as tall and as tall "
                "as wide (no side under 8), and each one's twin of odd sides (twice the elements); "
                "each variant and radius; in every type (--dtype: those); no buffer over 2 GiB"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,

@@ -207,12 +207,21 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
   pm__problem_text(op, &jobs[i].pr, ptext, sizeof ptext);
   pm__op_db_problem(op, &jobs[i].pr, &dbp);
   rc = pm__db_group_sizes(s->db, s->gpu_id, model, &dbp, sha, carry_size, &sizes);
+  /* where this model measured nothing of the group: the sizes of the nearest model of its
+   * architecture, and the configurations that model found best, timed on this GPU */
+  int64_t from = 0;
+  char from_name[128] = "";
+  if (rc == PM_OK && model && sizes.n == 0 &&
+      (rc = pm__db_group_sibling(s->db, s->gpu_id, &dbp, sha, &from, from_name,
+                                 sizeof from_name)) == PM_OK &&
+      from > 0)
+    rc = pm__db_group_sizes(s->db, from, 1, &dbp, sha, carry_size, &sizes);
   for (size_t k = 0; rc == PM_OK && sizes.n > 1 && k < sizes.n && !stopped(s); k++) {
     carry_points pts = {op, NULL, 0, 0};
     pm__problem pr;
     pm__tune_result r;
     if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-    rc = pm__db_carry_configs(s->db, s->gpu_id, model, &sizes.z[k], sha, carry_point, &pts);
+    rc = pm__db_carry_configs(s->db, s->gpu_id, model, from, &sizes.z[k], sha, carry_point, &pts);
     o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
     if (rc == PM_OK && pts.n == 0) { /* all measured there already (by the model's GPUs) */
       free(pts.v);
@@ -234,7 +243,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
   if (sizes.n > 1) {
     pm__session_event e = {.what = PM__SESSION_CARRIED, .job = &jobs[i], .index = i,
                            .problem = ptext, .r = &total, .sizes = sizes.n,
-                           .ms = pm__now_ms() - t0};
+                           .ms = pm__now_ms() - t0, .from_model = from > 0 ? from_name : NULL};
     report(s, &e);
   }
   sum->measured += total.measured, sum->wrong += total.wrong;

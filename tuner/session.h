@@ -23,7 +23,9 @@ enum {
   PM__CARRY_NONE,  /* no carrying */
   PM__CARRY_GPU,   /* after the jobs, among the sizes this GPU measured */
   PM__CARRY_ONLY   /* no job searched: carrying alone, among the sizes that any GPU of this one's
-                      model measured, an import's too */
+                      model measured, an import's too; in a group this model measured nothing of,
+                      among those of the nearest model of its architecture (pm__db_group_sibling),
+                      whose best configurations are timed on this GPU */
 };
 
 /* What a session reports, as it happens. */
@@ -47,6 +49,9 @@ typedef struct pm__session_event {
                                    total_ms; zero where nothing was) */
   size_t sizes;                /* CARRIED: the sizes of the group (2 or more) */
   double ms;                   /* CARRIED: the wall time carrying it took */
+  const char *from_model;      /* CARRIED: the model whose sizes and best configurations were
+                                  carried, where this GPU's model had measured none of the group
+                                  (NULL: its own) */
   int carrying;                /* FAILED: it was carrying that failed */
   const char *error;           /* FAILED: the context's message */
 } pm__session_event;
