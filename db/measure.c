@@ -231,16 +231,25 @@ fail:
   " AND o.sm_count = g.sm_count WHERE g.id = ?1))) AND m.op = ?2 AND m.dtype = ?3"            \
   " AND m.variant = ?4 AND ifnull(m.radius, 0) = ?5 AND m.template_sha256 = ?6"
 
-static int bind_group(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, int model,
-                      const pm__db_problem *p, const char *sha) {
+/* ?1..?6 alone: the GPU, and p's group (op, dtype, variant, radius) with the template. */
+static int bind_keys(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, const pm__db_problem *p,
+                     const char *sha) {
   int rc = PM_OK;
   PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
-  PM__SQLITE(db, sqlite3_bind_int(st, 10, model != 0));
   PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 4, p->variant ? p->variant : "", -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_int(st, 5, p->radius));
   PM__SQLITE(db, sqlite3_bind_text(st, 6, sha, -1, SQLITE_STATIC));
+fail:
+  return rc;
+}
+
+static int bind_group(pm__db *db, sqlite3_stmt *st, int64_t gpu_id, int model,
+                      const pm__db_problem *p, const char *sha) {
+  int rc = bind_keys(db, st, gpu_id, p, sha);
+  if (rc != PM_OK) return rc;
+  PM__SQLITE(db, sqlite3_bind_int(st, 10, model != 0));
 fail:
   return rc;
 }
@@ -337,12 +346,7 @@ int pm__db_group_sibling(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
                                     " AND m.verified = 1)"
                                     " ORDER BY abs(o.sm_count - g.sm_count), o.name, o.id LIMIT 1",
                                     -1, &st, NULL));
-  PM__SQLITE(db, sqlite3_bind_int64(st, 1, gpu_id));
-  PM__SQLITE(db, sqlite3_bind_text(st, 2, p->op, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_text(st, 4, p->variant ? p->variant : "", -1, SQLITE_STATIC));
-  PM__SQLITE(db, sqlite3_bind_int(st, 5, p->radius));
-  PM__SQLITE(db, sqlite3_bind_text(st, 6, template_sha256, -1, SQLITE_STATIC));
+  if ((rc = bind_keys(db, st, gpu_id, p, template_sha256)) != PM_OK) goto fail;
   r = sqlite3_step(st);
   if (r == SQLITE_ROW) {
     const char *n;
