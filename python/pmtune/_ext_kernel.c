@@ -14,6 +14,17 @@ PyObject *ext_kernel_open(PyObject *self, PyObject *args) {
   if (PyErr_Occurred()) return NULL;
   return rc == 0 ? PyLong_FromVoidPtr(k) : ext_raise_status(c, rc);
 }
+/* ValueError "NAME: N WHAT given, its description has M (its names, comma-separated)"; NULL. */
+static PyObject *count_error(PyObject *name, const char *what, Py_ssize_t given, Py_ssize_t want,
+                             PyObject *names) {
+  PyObject *sep = PyUnicode_FromString(", "), *j = sep ? PyUnicode_Join(sep, names) : NULL;
+  if (j) PyErr_Format(PyExc_ValueError, "%U: %zd %s given, its description has %zd (%U)", name,
+                      given, what, want, j);
+  Py_XDECREF(sep);
+  Py_XDECREF(j);
+  return NULL;
+}
+
 /* kernel(spec, ctx, k, dims, buffers, scalars, stream): a kernel of one's own. spec is the
  * tuple Kernel made from its description: (name, ndims, buffer names, buffer types (-1: any),
  * scalar names, scalar kinds (0 i32, 1 i64, 2 f32, 3 f64, -1 none pmtune knows), the handles
@@ -40,14 +51,7 @@ PyObject *ext_kernel(PyObject *self, PyObject *args) {
     return PyErr_Format(PyExc_ValueError, "%U: a description has 1 to 3 dims, not %zd", name, nd);
   if (nb == 0)
     return PyErr_Format(PyExc_ValueError, "%U: no buffers given (it takes %zd)", name, want_b);
-  if (nb != want_b) {
-    PyObject *sep = PyUnicode_FromString(", "), *j = sep ? PyUnicode_Join(sep, bnames) : NULL;
-    if (j) PyErr_Format(PyExc_ValueError, "%U: %zd buffers given, its description has %zd (%U)",
-                        name, nb, want_b, j);
-    Py_XDECREF(sep);
-    Py_XDECREF(j);
-    return NULL;
-  }
+  if (nb != want_b) return count_error(name, "buffers", nb, want_b, bnames);
   size_t cdims[3];
   for (Py_ssize_t i = 0; i < nd; i++) {
     PyObject *d = PySequence_GetItem(dims, i);
@@ -73,14 +77,7 @@ PyObject *ext_kernel(PyObject *self, PyObject *args) {
   Py_ssize_t ns = 0;
   if (scalars != Py_None) {
     if ((ns = PySequence_Size(scalars)) < 0) return NULL;
-    if (ns != want_s) {
-      PyObject *sep = PyUnicode_FromString(", "), *j = sep ? PyUnicode_Join(sep, snames) : NULL;
-      if (j) PyErr_Format(PyExc_ValueError, "%U: %zd scalars given, its description has %zd (%U)",
-                          name, ns, want_s, j);
-      Py_XDECREF(sep);
-      Py_XDECREF(j);
-      return NULL;
-    }
+    if (ns != want_s) return count_error(name, "scalars", ns, want_s, snames);
     if (ns > 64) return PyErr_Format(PyExc_ValueError, "%U: more than 64 scalars", name);
     for (Py_ssize_t i = 0; i < ns; i++) {
       PyObject *x = PySequence_GetItem(scalars, i);
