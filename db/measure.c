@@ -222,13 +222,18 @@ fail:
   return rc;
 }
 
+/* The ids of the GPUs of the model of GPU `id` (an SQL parameter): the same name, compute
+ * capability and SM count. */
+#define MODEL_GPUS(id)                                                                         \
+  "(SELECT o.id FROM gpu g JOIN gpu o ON o.name = g.name AND o.cc_major = g.cc_major"          \
+  " AND o.cc_minor = g.cc_minor AND o.sm_count = g.sm_count WHERE g.id = " id ")"
+
 /* The rows of p's group (op, dtype, variant, radius) on gpu_id of template ?6, or (?10 not 0) on
  * any GPU of gpu_id's model (the same name, compute capability and SM count, as serving takes
  * them): ?1..?6 and ?10 bound by bind_group. */
 #define GROUP_ROWS                                                                             \
-  " FROM measurement m WHERE (m.gpu_id = ?1 OR (?10 AND m.gpu_id IN (SELECT o.id FROM gpu g"    \
-  " JOIN gpu o ON o.name = g.name AND o.cc_major = g.cc_major AND o.cc_minor = g.cc_minor"     \
-  " AND o.sm_count = g.sm_count WHERE g.id = ?1))) AND m.op = ?2 AND m.dtype = ?3"            \
+  " FROM measurement m WHERE (m.gpu_id = ?1 OR (?10 AND m.gpu_id IN " MODEL_GPUS("?1") "))"    \
+  " AND m.op = ?2 AND m.dtype = ?3"                                                            \
   " AND m.variant = ?4 AND ifnull(m.radius, 0) = ?5 AND m.template_sha256 = ?6"
 
 /* ?1..?6 alone: the GPU, and p's group (op, dtype, variant, radius) with the template. */
@@ -272,10 +277,8 @@ int pm__db_carry_configs(pm__db *db, int64_t gpu_id, int model, int64_t from_gpu
                                     GROUP_ROWS " AND m.status = 'ok' AND m.verified = 1)"
                                     " WHERE rank <= ?7 AND elems <= ?8 * ?9 AND ?9 <= ?8 * elems"
                                     " AND NOT (?10 AND config IN (SELECT x.config FROM measurement x"
-                                    " WHERE x.gpu_id IN (SELECT o.id FROM gpu g JOIN gpu o"
-                                    " ON o.name = g.name AND o.cc_major = g.cc_major"
-                                    " AND o.cc_minor = g.cc_minor AND o.sm_count = g.sm_count"
-                                    " WHERE g.id = ?12) AND x.op = ?2 AND x.dtype = ?3"
+                                    " WHERE x.gpu_id IN " MODEL_GPUS("?12")
+                                    " AND x.op = ?2 AND x.dtype = ?3"
                                     " AND x.template_sha256 = ?6 AND x.problem = ?11))"
                                     " ORDER BY config",
                                     -1, &st, NULL));

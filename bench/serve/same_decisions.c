@@ -15,15 +15,14 @@
 #include "runtime.h"
 #include "serve.h"
 
-/* A context on a fake device named gpu, deciding from the results in dir and an empty
- * database in the folder tmp. */
-static pm_ctx *open_ctx(const char *dir, const char *tmp, const char *gpu, int sms) {
+/* A context on a fake device named gpu, with an empty database in the folder tmp (the results
+ * it decides from are those PMTUNE_RESULTS names at its first decision). */
+static pm_ctx *open_ctx(const char *tmp, const char *gpu, int sms) {
   pm_ctx *c = NULL;
   pm_options o = {0};
   char db[512];
   snprintf(db, sizeof db, "%s/empty.db", tmp);
-  if (setenv("PMTUNE_RESULTS", dir, 1) != 0 || pm__ctx_create(&c, PM_DEVICE_NONE, db) != PM_OK)
-    return NULL;
+  if (pm__ctx_create(&c, PM_DEVICE_NONE, db) != PM_OK) return NULL;
   memset(&c->dev, 0, sizeof c->dev);
   snprintf(c->dev.uuid, sizeof c->dev.uuid, "GPU-00000000-0000-0000-0000-000000000000");
   snprintf(c->dev.name, sizeof c->dev.name, "%s", gpu);
@@ -58,7 +57,7 @@ int main(int argc, char **argv) {
     perror("same_decisions: mkdtemp");
     return 2;
   }
-  pm_ctx *a = open_ctx(argv[1], tmp, gpu, sms), *b = open_ctx(argv[2], tmp, gpu, sms);
+  pm_ctx *a = open_ctx(tmp, gpu, sms), *b = open_ctx(tmp, gpu, sms);
   if (a == NULL || b == NULL) {
     fprintf(stderr, "same_decisions: cannot open a context\n");
     return 2;
@@ -78,9 +77,9 @@ int main(int argc, char **argv) {
         pm__problem_text(op, &pr, text, sizeof text);
         total++;
         /* each folder's documents are read into its context once, on its first decision */
-        setenv("PMTUNE_RESULTS", argv[1], 1);
+        if (total == 1) setenv("PMTUNE_RESULTS", argv[1], 1);
         int ra = pm__serve_decide(a, op, &pr, &da);
-        setenv("PMTUNE_RESULTS", argv[2], 1);
+        if (total == 1) setenv("PMTUNE_RESULTS", argv[2], 1);
         int rb = pm__serve_decide(b, op, &pr, &db);
         if (ra != PM_OK || rb != PM_OK) {
           failed++;
