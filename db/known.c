@@ -660,15 +660,26 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
   return PM_OK;
 }
 
-/* The line of g of that kind whose aspects lie nearest to ln(aspect) a (0 inside its range), the
- * one with more sizes on a tie; NULL where g has none. */
-static const line *line_of(const group *g, double a, int kind) {
+/* How far line l of g lies from (ln elements s, ln aspect a): the greater of the distance in
+ * aspect (0 inside its range of aspects) and in elements (0 strictly inside its range of sizes,
+ * where a size of it lies on each side). A line whose sizes end short of s is no nearer for its
+ * aspect than one that brackets s at an aspect as far: both are guesses as far off. */
+static double line_distance(const group *g, const line *l, double s, double a) {
+  double da = a < l->lo_aspect ? l->lo_aspect - a : a > l->hi_aspect ? a - l->hi_aspect : 0;
+  double last = g->sizes[l->by_size[l->n - 1]].log_size;
+  double ds = s > last ? s - last : 0;
+  return da > ds ? da : ds;
+}
+
+/* The line of g of that kind nearest to (ln elements s, ln aspect a) (line_distance), the one
+ * with more sizes on a tie; NULL where g has none. */
+static const line *line_of(const group *g, double s, double a, int kind) {
   const line *best = NULL;
   double best_d = 0;
   for (size_t l = 0; g != NULL && l < g->nlines; l++) {
     const line *x = &g->lines[l];
-    if (x->kind != kind) continue;
-    double d = a < x->lo_aspect ? x->lo_aspect - a : a > x->hi_aspect ? a - x->hi_aspect : 0;
+    if (x->kind != kind || x->n == 0) continue;
+    double d = line_distance(g, x, s, a);
     if (best == NULL || d < best_d - 1e-12 || (d <= best_d + 1e-12 && x->n > best->n))
       best = x, best_d = d;
   }
@@ -842,12 +853,12 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     if ((d = row_of(k, z, dflt)) != NULL) dpredicted = d->median_ms;
   } else {
     /* between two sizes of p's kind where two lie near enough, else between any two */
-    const line *l = line_of(g, aspect, round_size(p->rows, p->cols, p->n));
+    const line *l = line_of(g, size, aspect, round_size(p->rows, p->cols, p->n));
     size_t i;
     if ((b = bracket_of(g, l, size, &weight)) != NULL &&
         g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > CLASS_SPAN)
       b = NULL;
-    l = line_of(g, aspect, ANY_SIZE);
+    l = line_of(g, size, aspect, ANY_SIZE);
     if ((b != NULL || (b = bracket_of(g, l, size, &weight)) != NULL) &&
         (i = alike == NULL ? between(k, b, weight, accept, arg)
                            : between_alike(k, g, b, weight, size, p, accept, alike, arg,

@@ -387,6 +387,42 @@ Test(serve_decide, a_long_thin_matrix_is_decided_from_long_thin_sizes) {
   cr_assert_str_eq(d.config, thin);
 }
 
+/* A size past the end of the line of aspects nearest its own is decided from a line that brackets
+ * it, where that line's aspect lies nearer than the short line's end: a grid's aspect-64 line
+ * tuned only at its small sizes must not serve a large matrix of aspect 50 from its last size
+ * (bench/results/2026-11-27c-h100: 0.80 of exact so; 0.89 from the aspect-16 line). */
+Test(serve_decide, past_the_end_of_a_short_line_a_line_that_reaches_the_size_serves) {
+  const char *a16 = "bx=32 by=8 vec=4 ept=1 grid=0 map=0 align=256";
+  const char *a64 = "bx=512 by=1 vec=4 ept=4 grid=0 map=0 align=256";
+  const pm__problem sizes[] = {{.rows = 1024, .cols = 64},   {.rows = 4096, .cols = 256},
+                               {.rows = 16384, .cols = 1024}, {.rows = 512, .cols = 8},
+                               {.rows = 2048, .cols = 32}};
+  for (int i = 0; i < 5; i++) {
+    double e = (double)sizes[i].rows * sizes[i].cols / (1 << 20);
+    put(&pm__op_matadd, sizes[i], a16, (i < 3 ? 1.0 : 2.0) * e);
+    put(&pm__op_matadd, sizes[i], a64, (i < 3 ? 2.0 : 1.0) * e);
+  }
+  pm__decision d;
+  /* aspect 50, 819,200 elements: 12.5 times the aspect-64 line's last; ln(50 / 16) = 1.14 */
+  pm__problem p = {.rows = 6400, .cols = 128, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_matadd, p, &d), PM__FROM_NEAREST);
+  cr_assert(d.between, "between two sizes of the aspect-16 line: %ux%u", d.tuned_rows,
+            d.tuned_cols);
+  cr_assert(d.tuned_cols == 64 || d.tuned_cols == 256, "%ux%u", d.tuned_rows, d.tuned_cols);
+  cr_assert_str_eq(d.config, a16);
+  /* aspect 60, 1.5 times the short line's last: ln 1.5 = 0.41, nearer than ln(60 / 16) = 1.32 */
+  pm__problem q = {.rows = 2400, .cols = 40, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_matadd, q, &d), PM__FROM_NEAREST);
+  cr_assert(!d.between && d.tuned_rows == 2048, "the short line's last: %ux%u", d.tuned_rows,
+            d.tuned_cols);
+  cr_assert_str_eq(d.config, a64);
+  /* below a line's first size its aspect still decides: small sizes run alike */
+  pm__problem r = {.rows = 256, .cols = 4, .caller_align = 16};
+  cr_assert_eq(decide(&pm__op_matadd, r, &d), PM__FROM_NEAREST);
+  cr_assert(!d.between && d.tuned_rows == 512, "%ux%u", d.tuned_rows, d.tuned_cols);
+  cr_assert_str_eq(d.config, a64);
+}
+
 Test(serve_decide, the_default_serves_where_nothing_fits_is_tuned) {
   pm__problem col = M1000;
   col.variant = PM_COL_MAJOR;

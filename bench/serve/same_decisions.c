@@ -3,8 +3,9 @@
  * random-sizes study draws them (draw.h), and the configuration each folder's documents serve
  * (pm__serve_decide, an empty database beside them) compared. For a change to the shipped
  * documents that should serve the same (results/compact.py): prints each difference and a count.
- * Usage: pmtune_same_decisions DIR_A DIR_B [--count N] [--seed S] [--gpu NAME] [--sms N]
- * (defaults: 200 problems an op and type, seed 1, "NVIDIA H100 80GB HBM3", 132). Exit 0 where
+ * Usage: pmtune_same_decisions DIR_A DIR_B [--count N] [--seed S] [--gpu NAME] [--sms N] [--print]
+ * (defaults: 200 problems an op and type, seed 1, "NVIDIA H100 80GB HBM3", 132). --print prints
+ * every decision of DIR_A too (two builds' decisions compared: diff their outputs). Exit 0 where
  * every decision is the same, 1 where one differs, 2 on bad arguments or an error. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +39,15 @@ static pm_ctx *open_ctx(const char *tmp, const char *gpu, int sms) {
 
 int main(int argc, char **argv) {
   const char *gpu = "NVIDIA H100 80GB HBM3";
-  int count = 200, sms = 132;
+  int count = 200, sms = 132, print = 0;
   unsigned long long seed = 1;
   if (argc < 3) goto usage;
   for (int i = 3; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--print") == 0) {
+      print = 1;
+      continue;
+    }
     if (v == NULL) goto usage;
     if (strcmp(a, "--count") == 0) count = atoi(v);
     else if (strcmp(a, "--seed") == 0) seed = strtoull(v, NULL, 0);
@@ -87,8 +92,10 @@ int main(int argc, char **argv) {
         } else if (strcmp(da.config, db.config) != 0 || da.source != db.source) {
           differ++;
           printf("differs %s %s: %s (%s) against %s (%s)\n", op->name, text, da.config,
-                 pm__source_name(da.source), db.config, pm__source_name(db.source));
+                 pm__decision_kind(&da), db.config, pm__decision_kind(&db));
         }
+        if (print && ra == PM_OK) printf("%s %s: %s (%s)\n", op->name, text, da.config,
+                                         pm__decision_kind(&da));
       }
     }
   }
@@ -101,6 +108,6 @@ int main(int argc, char **argv) {
   return differ || failed ? 1 : 0;
 usage:
   fprintf(stderr, "usage: pmtune_same_decisions DIR_A DIR_B [--count N] [--seed S] [--gpu NAME] "
-                  "[--sms N]\n");
+                  "[--sms N] [--print]\n");
   return 2;
 }

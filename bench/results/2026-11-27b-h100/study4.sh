@@ -6,9 +6,10 @@
 # default `pmtune tune`) and (b) merged (its export imported into a fresh database) while the
 # others tune their sizes exactly and time set-up (a) shipped; then every type is timed in the
 # three set-ups, each pair in one run (the exact tunings stored: timing alone). All served the
-# shipped results of this build. Databases a call before brought back in .device/study
-# (exact-TYPE.db, tuned.db) are resumed. Back: $OUT/study.tar.gz (each type's JSON and log), the
-# databases in $OUT/dbs.tar.gz.
+# shipped results of this build; with MERGE="DOC ...", its H100 document merged with those
+# export documents first (import, export, results/compact.py: as a document to ship is made; back
+# in $OUT). Databases a call before brought back in .device/study (exact-TYPE.db, tuned.db) are
+# resumed. Back: $OUT/study.tar.gz (each type's JSON and log), the databases in $OUT/dbs.tar.gz.
 cd /work/main
 mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 rm -f .device/lib/libstdc++.so.6
@@ -18,6 +19,16 @@ echo "commit $commit"; nvidia-smi -L
 dir=build/random out=/tmp/study; mkdir -p $dir $out
 cp .device/study/*.db $dir/ 2>/dev/null
 results=build/share/pmtune/results types=(f32 f16 bf16 f64) t0=$(date +%s)
+if [ -n "$MERGE" ]; then
+  rm -f /tmp/merge.db
+  for doc in results/nvidia-h100-80gb-hbm3.json.gz $MERGE; do
+    PMTUNE_RESULTS=none build/tools/pmtune import $doc --db /tmp/merge.db || exit 1
+  done
+  PMTUNE_RESULTS=none build/tools/pmtune export /tmp/merge.json --db /tmp/merge.db &&
+    python3 results/compact.py /tmp/merge.json &&
+    gzip -9 -n -c /tmp/merge.json > $results/nvidia-h100-80gb-hbm3.json.gz || exit 1
+  cp $results/nvidia-h100-80gb-hbm3.json.gz $OUT/ && echo "merged at $(( $(date +%s) - t0 )) s"
+fi
 run() { # run GPU TYPE SETUP...: one pmtune_bench_random of TYPE on GPU
   local d=$1 t=$2; shift 2
   PMTUNE_RESULTS=$results build/tools/pmtune_bench_random $dir/exact-$t.db "$@" --seed 1 --f32 20 \
