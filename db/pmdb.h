@@ -351,8 +351,9 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
  * to each other in elements (same op, dtype, variant, radius) on the line of sizes whose aspect
  * (rows / cols) lies nearest p's (sizes whose aspects lie within about a factor 2 of each other
  * form a line; a vector's sizes are one; a line whose largest size lies below p's is as far as
- * the greater of its distances in ln(aspect) and ln(elements)), the configuration measured at both whose slowdown
- * against each size's fastest, interpolated linearly in ln(size) to p's size, is least
+ * the greater of its distances in ln(aspect) and ln(elements)), the configuration measured at
+ * both whose slowdown against each size's fastest, interpolated linearly in ln(size) to p's
+ * size, is least
  * (out->between 1, its row at the nearer size, out->other_* the other size, out->weight where p
  * lies); else the winner at the size of that line nearest in elements (then in aspect). Each
  * only among configurations accept takes. dflt (may be NULL) is the configuration a call runs

@@ -9,9 +9,10 @@
  * rules and documents, and does not replace the random-sizes study (bench/serve/random.c).
  * Usage: pmtune_loo DOC [--ops a,b] [--dtypes f32,f16] [--count N] [--seed S] [--gpu NAME]
  *                       [--list]
- * (defaults: every op and type, 100 sizes an op and type drawn with seed 1, as the document's
- * first GPU, else its first named NAME, as measured; --count 0: every size). Prints a line a size with --list, a summary line an op
- * and type, and one for all; exits 0, or 2 on bad arguments or an error. */
+ * (defaults: every op and type, 100 sizes an op and type drawn with seed 1; the device is the
+ * document's first GPU, else its first named NAME, as measured; --count 0: every size). Prints
+ * a line a size with --list, a summary line an op and type, and one for all; exits 0, or 2 on
+ * bad arguments or an error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ typedef struct tuned {
 typedef struct tally {
   int count, within95, within90, unmeasured, between, nearest, dflt, failed;
   double worst, sum_log;
-  char worst_problem[192];
+  char worst_problem[256];
 } tally;
 
 static void tally_add(tally *t, double ratio, const char *problem) {
@@ -278,13 +279,14 @@ int main(int argc, char **argv) {
         printf("%s %s: %s%s %.3f %s\n", op->name, name, kind, d.guarded ? " (default)" : "",
                best / mine, d.config);
     }
-    char what[32];
+    char what[48];
     snprintf(what, sizeof what, "%s %s", sizes[begin].op, sizes[begin].dtype);
     tally_print(what, &one);
     if (one.count) {
       if (all.count == 0 || one.worst < all.worst) {
         all.worst = one.worst;
-        snprintf(all.worst_problem, sizeof all.worst_problem, "%s %s", what, one.worst_problem);
+        snprintf(all.worst_problem, sizeof all.worst_problem, "%.47s %.200s", what,
+                 one.worst_problem);
       }
     }
     all.count += one.count, all.within95 += one.within95, all.within90 += one.within90;
