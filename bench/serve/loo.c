@@ -276,8 +276,11 @@ int main(int argc, char **argv) {
       }
       tally_add(&one, best / mine, name);
       if (list)
-        printf("%s %s: %s%s %.3f %s\n", op->name, name, kind, d.guarded ? " (default)" : "",
-               best / mine, d.config);
+        printf("%s %s: %s%s %.3f %s | from %ux%u n=%u%s, predicted %.4g ms (default %.4g),"
+               " measured %.4g (fastest %.4g)\n",
+               op->name, name, kind, d.guarded ? " (default)" : "", best / mine, d.config,
+               d.tuned_rows, d.tuned_cols, d.tuned_n, d.between ? " and another" : "",
+               d.predicted_ms, d.default_ms, mine, best);
     }
     char what[48];
     snprintf(what, sizeof what, "%s %s", sizes[begin].op, sizes[begin].dtype);
