@@ -72,7 +72,8 @@ extern struct ext_str {
 
 /* PyTorch, once some code imported it (pmtune never imports it). */
 extern struct ext_torch {
-  PyObject *Tensor, *dtypes[MAXTYPES], *raw_stream, *current_stream, *empty_strided;
+  PyObject *Tensor, *dtypes[MAXTYPES], *raw_stream, *current_stream, *empty_strided,
+      *empty_like;
 } ext_torch;
 
 /* A str of s (UTF-8, bad bytes replaced), or None where s is NULL. */

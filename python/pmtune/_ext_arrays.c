@@ -15,6 +15,8 @@ static int torch_seen(void) {
   PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
   if (torch == NULL || NTYPES == 0) return 0; /* T's types are the library's, once it is loaded */
   int ok = (ext_torch.empty_strided = PyObject_GetAttrString(torch, "empty_strided")) != NULL;
+  if (ok && (ext_torch.empty_like = PyObject_GetAttrString(torch, "empty_like")) == NULL)
+    PyErr_Clear(); /* outputs through empty_strided alone */
   for (int i = 0; ok && i < NTYPES; i++)
     ok = (ext_torch.dtypes[i] = PyObject_GetAttrString(torch, NAMES[i])) != NULL;
   PyObject *c = ok ? PyObject_GetAttrString(torch, "_C") : NULL; /* the stream as an int */

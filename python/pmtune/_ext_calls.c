@@ -148,10 +148,10 @@ static PyObject *int_tuple(const int64_t *v, int n) {
 
 /* A new array of the shape (n dims) and element type dtype on like's device, in order
  * (row-major, or column-major for a 2-D one), from like's library, into out (read as the calls
- * read their arrays). For a torch.Tensor, torch.empty_strided with like's strides where like is
- * dense and of this shape and type (as torch.empty_like lays it out), else packed in that order:
- * its strides are known here, and only its pointer is asked. Else _arrays.empty_like (CuPy;
- * ValueError "pass out=" for the rest). */
+ * read their arrays). For a torch.Tensor, torch.empty_like(like) where like is dense and of this
+ * shape and type (it keeps a dense tensor's strides; one call without keywords, the cheapest),
+ * else torch.empty_strided packed in that order: either way its strides are known here, and only
+ * its pointer is asked. Else _arrays.empty_like (CuPy; ValueError "pass out=" for the rest). */
 static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape, int n,
                            int col_major, const char *what, int dtype, view *out) {
   if (!lv->torch) {
@@ -168,23 +168,25 @@ static PyObject *new_array(PyObject *like, const view *lv, const int64_t *shape,
   out->ndim = n;
   if (n > 0) memcpy(out->shape, shape, (size_t)n * sizeof *shape);
   int same = dtype == lv->dtype && n == lv->ndim;
-  for (int i = 0; same && i < n; i++) same = shape[i] == lv->shape[i];
+  for (int i = 0; same && i < n; i++) same = shape[i] == lv->shape[i] && shape[i] > 0;
+  int keep = same && ext_dense(lv); /* like's strides, as torch.empty_like keeps a dense one's */
   int64_t st[MAXDIM], acc = 1;
-  if (same && ext_dense(lv)) {
-    for (int i = 0; i < n; i++) st[i] = lv->strides[i] / lv->esize;
-  } else {
-    for (int k = 0; k < n; k++) { /* innermost first */
-      int i = col_major ? k : n - 1 - k;
-      st[i] = acc;
-      acc *= shape[i] > 1 ? shape[i] : 1;
-    }
+  for (int k = 0; k < n; k++) { /* innermost first */
+    int i = col_major ? k : n - 1 - k;
+    st[i] = keep ? lv->strides[i] / lv->esize : acc;
+    acc *= shape[i] > 1 ? shape[i] : 1;
   }
   for (int i = 0; i < n; i++) out->strides[i] = st[i] * out->esize;
-  PyObject *dims = int_tuple(shape, n), *strides = dims ? int_tuple(st, n) : NULL;
-  PyObject *args = strides ? PyTuple_Pack(2, dims, strides) : NULL;
-  PyObject *kw = args ? torch_kw(dtype, lv->device) : NULL;
-  PyObject *o = kw ? PyObject_Call(ext_torch.empty_strided, args, kw) : NULL;
-  Py_XDECREF(dims), Py_XDECREF(strides), Py_XDECREF(args), Py_XDECREF(kw);
+  PyObject *o = NULL;
+  if (keep && ext_torch.empty_like != NULL) {
+    o = PyObject_CallFunctionObjArgs(ext_torch.empty_like, like, NULL);
+  } else {
+    PyObject *dims = int_tuple(shape, n), *strides = dims ? int_tuple(st, n) : NULL;
+    PyObject *args = strides ? PyTuple_Pack(2, dims, strides) : NULL;
+    PyObject *kw = args ? torch_kw(dtype, lv->device) : NULL;
+    o = kw ? PyObject_Call(ext_torch.empty_strided, args, kw) : NULL;
+    Py_XDECREF(dims), Py_XDECREF(strides), Py_XDECREF(args), Py_XDECREF(kw);
+  }
   if (o == NULL) return NULL;
   PyObject *r = ext_call0(o, ext_str.data_ptr);
   out->ptr = r ? (uintptr_t)PyLong_AsUnsignedLongLong(r) : 0;
