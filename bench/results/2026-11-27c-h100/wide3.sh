@@ -4,7 +4,7 @@
 # wide2.sh's carried exports imported into build/wide3/JOB.db; the group's aspect-64 sizes that
 # none of them has tuned (wide_missing.py; --budget 100, no candidate after TIME, default 45, s);
 # then the group carried (`pmtune tune --carry`: what no H100 measured at a size). Every step
-# stops LIMIT (default 200) s after the start. Each job's rows (its type, border and radius) as
+# stops LIMIT (default 300) s after the start. Each job's rows (its type, border and radius) as
 # an export document $OUT/wide3-TYPE-BORDER-rRADIUS.json.gz, its output in
 # $OUT/wide3-log-TYPE-BORDER-rRADIUS.txt. For `MERGE=... study4.sh filter` after it.
 cd /work/main
@@ -21,7 +21,7 @@ for job in "$@"; do
   ( db=build/wide3/$name.db log=$OUT/wide3-log-$name.txt t0=$(date +%s); rm -f $db
     say() { echo "wide3 $name $* at $(( $(date +%s) - t0 )) s" | tee -a $log; }
     step() { # step COMMAND...: COMMAND, interrupted at the deadline; skipped past it
-      local left=$(( t0 + ${LIMIT:-200} - $(date +%s) ))
+      local left=$(( t0 + ${LIMIT:-300} - $(date +%s) ))
       [ $left -gt 5 ] || { echo "skipped (deadline): $*" >> $log; return 124; }
       timeout -s INT $left "$@"
     }
@@ -33,7 +33,7 @@ for job in "$@"; do
             awk -v b=$b -v r=":r$r" '$1 == "filter" && $3 == b && index($0, r) { $1 = $2 = $3 = ""; print }')
     if [ -n "${sizes// /}" ]; then
       step build/tools/pmtune tune --op filter --dtype $t --border $b $sizes --budget 100 \
-        --time ${TIME:-45} --device $d --db $db >> $log 2>&1
+        --time ${TIME:-90} --device $d --db $db >> $log 2>&1
       say "tune $(echo $sizes | wc -w | awk '{print $1 / 2}') sizes exit $?"
     fi
     step build/tools/pmtune tune --carry --op filter --border $b --size 8x512:r$r --dtype $t \
