@@ -2,7 +2,7 @@
 # wide3.sh JOB...: the aspect-64 lines of some filter groups completed, one group a GPU, each job
 # TYPE:BORDER:RADIUS (f16:zero:3) on GPU 0, 1, ... in order: the shipped results, wide.sh's and
 # wide2.sh's carried exports imported into build/wide3/JOB.db; the group's aspect-64 sizes that
-# none of them has tuned (wide_missing.py; --budget 100, no candidate after TIME, default 45, s);
+# none of them has tuned (wide_missing.py; --budget 100, no candidate after TIME, default 90, s);
 # then the group carried (`pmtune tune --carry`: what no H100 measured at a size). Every step
 # stops LIMIT (default 300) s after the start. Each job's rows (its type, border and radius) as
 # an export document $OUT/wide3-TYPE-BORDER-rRADIUS.json.gz, its output in
