@@ -6,7 +6,9 @@
 # then the group carried (`pmtune tune --carry`: what no H100 measured at a size). Every step
 # stops LIMIT (default 300) s after the start. Each job's rows (its type, border and radius) as
 # an export document $OUT/wide3-TYPE-BORDER-rRADIUS.json.gz, its output in
-# $OUT/wide3-log-TYPE-BORDER-rRADIUS.txt. For `MERGE=... study4.sh filter` after it.
+# $OUT/wide3-log-TYPE-BORDER-rRADIUS.txt; the exports also in build/wide3 for the next call on
+# the same machine: MERGE="bench/results/2026-11-27c-h100/wide2-carried.json.gz
+# $(ls build/wide3/*.json.gz)" bench/results/2026-11-27b-h100/study4.sh filter.
 cd /work/main
 mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 rm -f .device/lib/libstdc++.so.6
@@ -48,6 +50,7 @@ doc["measurements"] = [m for m in doc["measurements"] if m["op"] == "filter" and
                        and m["variant"] == variant and m["radius"] == r]
 json.dump(doc, open(path, "w"))
 PY
+    cp $OUT/wide3-$name.json.gz build/wide3/ 2>/dev/null # for the study's MERGE on this machine
     say "export exit $?"
   ) &
   d=$((d + 1))
