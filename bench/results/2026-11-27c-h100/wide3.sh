@@ -50,8 +50,8 @@ doc["measurements"] = [m for m in doc["measurements"] if m["op"] == "filter" and
                        and m["variant"] == variant and m["radius"] == r]
 json.dump(doc, open(path, "w"))
 PY
-    cp $OUT/wide3-$name.json.gz build/wide3/ 2>/dev/null # for the study's MERGE on this machine
-    say "export exit $?"
+    rc=$?; cp $OUT/wide3-$name.json.gz build/wide3/ 2>/dev/null # for MERGE on this machine
+    say "export exit $rc"
   ) &
   d=$((d + 1))
 done
