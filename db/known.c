@@ -661,9 +661,10 @@ int pm__db_known_nearest_if(const pm__db_known *k, const pm__db_problem *p,
 }
 
 /* How far line l of g lies from (ln elements s, ln aspect a): the greater of the distance in
- * aspect (0 inside its range of aspects) and in elements (0 strictly inside its range of sizes,
- * where a size of it lies on each side). A line whose sizes end short of s is no nearer for its
- * aspect than one that brackets s at an aspect as far: both are guesses as far off. */
+ * aspect (0 inside its range of aspects) and how far its largest size lies below s (0 where it
+ * reaches s; below a line's first size small problems run alike, and aspect alone counts). A line
+ * whose sizes end short of s is no nearer for its aspect than one that brackets s at an aspect as
+ * far: both are guesses as far off (bench/results/2026-11-27c-h100/loo-line-ends.txt). */
 static double line_distance(const group *g, const line *l, double s, double a) {
   double da = a < l->lo_aspect ? l->lo_aspect - a : a > l->hi_aspect ? a - l->hi_aspect : 0;
   double last = g->sizes[l->by_size[l->n - 1]].log_size;
