@@ -15,7 +15,7 @@ fail() { echo "install_example: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$tmp/p" > "$tmp/install.log" || fail "cmake --install failed"
 for f in bin/pmtune include/pmtune.h lib/libpmtune.a lib/libpmtune.so "lib/libpmtune.so.${version%%.*}" \
          lib/pkgconfig/pmtune.pc lib/cmake/pmtune/pmtuneConfig.cmake \
-         share/pmtune/results/nvidia-h100-80gb-hbm3.json.gz share/pmtune/results/nvidia-h200.json \
+         share/pmtune/results/nvidia-h100-80gb-hbm3.json.gz \
          share/man/man1/pmtune.1; do
   [ -e "$tmp/p/$f" ] || fail "$f is not installed"
 done
