@@ -341,7 +341,7 @@ int pm__db_group_sibling(pm__db *db, int64_t gpu_id, const pm__db_problem *p,
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
                                     "SELECT o.id, o.name FROM gpu g JOIN gpu o"
                                     " ON o.cc_major = g.cc_major AND o.cc_minor = g.cc_minor"
-                                    " AND NOT (o.name = g.name AND o.sm_count = g.sm_count)"
+                                    " AND o.id NOT IN " MODEL_GPUS("?1")
                                     " WHERE g.id = ?1 AND EXISTS (SELECT 1 FROM measurement m"
                                     " WHERE m.gpu_id = o.id AND m.op = ?2 AND m.dtype = ?3"
                                     " AND m.variant = ?4 AND ifnull(m.radius, 0) = ?5"
