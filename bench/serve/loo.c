@@ -23,6 +23,7 @@
 #include "internal.h" /* db's: pm__db_handle */
 #include "runtime.h"
 #include "serve.h"
+#include "study.h"
 
 #define MAX_DOC (512u << 20)
 
@@ -58,12 +59,19 @@ static void tally_print(const char *what, const tally *t) {
          t->between, t->nearest, t->dflt, t->failed);
 }
 
-/* Whether name is in the comma-separated list (NULL: every name). */
-static int listed(const char *list, const char *name) {
-  if (list == NULL) return 1;
-  size_t n = strlen(name);
-  for (const char *p = list; p != NULL; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-    if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+/* The ops and types asked (--ops, --dtypes: study.h parses them). */
+typedef struct wanted {
+  const pm__op *ops[PM__MAX_OPS];
+  int nops;
+  unsigned dtypes; /* bit t for pm_dtype t */
+} wanted;
+
+static int is_wanted(const wanted *w, const char *op, const char *dtype) {
+  const pm__op *o = pm__op_find(op);
+  int t = pm__dtype_find(dtype);
+  if (o == NULL || t < 0 || !(w->dtypes & 1u << t)) return 0;
+  for (int i = 0; i < w->nops; i++)
+    if (w->ops[i] == o) return 1;
   return 0;
 }
 
@@ -77,7 +85,7 @@ static int exec(sqlite3 *h, const char *sql) {
 
 /* The document's tuned sizes of the ops and types asked (at least 3 measurements each), in the
  * database's order; *n receives how many. */
-static tuned *tuned_sizes(sqlite3 *h, const char *ops, const char *dtypes, size_t *n) {
+static tuned *tuned_sizes(sqlite3 *h, const wanted *w, size_t *n) {
   sqlite3_stmt *st = NULL;
   tuned *out = NULL;
   size_t cap = 0;
@@ -92,7 +100,7 @@ static tuned *tuned_sizes(sqlite3 *h, const char *ops, const char *dtypes, size_
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *op = (const char *)sqlite3_column_text(st, 0);
     const char *dtype = (const char *)sqlite3_column_text(st, 1);
-    if (!listed(ops, op) || !listed(dtypes, dtype)) continue;
+    if (!is_wanted(w, op, dtype)) continue;
     if (*n == cap) {
       cap = cap ? 2 * cap : 256;
       tuned *grown = realloc(out, cap * sizeof *grown);
@@ -173,7 +181,8 @@ static int drop(sqlite3 *h, const tuned *t) {
 }
 
 int main(int argc, char **argv) {
-  const char *gpu = NULL, *ops = NULL, *dtypes = NULL;
+  const char *gpu = NULL, *ops = NULL;
+  wanted w = {.dtypes = ~0u};
   int count = 100, list = 0;
   unsigned long long seed = 1;
   if (argc < 2) goto usage;
@@ -188,11 +197,13 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0) seed = strtoull(v, NULL, 0);
     else if (strcmp(a, "--gpu") == 0) gpu = v;
     else if (strcmp(a, "--ops") == 0) ops = v;
-    else if (strcmp(a, "--dtypes") == 0) dtypes = v;
+    else if (strcmp(a, "--dtypes") == 0) {
+      if ((w.dtypes = pm__study_parse_dtypes(v)) == 0) goto usage;
+    }
     else goto usage;
     i++;
   }
-  if (count < 0 || seed == 0) goto usage;
+  if (count < 0 || seed == 0 || pm__study_parse_ops(ops, w.ops, &w.nops) != 0) goto usage;
 
   pm_ctx *c = NULL;
   pm__db *db = NULL;
@@ -219,7 +230,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t nsizes = 0;
-  tuned *sizes = tuned_sizes(h, ops, dtypes, &nsizes);
+  tuned *sizes = tuned_sizes(h, &w, &nsizes);
 
   /* a sample of each op and type's sizes: a seeded shuffle of each run of them, its first count
    * (seeded by the op and type too, so that --ops and --dtypes change no sample) */

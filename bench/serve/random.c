@@ -340,20 +340,6 @@ static int parse_ops(study *st, const char *list) {
   return pm__study_parse_ops(list, st->ops, &st->nops);
 }
 
-/* Parses "f32,bf16" into a mask of types (bit t for pm_dtype t); 0 where a name is unknown. */
-static unsigned parse_dtypes(const char *list) {
-  char buf[64];
-  unsigned mask = 0;
-  if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) return 0;
-  for (char *save = NULL, *name = strtok_r(buf, ",", &save); name != NULL;
-       name = strtok_r(NULL, ",", &save)) {
-    int t = pm__dtype_find(name);
-    if (t < 0) return 0;
-    mask |= 1u << t;
-  }
-  return mask;
-}
-
 /* Parses "NAME=DB" or "NAME=DB:shipped" into st's next set-up. */
 static int parse_setup(study *st, const char *arg) {
   const char *eq = strchr(arg, '=');
@@ -409,7 +395,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--kernel") == 0 && val) {
       kfile = val, i++;
     } else if (strcmp(a, "--dtypes") == 0 && val) {
-      if ((dtypes = parse_dtypes(val)) == 0)
+      if ((dtypes = pm__study_parse_dtypes(val)) == 0)
         return usage("--dtypes: f32, f16, bf16, f64, comma-separated");
       i++;
     } else if (strcmp(a, "--commit") == 0 && val) {

@@ -101,3 +101,16 @@ int pm__study_parse_ops(const char *list, const pm__op **ops, int *n) {
   }
   return *n > 0 ? 0 : -1;
 }
+
+unsigned pm__study_parse_dtypes(const char *list) {
+  char buf[64];
+  unsigned mask = 0;
+  if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) return 0;
+  for (char *save = NULL, *name = strtok_r(buf, ",", &save); name != NULL;
+       name = strtok_r(NULL, ",", &save)) {
+    int t = pm__dtype_find(name);
+    if (t < 0) return 0;
+    mask |= 1u << t;
+  }
+  return mask;
+}

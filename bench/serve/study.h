@@ -31,4 +31,7 @@ void pm__study_json_str(FILE *f, const char *key, const char *value);
  * -1 where a name is no op's or the list names none. */
 int pm__study_parse_ops(const char *list, const pm__op **ops, int *n);
 
+/* "f32,bf16" as a mask of types (bit t for pm_dtype t); 0 where a name is unknown. */
+unsigned pm__study_parse_dtypes(const char *list);
+
 #endif /* PM_STUDY_H */
