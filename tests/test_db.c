@@ -1101,6 +1101,21 @@ static int count_size(void *arg, const pm__db_problem *p) {
   return 0;
 }
 
+/* A verified reduce f32 measurement of template SHA_A, 1 ms, on gpus[which] at n with params. */
+typedef struct reduce_row {
+  int which;
+  int64_t n;
+  const char *params;
+} reduce_row;
+
+static void put_reduce_rows(pm__db *db, const int64_t *gpus, const reduce_row *rows, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
+    pm__db_measurement m = dbtest_measurement(gpus[rows[i].which], p, SHA_A, rows[i].params, 1.0);
+    put(db, &m);
+  }
+}
+
 /* `pmtune tune --carry` carries across the sizes any GPU of this one's model measured (an
  * import's), where a run's own carrying reads this GPU's alone; another model's never count; and
  * it leaves out what a GPU of the model measured at the size already (the tuner skips what this
@@ -1109,15 +1124,9 @@ Test(db, carrying_reads_the_model_s_gpus_where_asked) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1), other = add_gpu(db, 1, 0);
   cr_assert_eq(pm__db_template_current(db, "reduce", SHA_A), PM_OK);
-  static const struct { int which; int64_t n; const char *params; } rows[] = {
-      {0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"}, {1, 2000, "{\"t\":1}"},
-      {2, 4000, "{\"o\":1}"}};
-  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
-    int64_t on = rows[i].which == 0 ? gpu : rows[i].which == 1 ? twin : other;
-    pm__db_measurement m = dbtest_measurement(on, p, SHA_A, rows[i].params, 1.0);
-    put(db, &m);
-  }
+  static const reduce_row rows[] = {{0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"},
+                                    {1, 2000, "{\"t\":1}"}, {2, 4000, "{\"o\":1}"}};
+  put_reduce_rows(db, (const int64_t[]){gpu, twin, other}, rows, sizeof rows / sizeof *rows);
   pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 1000, .variant = ""};
   char got[256] = "";
   cr_assert_eq(pm__db_carry_configs(db, gpu, 0, 0, &at, SHA_A, collect, got), PM_OK, "%s",
@@ -1157,15 +1166,9 @@ Test(db, carrying_takes_the_nearest_model_of_the_architecture_where_its_own_has_
   cr_assert_eq(pm__db_gpu_put(db, &far, 12040, 12080, &f), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(pm__db_gpu_put(db, &near, 12040, 12080, &n), PM_OK, "%s", pm_errmsg(ctx));
   cr_assert_eq(pm__db_template_current(db, "reduce", SHA_A), PM_OK);
-  static const struct { int which; int64_t n; const char *params; } rows[] = {
-      {0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"}, {1, 1000, "{\"f\":1}"},
-      {2, 1000, "{\"o\":1}"}};
-  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-    pm__db_problem p = {.op = "reduce", .dtype = "f32", .n = rows[i].n, .variant = ""};
-    int64_t on = rows[i].which == 0 ? n : rows[i].which == 1 ? f : older;
-    pm__db_measurement m = dbtest_measurement(on, p, SHA_A, rows[i].params, 1.0);
-    put(db, &m);
-  }
+  static const reduce_row rows[] = {{0, 1000, "{\"a\":1}"}, {0, 8000, "{\"b\":1}"},
+                                    {1, 1000, "{\"f\":1}"}, {2, 1000, "{\"o\":1}"}};
+  put_reduce_rows(db, (const int64_t[]){n, f, older}, rows, sizeof rows / sizeof *rows);
   pm__db_problem at = {.op = "reduce", .dtype = "f32", .n = 1000, .variant = ""};
   int64_t sib = -1;
   char name[64];

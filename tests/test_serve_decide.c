@@ -140,6 +140,17 @@ Test(serve_decide, the_nearest_tuned_size_serves_a_size_not_tuned) {
   expect_point(&pm__op_reduce, &d);
 }
 
+/* Matadd's configurations a and b at each of sizes[0, n), a taking 1 ms a 2^20 elements and b 2
+ * at the first na of them, the other way round at the rest: two lines of sizes, each with its own
+ * fastest configuration. */
+static void put_two_lines(const pm__problem *sizes, int n, int na, const char *a, const char *b) {
+  for (int i = 0; i < n; i++) {
+    double e = (double)sizes[i].rows * sizes[i].cols / (1 << 20);
+    put(&pm__op_matadd, sizes[i], a, (i < na ? 1.0 : 2.0) * e);
+    put(&pm__op_matadd, sizes[i], b, (i < na ? 2.0 : 1.0) * e);
+  }
+}
+
 /* Between two tuned sizes, the configuration measured at both whose slowdown against each size's
  * fastest, interpolated in ln(size), is least: not always either size's winner. */
 Test(serve_decide, between_two_tuned_sizes_the_configuration_best_at_both_serves) {
@@ -366,11 +377,7 @@ Test(serve_decide, a_long_thin_matrix_is_decided_from_long_thin_sizes) {
   const char *thin = "bx=512 by=1 vec=4 ept=4 grid=0 map=0 align=256";
   const pm__problem sizes[] = {{.rows = 1024, .cols = 1024}, {.rows = 4096, .cols = 4096},
                                {.rows = 64, .cols = 16384}, {.rows = 256, .cols = 65536}};
-  for (int i = 0; i < 4; i++) {
-    double e = (double)sizes[i].rows * sizes[i].cols / (1 << 20);
-    put(&pm__op_matadd, sizes[i], sq, (i < 2 ? 1.0 : 2.0) * e);
-    put(&pm__op_matadd, sizes[i], thin, (i < 2 ? 2.0 : 1.0) * e);
-  }
+  put_two_lines(sizes, 4, 2, sq, thin);
   pm__decision d;
   pm__problem p = {.rows = 128, .cols = 32768, .caller_align = 16};
   cr_assert_eq(decide(&pm__op_matadd, p, &d), PM__FROM_NEAREST);
@@ -397,11 +404,7 @@ Test(serve_decide, past_the_end_of_a_short_line_a_line_that_reaches_the_size_ser
   const pm__problem sizes[] = {{.rows = 1024, .cols = 64},   {.rows = 4096, .cols = 256},
                                {.rows = 16384, .cols = 1024}, {.rows = 512, .cols = 8},
                                {.rows = 2048, .cols = 32}};
-  for (int i = 0; i < 5; i++) {
-    double e = (double)sizes[i].rows * sizes[i].cols / (1 << 20);
-    put(&pm__op_matadd, sizes[i], a16, (i < 3 ? 1.0 : 2.0) * e);
-    put(&pm__op_matadd, sizes[i], a64, (i < 3 ? 2.0 : 1.0) * e);
-  }
+  put_two_lines(sizes, 5, 3, a16, a64);
   pm__decision d;
   /* aspect 50, 819,200 elements: 12.5 times the aspect-64 line's last; ln(50 / 16) = 1.14 */
   pm__problem p = {.rows = 6400, .cols = 128, .caller_align = 16};
