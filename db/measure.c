@@ -194,8 +194,14 @@ int pm__db_measurement_put(pm__db *db, const pm__db_measurement *m) {
   return pm__db_commit(db);
 }
 
-int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const char *config,
-                    const char *template_sha256, int *found) {
+/* The ids of the GPUs of the model of GPU `id` (an SQL parameter): the same name, compute
+ * capability and SM count. */
+#define MODEL_GPUS(id)                                                                         \
+  "(SELECT o.id FROM gpu g JOIN gpu o ON o.name = g.name AND o.cc_major = g.cc_major"          \
+  " AND o.cc_minor = g.cc_minor AND o.sm_count = g.sm_count WHERE g.id = " id ")"
+
+int pm__db_measured(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
+                    const char *config, const char *template_sha256, int *found) {
   int rc = PM_OK;
   sqlite3_stmt *st = NULL;
   char problem[PM__DB_PROBLEM_MAX];
@@ -204,7 +210,8 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
   if (config == NULL || !pm__dbi_valid_sha(template_sha256))
     return pm__seterr(db->c, PM_EINVAL, "measured: needs a configuration and a template hash");
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT 1 FROM measurement WHERE gpu_id = ?1 AND op = ?2 AND"
+                                    "SELECT 1 FROM measurement WHERE (gpu_id = ?1 OR (?7 AND gpu_id IN "
+                                    MODEL_GPUS("?1") ")) AND op = ?2 AND"
                                     " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
                                     " template_sha256 = ?6",
                                     -1, &st, NULL));
@@ -214,6 +221,7 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const c
   PM__SQLITE(db, sqlite3_bind_text(st, 4, problem, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 5, config, -1, SQLITE_STATIC));
   PM__SQLITE(db, sqlite3_bind_text(st, 6, template_sha256, -1, SQLITE_STATIC));
+  PM__SQLITE(db, sqlite3_bind_int(st, 7, model != 0));
   int r = sqlite3_step(st);
   PM__SQLITE_ST(db, st, r);
   *found = r == SQLITE_ROW;
@@ -221,12 +229,6 @@ fail:
   pm__db_finalize(&st);
   return rc;
 }
-
-/* The ids of the GPUs of the model of GPU `id` (an SQL parameter): the same name, compute
- * capability and SM count. */
-#define MODEL_GPUS(id)                                                                         \
-  "(SELECT o.id FROM gpu g JOIN gpu o ON o.name = g.name AND o.cc_major = g.cc_major"          \
-  " AND o.cc_minor = g.cc_minor AND o.sm_count = g.sm_count WHERE g.id = " id ")"
 
 /* The rows of p's group (op, dtype, variant, radius) on gpu_id of template ?6, or (?10 not 0) on
  * any GPU of gpu_id's model (the same name, compute capability and SM count, as serving takes

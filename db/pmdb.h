@@ -225,10 +225,11 @@ typedef struct pm__db_measurement {
  * template): storing it again is harmless. One short transaction; checks every field first. */
 int pm__db_measurement_put(pm__db *db, const pm__db_measurement *m);
 
-/* Whether (gpu_id, problem, config text, template) is stored, whatever its outcome: a tuning run
- * that resumes skips what is. *found is 1 or 0. */
-int pm__db_measured(pm__db *db, int64_t gpu_id, const pm__db_problem *p, const char *config,
-                    const char *template_sha256, int *found);
+/* Whether (gpu_id, problem, config text, template) is stored, whatever its outcome, or (model
+ * not 0) stored for any GPU of gpu_id's model (an import's too): a tuning run that resumes skips
+ * what is, and carrying what the fleet's GPUs of this model measured. *found is 1 or 0. */
+int pm__db_measured(pm__db *db, int64_t gpu_id, int model, const pm__db_problem *p,
+                    const char *config, const char *template_sha256, int *found);
 
 /* What an export carries of each problem (db/README.md, "What an export carries"): of the
  * current templates' verified measurements, the seed, the op's default (pm__db_op's

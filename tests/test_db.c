@@ -356,7 +356,7 @@ Test(db, read_only_mode_writes_nothing) {
   cr_assert_eq(pm__db_cubin_put(db, &k, &b), PM_EDB);
   /* Reading works. */
   int found = -1;
-  cr_assert_eq(pm__db_measured(db, gpu, &m.problem, "bx=1", SHA_A, &found), PM_OK);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &m.problem, "bx=1", SHA_A, &found), PM_OK);
   cr_assert_eq(found, 0);
   pm__db_close(db);
   dbtest_assert_unchanged(path, before, before_len, "nothing was written");
@@ -698,7 +698,7 @@ Test(db, a_changed_template_invalidates_its_rows_but_keeps_them) {
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM winner"), 0, "old rows are not winners");
   cr_assert_eq(pm__db_winner_get(db, &d, &p, SHA_B, &w), PM_ENOTFOUND, "nor served");
   cr_assert_eq(pm__db_winner_nearest(db, &d, &p, SHA_B, &w), PM_ENOTFOUND);
-  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32", SHA_B, &found), PM_OK);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &p, "bx=32", SHA_B, &found), PM_OK);
   cr_assert_eq(found, 0, "a resumed run measures it again");
   cr_assert_eq(dbtest_int(h, "SELECT count(*) FROM measurement"), 1, "kept for history");
   m.template_sha256 = SHA_B;
@@ -825,17 +825,39 @@ Test(db, measured_says_what_a_resumed_run_may_skip) {
   int64_t gpu = add_gpu(db, 0, 0);
   pm__db_problem p = dbtest_matadd(512, 512);
   int found = -1;
-  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
   cr_assert_eq(found, 0);
   pm__db_measurement m = dbtest_measurement(gpu, p, SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
   m.outcome = PM__DB_LAUNCH_ERROR, m.error = "too many resources requested for launch";
   put(db, &m);
-  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
   cr_assert_eq(found, 1, "a failure is stored too: not tried again");
   pm__db_problem other = dbtest_matadd(512, 1024);
-  cr_assert_eq(pm__db_measured(db, gpu, &other, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &other, "bx=32 by=8", SHA_A, &found), PM_OK);
   cr_assert_eq(found, 0);
-  cr_assert_eq(pm__db_measured(db, gpu, &p, "bx=32 by=8", "xyz", &found), PM_EINVAL);
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &p, "bx=32 by=8", "xyz", &found), PM_EINVAL);
+  pm__db_close(db);
+}
+
+/* With model: what another GPU of this one's model measured (an import of a fleet's export)
+ * counts, what a GPU of another model measured does not. */
+Test(db, measured_of_the_model_counts_a_twin_s_rows) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1), other = add_gpu(db, 1, 2);
+  pm__db_problem p = dbtest_matadd(512, 512), q = dbtest_matadd(512, 1024);
+  pm__db_measurement a = dbtest_measurement(twin, p, SHA_A, "{\"bx\":32,\"by\":8}", 1.0),
+                     b = dbtest_measurement(other, q, SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+  put(db, &a);
+  put(db, &b);
+  int found = -1;
+  cr_assert_eq(pm__db_measured(db, gpu, 0, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0, "this GPU alone: the twin's row does not count");
+  cr_assert_eq(pm__db_measured(db, gpu, 1, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 1, "the model: the twin's row counts");
+  cr_assert_eq(pm__db_measured(db, gpu, 1, &q, "bx=32 by=8", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0, "another model's row does not");
+  cr_assert_eq(pm__db_measured(db, gpu, 1, &p, "bx=32 by=16", SHA_A, &found), PM_OK);
+  cr_assert_eq(found, 0);
   pm__db_close(db);
 }
 
@@ -1011,7 +1033,7 @@ Test(db, a_killed_run_leaves_a_sound_database_and_the_next_resumes) {
     snprintf(config, sizeof config, "bx=%d", i);
     pm__db_problem p = dbtest_matadd(4096, 4096);
     int found = 0;
-    cr_assert_eq(pm__db_measured(db, gpu, &p, config, SHA_A, &found), PM_OK);
+    cr_assert_eq(pm__db_measured(db, gpu, 0, &p, config, SHA_A, &found), PM_OK);
     if (found) {
       skipped++;
       continue;

@@ -112,7 +112,7 @@ static void reader(int r, int start) {
       rc = pm__db_winner_nearest(db, &d, &p, sha, &w);
       if (rc != PM_OK && rc != PM_ENOTFOUND) child_fail(r, "nearest", c);
       int found;
-      if (pm__db_measured(db, 1, &p, "bx=0 by=0", sha, &found) != PM_OK)
+      if (pm__db_measured(db, 1, 0, &p, "bx=0 by=0", sha, &found) != PM_OK)
         child_fail(r, "measured", c);
       sqlite3_stmt *st = NULL;
       sqlite3 *h = pm__db_handle(db);

@@ -596,7 +596,7 @@ static int run_tune(char *msg, size_t cap) {
   pm__config_json(op, op->seed, params, sizeof params);
   if ((rc = pm__cubin_key(ctx, sha, (const char(*)[24])job->defines, job->ndefines, 12040, dtext,
                           sizeof dtext, &key)) != PM_OK ||
-      (rc = pm__db_measured(db, gpu, &dbp, config, sha, &found)) != PM_OK)
+      (rc = pm__db_measured(db, gpu, 0, &dbp, config, sha, &found)) != PM_OK)
     goto out;
   rc = pm__db_cubin_get(db, &key, &job->cubin);
   if (rc == PM_ENOTFOUND) {

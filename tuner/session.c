@@ -204,6 +204,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
   int rc;
   o.strategy = PM__STRATEGY_LISTED;
   o.top = 0; /* timed as screening times: the sizes' own winners keep their re-timed rows */
+  o.model = model; /* nor the seed and default again where another GPU of the model timed them */
   pm__problem_text(op, &jobs[i].pr, ptext, sizeof ptext);
   pm__op_db_problem(op, &jobs[i].pr, &dbp);
   rc = pm__db_group_sizes(s->db, s->gpu_id, model, &dbp, sha, carry_size, &sizes);

@@ -125,7 +125,8 @@ static int add_candidate(tuning *t, const int *v, cand *cs, size_t *n) {
   x->seed = pm__is_seed(t->op, v);
   x->layout = t->op->layout(t->op, v);
   pm__config_text(t->op, v, x->config, sizeof x->config);
-  int found = 0, rc = pm__db_measured(t->db, t->m.gpu_id, &t->dbp, x->config, t->sha, &found);
+  int found = 0, rc = pm__db_measured(t->db, t->m.gpu_id, t->o->model, &t->dbp, x->config,
+                                         t->sha, &found);
   if (rc != PM_OK) return rc;
   t->res->candidates++;
   if (found)

@@ -48,6 +48,8 @@ typedef struct pm__tune_opts {
   const int (*extra)[PM__MAX_PARAMS]; /* points measured whatever the strategy (those invalid for
                                          the problem are left out), nextra of them */
   size_t nextra;
+  int model;             /* what any GPU of this one's model measured counts as measured, is
+                            not measured again (carrying after an import of a fleet's exports) */
   volatile sig_atomic_t *stop; /* set (by a signal handler) to stop after the current candidate */
   void (*progress)(void *arg, const pm__tune_progress *p);
   void *progress_arg;

@@ -118,7 +118,7 @@ static void write_checked(pm__db *db, int64_t gpu, const char *const *f) {
     FUZZ_CHECK(f[F_CONFIG] == NULL || strcmp(config, f[F_CONFIG]) == 0,
                "stored config '%s' for '%s'", config, f[F_CONFIG]);
     int found = 0;
-    FUZZ_CHECK(pm__db_measured(db, gpu, &p, config, sha, &found) == PM_OK && found,
+    FUZZ_CHECK(pm__db_measured(db, gpu, 0, &p, config, sha, &found) == PM_OK && found,
                "'%s' [%s] is stored, but not found: %s", problem, config, pm_errmsg(c));
     if (t != NULL) {
       pm__device_info dev = fuzz_gpu();
