@@ -9,6 +9,8 @@
 # $OUT/wide3-log-TYPE-BORDER-rRADIUS.txt; the exports also in build/wide3 for the next call on
 # the same machine: MERGE="bench/results/2026-11-27c-h100/wide2-carried.json.gz
 # $(ls build/wide3/*.json.gz)" bench/results/2026-11-27b-h100/study4.sh filter.
+# With SEQ=1, the jobs run one after another, all on GPU 0, each with its own LIMIT (a machine
+# of one GPU).
 cd /work/main
 mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 rm -f .device/lib/libstdc++.so.6
@@ -53,7 +55,7 @@ PY
     rc=$?; cp $OUT/wide3-$name.json.gz build/wide3/ 2>/dev/null # for MERGE on this machine
     say "export exit $rc"
   ) &
-  d=$((d + 1))
+  if [ -n "$SEQ" ]; then wait; else d=$((d + 1)); fi
 done
 wait
 grep -h "^wide3 \|carry  " $OUT/wide3-log-*.txt
