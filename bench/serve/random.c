@@ -549,6 +549,7 @@ int main(int argc, char **argv) {
   double t1 = pm__now_ms();
   pm__tune_opts opts;
   pm__tune_opts_default(&opts);
+  opts.model = 1; /* an EXACT_DB brought from another GPU of this model: what it measured stays */
   for (int i = 0; i < nitems; i++) {
     item *it = &items[i];
     char ptext[96];
