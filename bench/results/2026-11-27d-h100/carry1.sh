@@ -1,7 +1,7 @@
 #!/bin/bash
 # carry1.sh: what wide3.sh's run on one H100 (SEQ=1) left undone, the carrying, then filter's
 # set-up (a) study of f16 and bf16 with the result merged, on one GPU in one call. For each
-# group (f16:zero:3 bf16:zero:2 f16:zero:2 bf16:zero:3, in that order): the shipped H100
+# group (JOBS, default f16:zero:3 bf16:zero:2 f16:zero:2 bf16:zero:3, in that order): the shipped H100
 # document, wide.sh's and wide2.sh's exports and wide3's export of the group (brought in
 # .device/wide3) imported, then `pmtune tune --carry` (each step stopped STEP, default 40, s
 # after its start), the group's rows exported to $OUT/carry-TYPE-BORDER-rRADIUS.json.gz. Then
@@ -15,7 +15,7 @@ echo "commit $(cat .device/COMMIT)"; nvidia-smi -L
 before=bench/results/2026-11-27b-h100 wide2=bench/results/2026-11-27c-h100/wide2-carried.json.gz
 t0=$(date +%s); mkdir -p build/carry build/random
 for t in f16 bf16; do gzip -dc .device/study/exact-$t.db.gz > build/random/exact-$t.db; done
-for job in f16:zero:3 bf16:zero:2 f16:zero:2 bf16:zero:3; do
+for job in ${JOBS:-f16:zero:3 bf16:zero:2 f16:zero:2 bf16:zero:3}; do
   IFS=: read -r t b r <<< "$job"
   name=$t-$b-r$r db=build/carry/$name.db log=$OUT/carry-log.txt
   for doc in results/nvidia-h100-80gb-hbm3.json.gz $before/wide-4types.json.gz $wide2 .device/wide3/wide3-$name.json.gz; do
