@@ -232,7 +232,8 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
     free(pts.v);
     if (rc != PM_OK) break;
     total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
-    total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
+    total.compile_ms += r.compile_ms, total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
+    total.place_ms += r.place_ms;
   }
   free(sizes.z);
   if (rc != PM_OK) {
@@ -250,6 +251,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
   sum->measured += total.measured, sum->wrong += total.wrong;
   sum->failed += total.failed, sum->time_ms += total.time_ms;
   sum->verify_ms += total.verify_ms, sum->total_ms += pm__now_ms() - t0;
+  sum->compile_ms += total.compile_ms, sum->place_ms += total.place_ms;
   return PM_OK;
 }
 
@@ -275,7 +277,7 @@ static void add_result(pm__tune_result *sum, const pm__tune_result *r) {
   sum->kernels += r->kernels, sum->compiled += r->compiled;
   sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
   sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
-  sum->time_ms += r->time_ms, sum->total_ms += r->total_ms;
+  sum->time_ms += r->time_ms, sum->total_ms += r->total_ms, sum->place_ms += r->place_ms;
 }
 
 int pm__session_run(pm__session *s, const pm__session_job *jobs, int njobs,

@@ -263,8 +263,11 @@ static int measure_one(tuning *t, cand *x) {
                  j->error ? j->error : pm_strerror(j->status), 0);
   }
   if (!t->placed || op->layout(op, x->v) != t->layout) {
+    double t0 = pm__now_ms();
     t->layout = op->layout(op, x->v);
-    if ((rc = pm__data_place(c, &t->d, t->layout)) != PM_OK) return rc;
+    rc = pm__data_place(c, &t->d, t->layout);
+    res->place_ms += pm__now_ms() - t0;
+    if (rc != PM_OK) return rc;
     t->placed = 1;
   }
   double t1 = pm__now_ms(), err = 0;
