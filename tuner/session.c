@@ -153,17 +153,22 @@ typedef struct carry_points {
   size_t n, cap;
 } carry_points;
 
-static int carry_point(void *arg, const char *config) {
-  carry_points *cp = arg;
+/* Appends point v to cp; 1 where there is no memory for it (fewer carried: the run goes on). */
+static int carry_point_add(carry_points *cp, const int *v) {
   if (cp->n == cp->cap) {
     size_t cap = cp->cap ? 2 * cp->cap : 32;
     int(*grown)[PM__MAX_PARAMS] = pm__realloc(cp->v, cap * sizeof *grown);
-    if (grown == NULL) return 1; /* fewer carried: the run goes on */
+    if (grown == NULL) return 1;
     cp->v = grown, cp->cap = cap;
   }
-  memset(cp->v[cp->n], 0, sizeof cp->v[cp->n]);
-  if (pm__config_parse(NULL, cp->op, config, cp->v[cp->n]) == PM_OK) cp->n++;
+  memcpy(cp->v[cp->n++], v, sizeof cp->v[0]);
   return 0;
+}
+
+static int carry_point(void *arg, const char *config) {
+  carry_points *cp = arg;
+  int v[PM__MAX_PARAMS] = {0};
+  return pm__config_parse(NULL, cp->op, config, v) == PM_OK ? carry_point_add(cp, v) : 0;
 }
 
 typedef struct carry_sizes {
@@ -217,24 +222,48 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
                                  sizeof from_name)) == PM_OK &&
       from > 0)
     rc = pm__db_group_sizes(s->db, from, 1, &dbp, sha, carry_size, &sizes);
-  for (size_t k = 0; rc == PM_OK && sizes.n > 1 && k < sizes.n && !stopped(s); k++) {
-    carry_points pts = {op, NULL, 0, 0};
+  /* every size's configurations first, so that the group's kernels (the same at every size
+   * where an op's kernels do not depend on it, as the built-in ones' do not) compile in one
+   * batch on every core, rather than a few at a time as each size comes to be timed */
+  carry_points *pts = sizes.n > 1 ? pm__calloc(sizes.n, sizeof *pts) : NULL;
+  carry_points all = {op, NULL, 0, 0};
+  if (sizes.n > 1 && pts == NULL) rc = pm__seterr(c, PM_ENOMEM, "carrying: out of memory");
+  size_t first = sizes.n; /* the first size with anything to time */
+  for (size_t k = 0; rc == PM_OK && pts != NULL && k < sizes.n && !stopped(s); k++) {
     pm__problem pr;
-    pm__tune_result r;
+    pts[k].op = op;
     if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-    rc = pm__db_carry_configs(s->db, s->gpu_id, model, from, &sizes.z[k], sha, carry_point, &pts);
-    o.extra = (const int(*)[PM__MAX_PARAMS])pts.v, o.nextra = pts.n;
-    if (rc == PM_OK && pts.n == 0) { /* all measured there already (by the model's GPUs) */
-      free(pts.v);
-      continue;
+    rc = pm__db_carry_configs(s->db, s->gpu_id, model, from, &sizes.z[k], sha, carry_point,
+                              &pts[k]);
+    if (pts[k].n > 0 && first == sizes.n) first = k;
+    for (size_t j = 0; rc == PM_OK && j < pts[k].n; j++) { /* each once */
+      size_t x = 0;
+      while (x < all.n && memcmp(all.v[x], pts[k].v[j], sizeof all.v[x]) != 0) x++;
+      if (x == all.n) carry_point_add(&all, pts[k].v[j]);
     }
-    if (rc == PM_OK) rc = s->o.tune_problem(c, s->db, s->gpu_id, run_id, op, &pr, &o, &r);
-    free(pts.v);
-    if (rc != PM_OK) break;
+  }
+  pm__problem pr;
+  if (rc == PM_OK && first < sizes.n && pm__problem_of_db(op, &sizes.z[first], &pr)) {
+    pm__tune_opts po = o;
+    pm__tune_result r;
+    po.extra = (const int(*)[PM__MAX_PARAMS])all.v, po.nextra = all.n;
+    /* a failure costs time alone: each size compiles what it is missing */
+    if (s->o.precompile(c, s->db, s->gpu_id, op, &pr, &po, 0, &r) == PM_OK)
+      total.compile_ms += r.total_ms, total.kernels += r.kernels, total.compiled += r.compiled;
+  }
+  free(all.v);
+  for (size_t k = first; rc == PM_OK && k < sizes.n && !stopped(s); k++) {
+    pm__tune_result r;
+    /* none: all measured there already (by the model's GPUs) */
+    if (pts[k].n == 0 || !pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
+    o.extra = (const int(*)[PM__MAX_PARAMS])pts[k].v, o.nextra = pts[k].n;
+    if ((rc = s->o.tune_problem(c, s->db, s->gpu_id, run_id, op, &pr, &o, &r)) != PM_OK) break;
     total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
     total.compile_ms += r.compile_ms, total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
     total.place_ms += r.place_ms;
   }
+  for (size_t k = 0; pts != NULL && k < sizes.n; k++) free(pts[k].v);
+  free(pts);
   free(sizes.z);
   if (rc != PM_OK) {
     pm__session_event e = {.what = PM__SESSION_FAILED, .job = &jobs[i], .index = i,
@@ -252,6 +281,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
   sum->failed += total.failed, sum->time_ms += total.time_ms;
   sum->verify_ms += total.verify_ms, sum->total_ms += pm__now_ms() - t0;
   sum->compile_ms += total.compile_ms, sum->place_ms += total.place_ms;
+  sum->kernels += total.kernels, sum->compiled += total.compiled;
   return PM_OK;
 }
 

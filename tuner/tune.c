@@ -230,7 +230,7 @@ static int get_kernels(tuning *t, cand *cs, size_t n) {
   for (size_t j = 0; j < vs->n; j++) {
     if (!need[j]) continue;
     t->ready[j] = 1;
-    if (vs->jobs[j].status != PM_OK) continue;
+    if (vs->jobs[j].status != PM_OK || t->compile_only) continue; /* stored: nothing loaded */
     if (pm__module_load(c, &vs->jobs[j].cubin, t->op->entries, t->op->nentries, &t->ks[j]) != PM_OK) {
       vs->jobs[j].status = PM_ELAUNCH;
       vs->jobs[j].error = pm__strdup(pm_errmsg(c));
