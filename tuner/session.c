@@ -193,6 +193,48 @@ static int same_group(const pm__session_job *a, const pm__session_job *b) {
          (a->op->radius_max == 0 || a->pr.radius == b->pr.radius);
 }
 
+/* Each size's configurations to time there, into pts[k] (pm__db_carry_configs); *first receives
+ * the first size with any (sizes->n where none has). PM_OK, or the database's failure. */
+static int carry_gather(pm__session *s, const pm__op *op, const carry_sizes *sizes, int model,
+                        int64_t from, const char *sha, carry_points *pts, size_t *first) {
+  int rc = PM_OK;
+  *first = sizes->n;
+  for (size_t k = 0; rc == PM_OK && k < sizes->n && !stopped(s); k++) {
+    pm__problem pr;
+    pts[k].op = op;
+    if (!pm__problem_of_db(op, &sizes->z[k], &pr)) continue;
+    rc = pm__db_carry_configs(s->db, s->gpu_id, model, from, &sizes->z[k], sha, carry_point,
+                              &pts[k]);
+    if (pts[k].n > 0 && *first == sizes->n) *first = k;
+  }
+  return rc;
+}
+
+/* The group's kernels compiled before any size is timed: the union of every size's
+ * configurations (each once) at the first size with any (first), in one batch on every core
+ * (o.precompile), rather than a few at a time as each size comes; the kernels are the same at
+ * every size where an op's kernels do not depend on it, as the built-in ones' do not. What it did
+ * is added to *total; a failure costs time alone (each size compiles what it is missing). */
+static void carry_compile(pm__session *s, const pm__op *op, const carry_sizes *sizes,
+                          size_t first, const carry_points *pts, const pm__tune_opts *o,
+                          pm__tune_result *total) {
+  carry_points all = {op, NULL, 0, 0};
+  for (size_t k = first; k < sizes->n; k++)
+    for (size_t j = 0; j < pts[k].n; j++) {
+      size_t x = 0;
+      while (x < all.n && memcmp(all.v[x], pts[k].v[j], sizeof all.v[x]) != 0) x++;
+      if (x == all.n && carry_point_add(&all, pts[k].v[j]) != 0) break; /* fewer: no matter */
+    }
+  pm__problem pr;
+  pm__tune_opts po = *o;
+  pm__tune_result r;
+  po.extra = (const int(*)[PM__MAX_PARAMS])all.v, po.nextra = all.n;
+  if (all.n > 0 && pm__problem_of_db(op, &sizes->z[first], &pr) &&
+      s->o.precompile(s->c, s->db, s->gpu_id, op, &pr, &po, 0, &r) == PM_OK)
+    total->compile_ms += r.total_ms, total->kernels += r.kernels, total->compiled += r.compiled;
+  free(all.v);
+}
+
 /* Carries the group of jobs[i] (model: among every GPU of this one's model), adding what it
  * did to *sum; PM_OK, or the status of the failure (reported). */
 static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64_t run_id,
@@ -222,36 +264,14 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
                                  sizeof from_name)) == PM_OK &&
       from > 0)
     rc = pm__db_group_sizes(s->db, from, 1, &dbp, sha, carry_size, &sizes);
-  /* every size's configurations first, so that the group's kernels (the same at every size
-   * where an op's kernels do not depend on it, as the built-in ones' do not) compile in one
-   * batch on every core, rather than a few at a time as each size comes to be timed */
   carry_points *pts = sizes.n > 1 ? pm__calloc(sizes.n, sizeof *pts) : NULL;
-  carry_points all = {op, NULL, 0, 0};
   if (sizes.n > 1 && pts == NULL) rc = pm__seterr(c, PM_ENOMEM, "carrying: out of memory");
   size_t first = sizes.n; /* the first size with anything to time */
-  for (size_t k = 0; rc == PM_OK && pts != NULL && k < sizes.n && !stopped(s); k++) {
-    pm__problem pr;
-    pts[k].op = op;
-    if (!pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
-    rc = pm__db_carry_configs(s->db, s->gpu_id, model, from, &sizes.z[k], sha, carry_point,
-                              &pts[k]);
-    if (pts[k].n > 0 && first == sizes.n) first = k;
-    for (size_t j = 0; rc == PM_OK && j < pts[k].n; j++) { /* each once */
-      size_t x = 0;
-      while (x < all.n && memcmp(all.v[x], pts[k].v[j], sizeof all.v[x]) != 0) x++;
-      if (x == all.n) carry_point_add(&all, pts[k].v[j]);
-    }
+  if (rc == PM_OK && pts != NULL) {
+    rc = carry_gather(s, op, &sizes, model, from, sha, pts, &first);
+    if (rc == PM_OK && first < sizes.n) carry_compile(s, op, &sizes, first, pts, &o, &total);
   }
   pm__problem pr;
-  if (rc == PM_OK && first < sizes.n && pm__problem_of_db(op, &sizes.z[first], &pr)) {
-    pm__tune_opts po = o;
-    pm__tune_result r;
-    po.extra = (const int(*)[PM__MAX_PARAMS])all.v, po.nextra = all.n;
-    /* a failure costs time alone: each size compiles what it is missing */
-    if (s->o.precompile(c, s->db, s->gpu_id, op, &pr, &po, 0, &r) == PM_OK)
-      total.compile_ms += r.total_ms, total.kernels += r.kernels, total.compiled += r.compiled;
-  }
-  free(all.v);
   for (size_t k = first; rc == PM_OK && k < sizes.n && !stopped(s); k++) {
     pm__tune_result r;
     /* none: all measured there already (by the model's GPUs) */
