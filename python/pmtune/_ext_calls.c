@@ -37,14 +37,16 @@ static int explicit_stream(PyObject *stream, uint64_t *out) {
 }
 
 static int torch_stream(int device, uint64_t *out) {
-  PyObject *r;
-  if (ext_torch.raw_stream != NULL) {
-    r = PyObject_CallFunction(ext_torch.raw_stream, "i", device);
+  PyObject *r, *d = PyLong_FromLong(device); /* a small int: CPython's own, not made */
+  if (d == NULL) return -1;
+  if (ext_torch.raw_stream != NULL) { /* called with the int as it is, no tuple built */
+    r = PyObject_CallFunctionObjArgs(ext_torch.raw_stream, d, NULL);
   } else {
-    PyObject *s = PyObject_CallFunction(ext_torch.current_stream, "i", device);
+    PyObject *s = PyObject_CallFunctionObjArgs(ext_torch.current_stream, d, NULL);
     r = s ? PyObject_GetAttr(s, ext_str.cuda_stream) : NULL;
     Py_XDECREF(s);
   }
+  Py_DECREF(d);
   if (r == NULL) return -1;
   *out = PyLong_AsUnsignedLongLong(r);
   Py_DECREF(r);
