@@ -210,8 +210,8 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, int model, const pm__db_problem 
   if (config == NULL || !pm__dbi_valid_sha(template_sha256))
     return pm__seterr(db->c, PM_EINVAL, "measured: needs a configuration and a template hash");
   PM__SQLITE(db, sqlite3_prepare_v2(db->sql,
-                                    "SELECT 1 FROM measurement WHERE (gpu_id = ?1 OR (?7 AND gpu_id IN "
-                                    MODEL_GPUS("?1") ")) AND op = ?2 AND"
+                                    "SELECT 1 FROM measurement WHERE (gpu_id = ?1 OR"
+                                    " (?7 AND gpu_id IN " MODEL_GPUS("?1") ")) AND op = ?2 AND"
                                     " dtype = ?3 AND problem = ?4 AND config = ?5 AND"
                                     " template_sha256 = ?6",
                                     -1, &st, NULL));
