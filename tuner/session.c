@@ -142,6 +142,16 @@ static void ahead_end(ahead *a, pthread_t thread) {
   free(a);
 }
 
+/* Adds what a tuning (or a group's carrying) did to *sum. */
+static void add_result(pm__tune_result *sum, const pm__tune_result *r) {
+  sum->candidates += r->candidates, sum->skipped += r->skipped;
+  sum->same_launch += r->same_launch;
+  sum->kernels += r->kernels, sum->compiled += r->compiled;
+  sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
+  sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
+  sum->time_ms += r->time_ms, sum->total_ms += r->total_ms, sum->place_ms += r->place_ms;
+}
+
 /* ---- Carrying --------------------------------------------------------------------------------
  * After the session's jobs, every size of their groups (op, type, variant, radius) that was
  * measured has the best few configurations of the sizes around it measured too
@@ -297,11 +307,8 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
                            .ms = pm__now_ms() - t0, .from_model = from > 0 ? from_name : NULL};
     report(s, &e);
   }
-  sum->measured += total.measured, sum->wrong += total.wrong;
-  sum->failed += total.failed, sum->time_ms += total.time_ms;
-  sum->verify_ms += total.verify_ms, sum->total_ms += pm__now_ms() - t0;
-  sum->compile_ms += total.compile_ms, sum->place_ms += total.place_ms;
-  sum->kernels += total.kernels, sum->compiled += total.compiled;
+  total.total_ms = pm__now_ms() - t0; /* its candidates, skipped and same_launch stay 0 */
+  add_result(sum, &total);
   return PM_OK;
 }
 
@@ -320,15 +327,6 @@ static int carry(pm__session *s, const pm__session_job *jobs, int njobs, int64_t
 }
 
 /* ---- The run -------------------------------------------------------------------------------- */
-
-static void add_result(pm__tune_result *sum, const pm__tune_result *r) {
-  sum->candidates += r->candidates, sum->skipped += r->skipped;
-  sum->same_launch += r->same_launch;
-  sum->kernels += r->kernels, sum->compiled += r->compiled;
-  sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
-  sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
-  sum->time_ms += r->time_ms, sum->total_ms += r->total_ms, sum->place_ms += r->place_ms;
-}
 
 int pm__session_run(pm__session *s, const pm__session_job *jobs, int njobs,
                     pm__session_sums *sums) {
