@@ -587,15 +587,16 @@ int cmd_tune(int argc, char **argv) {
     printf("gpu %d  all     %llu candidates (%llu stored before, %llu more launch as one does), "
            "%llu kernels (%llu compiled, %llu of them ahead in %.1f s alongside), %llu measured, "
            "%llu wrong, %llu failed; tuning %.1f s = compile %.1f + verify %.1f + time %.1f + "
-           "place %.1f + other %.1f\n",
+           "place %.1f + warm %.1f + other %.1f\n",
            ws[i].device, (unsigned long long)t->candidates, (unsigned long long)t->skipped,
            (unsigned long long)t->same_launch, (unsigned long long)t->kernels,
            (unsigned long long)(t->compiled + ahead->compiled),
            (unsigned long long)ahead->compiled, ahead->total_ms / 1e3,
            (unsigned long long)t->measured, (unsigned long long)t->wrong,
            (unsigned long long)t->failed, t->total_ms / 1e3, t->compile_ms / 1e3,
-           t->verify_ms / 1e3, t->time_ms / 1e3, t->place_ms / 1e3,
-           (t->total_ms - t->compile_ms - t->verify_ms - t->time_ms - t->place_ms) / 1e3);
+           t->verify_ms / 1e3, t->time_ms / 1e3, t->place_ms / 1e3, t->warm_ms / 1e3,
+           (t->total_ms - t->compile_ms - t->verify_ms - t->time_ms - t->place_ms - t->warm_ms) /
+               1e3);
     if (ws[i].status != CLI_OK) status = CLI_FAIL;
   }
   printf("wall time %.1f s\n", (pm__now_ms() - t0) / 1e3);

@@ -150,6 +150,7 @@ static void add_result(pm__tune_result *sum, const pm__tune_result *r) {
   sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
   sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
   sum->time_ms += r->time_ms, sum->total_ms += r->total_ms, sum->place_ms += r->place_ms;
+  sum->warm_ms += r->warm_ms;
 }
 
 /* ---- Carrying --------------------------------------------------------------------------------
@@ -290,7 +291,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
     if ((rc = s->o.tune_problem(c, s->db, s->gpu_id, run_id, op, &pr, &o, &r)) != PM_OK) break;
     total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
     total.compile_ms += r.compile_ms, total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
-    total.place_ms += r.place_ms;
+    total.place_ms += r.place_ms, total.warm_ms += r.warm_ms;
   }
   for (size_t k = 0; pts != NULL && k < sizes.n; k++) free(pts[k].v);
   free(pts);

@@ -543,7 +543,12 @@ int pm__tune_problem(pm_ctx *c, pm__db *db, int64_t gpu_id, int64_t run_id, cons
   t.d.copies = pm__copies_for(c, op->bytes(op, pr));
   if ((rc = pm__timer_new(c, &t.tm)) != PM_OK) goto done;
   res->verify_ms += pm__now_ms() - v0;
-  if (pm__now_ms() - busy_until > 500 && (rc = pm__timer_warm(c, t.tm, 200)) != PM_OK) goto done;
+  if (pm__now_ms() - busy_until > 500) {
+    double w0 = pm__now_ms();
+    rc = pm__timer_warm(c, t.tm, 200);
+    res->warm_ms += pm__now_ms() - w0;
+    if (rc != PM_OK) goto done;
+  }
 
   /* 3. each candidate: verified, then timed (the seed first); staged: then neighbours */
   if ((rc = measure_range(&t, cs, 0, n)) != PM_OK) goto done;

@@ -65,6 +65,7 @@ typedef struct pm__tune_result {
   uint64_t measured, wrong, failed; /* timed; rejected by verification; failed to compile or run */
   double compile_ms, verify_ms, time_ms, total_ms; /* wall time spent on each */
   double place_ms;       /* of total_ms, laying the data out for each layout the candidates use */
+  double warm_ms;        /* of total_ms, running the GPU up to its clocks after it was idle */
   int have_winner;       /* among the candidates measured now */
   char winner[PM__CONFIG_TEXT];
   double winner_ms, winner_gbps, seed_ms; /* seed_ms 0: not measured now */
