@@ -116,6 +116,9 @@ typedef struct ref_args {
   void *out;
   unsigned rows, cols;
   int r, zero_border;
+  /* the sums of a row's outputs: rows_float and rows_double, or their FMA copies (below) */
+  void (*row_f)(const float *, size_t, const float *, int, unsigned, float *);
+  void (*row_d)(const double *, size_t, const double *, int, unsigned, double *);
 } ref_args;
 
 enum { REF_TY = 8, REF_TX = 256, REF_VX = 8, REF_WY = REF_TY + 2 * PM__MAX_RADIUS,
@@ -185,11 +188,6 @@ static void reference_tile(const ref_args *a, unsigned y0, unsigned y1, unsigned
     float f[REF_WY][REF_WX];
     double d[REF_WY][REF_WX];
   } win;
-  void (*row_f)(const float *, size_t, const float *, int, unsigned, float *) = rows_float;
-  void (*row_d)(const double *, size_t, const double *, int, unsigned, double *) = rows_double;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("fma")) row_f = rows_float_fma, row_d = rows_double_fma;
-#endif
   int r = a->r, k = 2 * r + 1, f64 = a->dtype == PM_F64;
   unsigned wy = y1 - y0 + 2 * (unsigned)r, wx = x1 - x0 + 2 * (unsigned)r;
   /* the window: of each row, the image's columns [ia, ib) converted as a run, the rest (the
@@ -224,9 +222,9 @@ static void reference_tile(const ref_args *a, unsigned y0, unsigned y1, unsigned
       float acc[REF_VX];
       double accd[REF_VX];
       if (f64)
-        row_d(&win.d[y - y0][x - x0], REF_WX, a->w, k, m, accd);
+        a->row_d(&win.d[y - y0][x - x0], REF_WX, a->w, k, m, accd);
       else
-        row_f(&win.f[y - y0][x - x0], REF_WX, a->w, k, m, acc);
+        a->row_f(&win.f[y - y0][x - x0], REF_WX, a->w, k, m, acc);
       for (unsigned v = 0; v < m; v++) switch (a->dtype) {
         case PM_F16: ((unsigned short *)a->out)[o + v] = pm__f32_to_f16(acc[v]); break;
         case PM_BF16: ((unsigned short *)a->out)[o + v] = pm__f32_to_bf16(acc[v]); break;
@@ -246,7 +244,10 @@ static void reference_rows(void *arg, size_t y0, size_t y1) {
 
 void pm__filter_reference(int dtype, const void *in, const void *w, void *out, unsigned rows,
                           unsigned cols, int r, int zero_border) {
-  ref_args ra = {dtype, in, w, out, rows, cols, r, zero_border};
+  ref_args ra = {dtype, in, w, out, rows, cols, r, zero_border, rows_float, rows_double};
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("fma")) ra.row_f = rows_float_fma, ra.row_d = rows_double_fma;
+#endif
   pm__parallel_for(rows, reference_rows, &ra);
 }
 
