@@ -78,7 +78,8 @@ static inline void pm__db_finalize(sqlite3_stmt **st) {
 pm_ctx *pm__db_ctx(pm__db *db);
 
 /* Statements prepared once for the handle's life (its slot, PM__DB_KEPT_*): those run for every
- * row an import stores (preparing them again each time was two thirds of an import's time).
+ * row an import stores (preparing them again each time was two thirds of an import's time), and
+ * for every candidate a tuning run weighs (pm__db_measured).
  * pm__db_keep gives slot's statement, preparing sql on first use (an SQLite result code, for
  * PM__SQLITE); its user lets it go with pm__db_let_go (reset, bindings cleared), never finalizes
  * it: pm__db_close does. */
@@ -89,6 +90,7 @@ enum {
   PM__DB_KEPT_PARAMS_EACH,
   PM__DB_KEPT_TEMPLATE_PUT,
   PM__DB_KEPT_TEMPLATE_GET,
+  PM__DB_KEPT_MEASURED,
   PM__DB_KEPT_N
 };
 int pm__db_keep(pm__db *db, int slot, const char *sql, sqlite3_stmt **st);

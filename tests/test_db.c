@@ -839,6 +839,38 @@ Test(db, measured_says_what_a_resumed_run_may_skip) {
   pm__db_close(db);
 }
 
+/* A progress handler's count: every 100 virtual-machine steps of the connection. */
+static int count_steps(void *arg) {
+  ++*(int *)arg;
+  return 0;
+}
+
+/* The tuner asks pm__db_measured for every candidate: it must look the row up in the unique
+ * index, not walk every row of the op and type (1-23 ms a question on a database holding the
+ * shipped H100 document, with the model's GPUs as `gpu_id = ? OR gpu_id IN (...)`). */
+Test(db, measured_looks_up_one_row_however_many_the_op_has) {
+  pm__db *db = open_rw();
+  int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1);
+  cr_assert_eq(pm__db_begin(db), PM_OK);
+  for (int i = 1; i <= 3000; i++) {
+    pm__db_measurement m =
+        dbtest_measurement(i % 2 ? gpu : twin, dbtest_matadd(i, 512), SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+    cr_assert_eq(pm__db_measurement_write(db, &m, NULL, 0, NULL), PM_OK, "%s", pm_errmsg(ctx));
+  }
+  cr_assert_eq(pm__db_commit(db), PM_OK);
+  pm__db_problem p = dbtest_matadd(2, 512); /* the twin's */
+  for (int model = 0; model < 2; model++)
+    for (int pass = 0; pass < 2; pass++) { /* the first prepares the statement */
+      int found = -1, steps = 0;
+      sqlite3_progress_handler(pm__db_handle(db), 100, count_steps, &steps);
+      cr_assert_eq(pm__db_measured(db, gpu, model, &p, "bx=32 by=8", SHA_A, &found), PM_OK);
+      sqlite3_progress_handler(pm__db_handle(db), 0, NULL, NULL);
+      cr_assert_eq(found, model, "model %d", model);
+      if (pass == 1) cr_assert_lt(steps, 5, "model %d: %d00 steps for one row", model, steps);
+    }
+  pm__db_close(db);
+}
+
 /* With model: what another GPU of this one's model measured (an import of a fleet's export)
  * counts, what a GPU of another model measured does not. */
 Test(db, measured_of_the_model_counts_a_twin_s_rows) {
