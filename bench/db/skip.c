@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
   pm_ctx *c = NULL;
   pm__db *db = NULL;
   if (pm__ctx_create(&c, PM_DEVICE_NONE, NULL) != PM_OK ||
-      pm__db_open(c, argv[1], 0, pm__ops_db(), &db) != PM_OK) {
+      pm__db_open(c, argv[1], PM__DB_READONLY, pm__ops_db(), &db) != PM_OK) {
     fprintf(stderr, "pmtune_bench_skip: %s\n", c ? pm_errmsg(c) : "no context");
     return 1;
   }
