@@ -22,7 +22,7 @@ if nvidia-smi -L | grep -q H200; then # H200s came: item 4's H200 document inste
   LIMIT=$(( ${BUDGET:-560} - 40 )) exec bench/results/2026-11-27c-h100/h200.sh
 fi
 wide=bench/results/2026-11-27b-h100 shipped=results/nvidia-h100-80gb-hbm3.json.gz
-mkdir -p build/fill/logs build/random && rm -f build/fill/queue build/fill/logs/* build/fill/done
+mkdir -p build/fill/logs build/random && rm -f build/fill/queue build/fill/logs/* build/fill/done build/fill/left
 printf '%s\n' "$@" > build/fill/queue
 pop() { flock build/fill/queue.lock sh -c 'head -1 build/fill/queue; sed -i 1d build/fill/queue'; }
 
@@ -79,11 +79,12 @@ worker() { # worker GPU: jobs from the queue until it is empty or the call's end
       say "merged.db exit $?"
       echo "$job" >> build/fill/done; continue
     fi
-    rm -f $db
-    for doc in $shipped $wide/wide-4types.json.gz; do
-      build/tools/pmtune import $doc --db $db >> $log 2>&1
-    done
-    say "imported"
+    if [ -f $db ]; then say "resumed (a call before's database on this warm machine)"; else
+      for doc in $shipped $wide/wide-4types.json.gz; do
+        build/tools/pmtune import $doc --db $db >> $log 2>&1
+      done
+      say "imported"
+    fi
     IFS=: read -r a b c <<< "$job"
     if [ $a = matadd ]; then matadd_job $b $d $db $log; else filter_job $a $b $c $d $db $log; fi
     build/tools/pmtune export /tmp/$name.json --db $db >> $log 2>&1 &&

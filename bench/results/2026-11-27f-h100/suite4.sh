@@ -4,7 +4,8 @@
 # python/tests on GPU 3, as ../2026-11-27c-h100/gpu-suite4.sh; then test_gpu_ops_types's cases
 # (test_gpu_ops --filter gpu_types/*), one element type a GPU as each GPU comes free: bf16 on 0,
 # f64 on 2, f16 on 3. Logs to $OUT/ctest-gpu4-GPU-COMMIT.log, $OUT/ops-types-TYPE-COMMIT.log and
-# $OUT/pytest-gpu-COMMIT.log. The build travels in .device.
+# $OUT/pytest-gpu-COMMIT.log. The build travels in .device. (Its run at 1164b1a called types from
+# the folder ctest had left it in, build/, so bf16 and f64 did not run: mended since.)
 cd /work/main
 mkdir -p build && for d in .device/build/*; do rm -rf "build/${d##*/}"; done && cp -a .device/build/. build/
 mkdir -p build/tests && cp -a .device/tests/. build/tests/
@@ -14,7 +15,7 @@ echo "commit $PM_COMMIT"; nvidia-smi -L; t0=$(date +%s)
 split=("test_gpu_tune|test_gpu_matadd|test_gpu_nan" "test_gpu_serve|test_gpu_ops|test_gpu_fault"
        "test_gpu_kernel_file|test_gpu_graphs|test_gpu_streams")
 types() { # types GPU TYPE: test_gpu_ops_types's cases of TYPE on GPU
-  ( cd build/tests && CUDA_VISIBLE_DEVICES=$1 PMTUNE_RESULTS=none timeout 400 ./test_gpu_ops \
+  ( cd /work/main/build/tests && CUDA_VISIBLE_DEVICES=$1 PMTUNE_RESULTS=none timeout 400 ./test_gpu_ops \
       --verbose --filter "gpu_types/*_$2_*" ) > $OUT/ops-types-$2-$PM_COMMIT.log 2>&1
   echo "ops_types $2 (GPU $1) exit $? at $(( $(date +%s) - t0 )) s"
 }
