@@ -214,8 +214,8 @@ int pm__db_measured(pm__db *db, int64_t gpu_id, int model, const pm__db_problem 
     return pm__seterr(db->c, PM_EINVAL, "measured: needs a configuration and a template hash");
   /* Asked for every candidate of every size a run tunes or carries: kept prepared, and written so
    * that SQLite looks each GPU's row up in the measurement's unique index (gpu_id IN a list)
-   * rather than scanning the op and type (gpu_id = ?1 OR ...: 1-23 ms a question on a database
-   * holding the shipped H100 document, bench/db/skip.c). */
+   * rather than scanning the op and type (gpu_id = ?1 OR ...: up to 20 ms a question on a
+   * database holding the shipped H100 document; bench/db/skip.c). */
   PM__SQLITE(db, pm__db_keep(db, PM__DB_KEPT_MEASURED,
                              "SELECT 1 FROM measurement WHERE gpu_id IN " SELF_OR_MODEL("?1", "?7")
                              " AND op = ?2 AND dtype = ?3 AND problem = ?4 AND config = ?5 AND"

@@ -846,15 +846,15 @@ static int count_steps(void *arg) {
 }
 
 /* The tuner asks pm__db_measured for every candidate: it must look the row up in the unique
- * index, not walk every row of the op and type (1-23 ms a question on a database holding the
- * shipped H100 document, with the model's GPUs as `gpu_id = ? OR gpu_id IN (...)`). */
+ * index, not walk every row of the op and type (up to 20 ms a question on a database holding
+ * the shipped H100 document, with the model's GPUs as `gpu_id = ? OR gpu_id IN (...)`). */
 Test(db, measured_looks_up_one_row_however_many_the_op_has) {
   pm__db *db = open_rw();
   int64_t gpu = add_gpu(db, 0, 0), twin = add_gpu(db, 0, 1);
   cr_assert_eq(pm__db_begin(db), PM_OK);
   for (int i = 1; i <= 3000; i++) {
-    pm__db_measurement m =
-        dbtest_measurement(i % 2 ? gpu : twin, dbtest_matadd(i, 512), SHA_A, "{\"bx\":32,\"by\":8}", 1.0);
+    pm__db_measurement m = dbtest_measurement(i % 2 ? gpu : twin, dbtest_matadd(i, 512), SHA_A,
+                                              "{\"bx\":32,\"by\":8}", 1.0);
     cr_assert_eq(pm__db_measurement_write(db, &m, NULL, 0, NULL), PM_OK, "%s", pm_errmsg(ctx));
   }
   cr_assert_eq(pm__db_commit(db), PM_OK);

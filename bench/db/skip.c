@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
   sqlite3_finalize(st);
   printf("# pmtune_bench_skip %s: %lld measurements; %d rows of each op and type\n", argv[1],
          total, per);
-  printf("%-8s %-5s %6s %8s %14s %14s\n", "op", "type", "rows", "model", "found us/q", "absent us/q");
+  printf("%-8s %-5s %6s %8s %14s %14s\n", "op", "type", "rows", "model", "found us/q",
+         "absent us/q");
   for (int i = 0; pm__ops[i] != NULL; i++)
     for (int t = 0; t < PM__NDTYPES; t++) {
       row *rows = calloc((size_t)per, sizeof *rows);
@@ -89,8 +90,11 @@ int main(int argc, char **argv) {
         snprintf(r->variant, sizeof r->variant, "%s", (const char *)sqlite3_column_text(st, 7));
         snprintf(r->config, sizeof r->config, "%s", (const char *)sqlite3_column_text(st, 8));
         snprintf(r->sha, sizeof r->sha, "%s", (const char *)sqlite3_column_text(st, 9));
-        r->p = (pm__db_problem){.op = r->op, .dtype = r->dtype, .rows = sqlite3_column_int64(st, 3),
-                                .cols = sqlite3_column_int64(st, 4), .n = sqlite3_column_int64(st, 5),
+        r->p = (pm__db_problem){.op = r->op,
+                                .dtype = r->dtype,
+                                .rows = sqlite3_column_int64(st, 3),
+                                .cols = sqlite3_column_int64(st, 4),
+                                .n = sqlite3_column_int64(st, 5),
                                 .radius = sqlite3_column_int(st, 6),
                                 .variant = r->variant[0] ? r->variant : NULL};
       }
@@ -104,8 +108,8 @@ int main(int argc, char **argv) {
                   pm_errmsg(c), found, n, none);
           return 1;
         }
-        printf("%-8s %-5s %6d %8d %14.1f %14.1f\n", pm__ops[i]->name, pm_dtype_name((pm_dtype)t), n, model,
-               f, a);
+        printf("%-8s %-5s %6d %8d %14.1f %14.1f\n", pm__ops[i]->name,
+               pm_dtype_name((pm_dtype)t), n, model, f, a);
       }
       free(rows);
     }
