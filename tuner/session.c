@@ -142,15 +142,21 @@ static void ahead_end(ahead *a, pthread_t thread) {
   free(a);
 }
 
+/* Adds what a tuning measured, and the time each step took but the whole, to *sum: a carrying
+ * sums its sizes' so (it counts its candidates, kernels and total once). */
+static void add_measured(pm__tune_result *sum, const pm__tune_result *r) {
+  sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
+  sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
+  sum->time_ms += r->time_ms, sum->place_ms += r->place_ms, sum->warm_ms += r->warm_ms;
+}
+
 /* Adds what a tuning (or a group's carrying) did to *sum. */
 static void add_result(pm__tune_result *sum, const pm__tune_result *r) {
   sum->candidates += r->candidates, sum->skipped += r->skipped;
   sum->same_launch += r->same_launch;
   sum->kernels += r->kernels, sum->compiled += r->compiled;
-  sum->measured += r->measured, sum->wrong += r->wrong, sum->failed += r->failed;
-  sum->compile_ms += r->compile_ms, sum->verify_ms += r->verify_ms;
-  sum->time_ms += r->time_ms, sum->total_ms += r->total_ms, sum->place_ms += r->place_ms;
-  sum->warm_ms += r->warm_ms;
+  sum->total_ms += r->total_ms;
+  add_measured(sum, r);
 }
 
 /* ---- Carrying --------------------------------------------------------------------------------
@@ -289,9 +295,7 @@ static int carry_group(pm__session *s, const pm__session_job *jobs, int i, int64
     if (pts[k].n == 0 || !pm__problem_of_db(op, &sizes.z[k], &pr)) continue;
     o.extra = (const int(*)[PM__MAX_PARAMS])pts[k].v, o.nextra = pts[k].n;
     if ((rc = s->o.tune_problem(c, s->db, s->gpu_id, run_id, op, &pr, &o, &r)) != PM_OK) break;
-    total.measured += r.measured, total.wrong += r.wrong, total.failed += r.failed;
-    total.compile_ms += r.compile_ms, total.time_ms += r.time_ms, total.verify_ms += r.verify_ms;
-    total.place_ms += r.place_ms, total.warm_ms += r.warm_ms;
+    add_measured(&total, &r);
   }
   for (size_t k = 0; pts != NULL && k < sizes.n; k++) free(pts[k].v);
   free(pts);
