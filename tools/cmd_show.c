@@ -22,8 +22,9 @@ typedef struct seen_list {
   pm_ctx *c;
   pm__db *db;
   const pm__op *which;       /* only this op's sizes; NULL: every op's */
-  const char *gpu;
-  const pm__db_known *known; /* what is tuned for this GPU */
+  const pm__device_info *gpu;
+  pm__db_known known;        /* what is tuned for this GPU, loaded at its first recorded size */
+  int loaded, failed;        /* known is loaded; loading it failed (the listing stops) */
   unsigned dtypes;           /* the types to list, a bit per pm_dtype; 0: all */
   int rows;
 } seen_list;
@@ -41,10 +42,14 @@ static int show_seen_row(void *arg, const pm__db_problem *p, int64_t calls) {
   pm__db_winner w;
   if (!dtype_listed(l->dtypes, p->dtype)) return 0;
   if (pm__db_problem_text(l->db, p, problem) != PM_OK) return 0;
-  int tuned = pm__db_known_get_if(l->known, p, NULL, NULL, &w) == PM_OK;
+  if (!l->loaded) { /* a GPU with no recorded size (a fleet's import) costs no snapshot */
+    if (cli_known_load(l->db, l->gpu, l->which, &l->known) != PM_OK) return l->failed = 1;
+    l->loaded = 1;
+  }
+  int tuned = pm__db_known_get_if(&l->known, p, NULL, NULL, &w) == PM_OK;
   if (l->rows++ == 0)
     printf("%-24s %-7s %-44s %12s  %s\n", "gpu", "op", "problem", "calls", "exact winner");
-  printf("%-24.24s %-7s %-44s %12lld  %s\n", l->gpu, p->op, problem, (long long)calls,
+  printf("%-24.24s %-7s %-44s %12lld  %s\n", l->gpu->name, p->op, problem, (long long)calls,
          tuned ? w.config : "-");
   return 0;
 }
@@ -52,18 +57,15 @@ static int show_seen_row(void *arg, const pm__db_problem *p, int64_t calls) {
 /* A pm__db_gpus callback: lists one GPU's recorded sizes. */
 static int show_gpu_seen(void *arg, int64_t id, const pm__device_info *d) {
   seen_list *l = arg;
-  pm__db_known known;
-  l->gpu = d->name;
-  l->known = &known;
-  if (cli_known_load(l->db, d, l->which, &known) != PM_OK) return PM_EDB;
+  l->gpu = d, l->loaded = 0;
   int r = pm__db_seen_list(l->db, id, l->which ? l->which->name : NULL, 0, show_seen_row, l);
-  pm__db_known_free(&known);
-  return r;
+  if (l->loaded) pm__db_known_free(&l->known);
+  return l->failed ? PM_EDB : r;
 }
 
 /* --seen: every GPU's recorded sizes (of op, unless NULL). */
 static int show_seen(pm_ctx *c, pm__db *db, const pm__op *which, unsigned dtypes) {
-  seen_list l = {c, db, which, NULL, NULL, dtypes, 0};
+  seen_list l = {.c = c, .db = db, .which = which, .dtypes = dtypes};
   if (pm__db_gpus(db, show_gpu_seen, &l) != PM_OK) return cli_fail("show", "%s", pm_errmsg(c));
   if (l.rows == 0)
     printf("no sizes recorded%s%s%s in %s: library calls record the sizes they serve without a "
