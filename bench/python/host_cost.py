@@ -3,7 +3,11 @@
 it replaces, in one run: each pair called CALLS times in a loop on small tensors (a few us of GPU
 work a call, less than the host's cost, so the loop's wall time is the host's), ROUNDS rounds
 alternating the two after a warm-up, every round ending in a synchronisation; the median round's
-time per call, and pmtune's over torch's. One JSON line per pair, then a summary line.
+time per call, and pmtune's over torch's. Beside it, the loop split in two (split_us): BURST calls
+queued behind a kernel that holds the stream (torch.cuda._sleep) give the host's time alone (its
+clock while queueing) and the GPU's alone (CUDA events around the burst, run back to back once the
+stream is let go), median of ROUNDS; where the GPU's exceeds the host's, the loop measures the GPU.
+One JSON line per pair, then a summary line.
 
 Usage: python3 bench/python/host_cost.py   (BUILD: the build folder whose staged package
 (BUILD/python) is imported, build)"""
@@ -21,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, os.environ.get("BUILD", "build"), "python"
 import pmtune  # noqa: E402
 
 ROUNDS, CALLS = 21, 2000
+BURST, HOLD_CYCLES = 200, 50_000_000  # 200 calls queued behind ~30 ms of a held stream
 
 
 def per_call_us(fns):
@@ -38,6 +43,28 @@ def per_call_us(fns):
             torch.cuda.synchronize()
             times[i].append((time.perf_counter() - t0) * 1e6 / CALLS)
     return [statistics.median(t) for t in times]
+
+
+def split_us(f):
+    """(host, gpu): us per call of f queueing behind a held stream, and of the GPU running them."""
+    host, gpu = [], []
+    for _ in range(ROUNDS):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(HOLD_CYCLES)
+        e0.record()
+        t0 = time.perf_counter()
+        for _ in range(BURST):
+            f()
+        t1 = time.perf_counter()
+        e1.record()
+        held = not e0.query()  # the stream was still held when the last call was queued
+        torch.cuda.synchronize()
+        if held:
+            host.append((t1 - t0) * 1e6 / BURST)
+            gpu.append(e0.elapsed_time(e1) * 1e3 / BURST)
+    if not host:
+        return float("nan"), float("nan")
+    return statistics.median(host), statistics.median(gpu)
 
 
 def main():
@@ -79,8 +106,11 @@ def main():
     ratios = []
     for name, pm, th in pairs:
         pm_us, th_us = per_call_us([pm, th])
+        (pm_host, pm_gpu), (th_host, th_gpu) = split_us(pm), split_us(th)
         line = {"call": name, "pmtune_us": round(pm_us, 2), "torch_us": round(th_us, 2),
-                "pmtune_over_torch": round(pm_us / th_us, 3)}
+                "pmtune_over_torch": round(pm_us / th_us, 3),
+                "pmtune_host_us": round(pm_host, 2), "torch_host_us": round(th_host, 2),
+                "pmtune_gpu_us": round(pm_gpu, 2), "torch_gpu_us": round(th_gpu, 2)}
         if "custom op" not in name:
             ratios.append(pm_us / th_us)
         print(json.dumps(line), flush=True)
