@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# wide_missing.py TYPE DOC...: the grid's aspect-64 sizes (tuner/space.c) of matadd and filter that no measurement of the export documents DOC (those that exist) has in type TYPE, for wide2.sh.
+# wide_missing.py TYPE DOC...: the grid's aspect-64 sizes (tuner/space.c) of matadd and filter that no measurement of the export documents DOC (those that exist) other than a seed has in type TYPE (a size of its seed alone is a search stopped: not tuned), for wide2.sh and fill.sh.
 """Prints one line a run: "OP VARIANT --size S --size S ..." (VARIANT "order row", "border zero";
 filter's sizes with their radius, S:rR), the sizes in the grid's order, for the runs of wide.sh
 whose time limit came first."""
@@ -27,7 +27,7 @@ def main():
     have = set()
     for d in docs:
         for m in json.load(gzip.open(d) if d.endswith(".gz") else open(d))["measurements"]:
-            if m["dtype"] == t and m["status"] == "ok":
+            if m["dtype"] == t and m["status"] == "ok" and not m["is_seed"]:  # tuned, not a seed alone
                 have.add((m["op"], m["variant"], m["radius"] or 0, m["rows"], m["cols"]))
     runs = [("matadd", "order=" + o, 0) for o in ("row", "col")]
     runs += [("filter", "border=" + b, r) for b in ("clamp", "zero") for r in (1, 2, 3)]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# h200.sh [TYPE...]: item 4's H200 document, made by carrying alone (not yet run): on a machine of
+# h200.sh [TYPE...]: item 4's H200 document, made by carrying alone (run at 179fda7, one type a call on one H200: ../2026-11-27g-h200): on a machine of
 # H200s, one type a GPU (f32, f16, bf16, f64 on GPUs 0-3, or the types given), the shipped H100
 # document imported into build/h200/TYPE.db, then `pmtune tune --carry --grid --dtype TYPE`: in
 # each group the H200 measured none of, the H100's sizes, the H100's best configurations of each
