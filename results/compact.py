@@ -29,6 +29,12 @@ def rounded(v, digits):
     return float(f"{v:.{digits}g}") if isinstance(v, float) else v
 
 
+def size_of(m):
+    """A measurement's size: its problem and template (a configuration's key adds the config)."""
+    return tuple(m.get(k) for k in ("op", "dtype", "variant", "radius", "rows", "cols", "n",
+                                    "template_sha256"))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -37,20 +43,18 @@ def main():
         doc = json.loads(text)
         fastest = {}  # a failed or unverified row is kept as it is
         for i, m in enumerate(doc["measurements"]):
-            key = tuple(m.get(k) for k in ("op", "dtype", "variant", "radius", "rows", "cols", "n",
-                                           "template_sha256", "config"))
+            key = size_of(m) + (m.get("config"),)
             if m["status"] != "ok" or not m["verified"]:
                 key += (i,)
             if key not in fastest or m["median_ms"] < fastest[key]["median_ms"]:
                 fastest[key] = m
         ms = list(fastest.values())
         tried = {}  # per size: whether a configuration other than its seed worked there
-        size = lambda m: tuple(m.get(k) for k in ("op", "dtype", "variant", "radius", "rows",
-                                                   "cols", "n", "template_sha256"))
         for m in ms:
-            tried[size(m)] = tried.get(size(m), False) or (m["status"] == "ok" and not m["is_seed"])
+            z = size_of(m)
+            tried[z] = tried.get(z, False) or (m["status"] == "ok" and not m["is_seed"])
         untuned = sum(not t for t in tried.values())
-        ms = [m for m in ms if tried[size(m)]]
+        ms = [m for m in ms if tried[size_of(m)]]
         named = {m["gpu"] for m in ms}
         doc["gpus"] = [g for g in doc["gpus"] if g["uuid"] in named]
         for m in ms:
