@@ -75,6 +75,12 @@ static int int_seq(PyObject *seq, const char *what, const char *field, int64_t *
                  len, field, MAXDIM);
     return -1;
   }
+  if (PyTuple_Check(seq)) { /* a torch.Size, stride()'s tuple: borrowed items, no new ones */
+    for (Py_ssize_t i = 0; i < len; i++)
+      if (as_i64(PyTuple_GetItem(seq, i), &out[i]) < 0) return -1;
+    *n = (int)len;
+    return 0;
+  }
   for (Py_ssize_t i = 0; i < len; i++) {
     PyObject *e = PySequence_GetItem(seq, i);
     int rc = e == NULL ? -1 : as_i64(e, &out[i]);
