@@ -33,6 +33,8 @@ def load(label, path):
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     mod.setup(pmtune.Error, pmtune._device_handle, pmtune._load, pmtune._arrays.empty_like)
+    pmtune._load()
+    mod.load(pmtune.library_path)  # its own table of the library's functions
     return mod
 
 
