@@ -59,6 +59,7 @@ calls = {
     "a.is_contiguous()": lambda: a.is_contiguous(),
     "torch._C._to_dlpack(a)": lambda: torch._C._to_dlpack(a),
     "five reads (get_device, dtype, data_ptr, shape, stride)": lambda: (a.get_device(), a.dtype, a.data_ptr(), a.shape, a.stride()),
+    "pmtune._ext.view(a, 'a') (the extension's read of a tensor, from Python)": lambda: pmtune._ext.view(a, "a"),
     "torch.add(a, b)": lambda: torch.add(a, b),
     "torch.add(a, b, out=o)": lambda: torch.add(a, b, out=o),
     "pmtune.add(a, b)": lambda: pmtune.add(a, b),

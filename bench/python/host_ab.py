@@ -2,8 +2,8 @@
 """host_ab.py: builds of the extension against each other and torch, in one process: each
 _ext.abi3.so given (a build of python/pmtune/_ext*.c, e.g. with a change to try) is loaded as a
 module of its own beside the package's, set up as the package sets up its own, and each call
-below is timed through every build and through torch alternately (host_cost.py's loop: CALLS
-calls a round, ROUNDS rounds in alternating order, the median round's us a call). One JSON line a
+below is timed through every build and through torch alternately (host_cost.py's per_call_us:
+2,000 calls a round, 21 rounds in alternating order, the median round's us a call). One JSON line a
 call: us a call for each build (by its label) and torch.
 
 Usage: python3 bench/python/host_ab.py LABEL=PATH/_ext.abi3.so...   (BUILD: the build folder
@@ -12,9 +12,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -22,8 +20,7 @@ import torch.nn.functional as F
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, os.environ.get("BUILD", "build"), "python"))
 import pmtune  # noqa: E402
-
-ROUNDS, CALLS = 21, 2000
+from host_cost import per_call_us  # noqa: E402  (its loop: ROUNDS rounds of CALLS calls)
 
 
 def load(label, path):
@@ -36,23 +33,6 @@ def load(label, path):
     pmtune._load()
     mod.load(pmtune.library_path)  # its own table of the library's functions
     return mod
-
-
-def per_call_us(fns):
-    for f in fns:
-        for _ in range(CALLS):
-            f()
-    torch.cuda.synchronize()
-    times = [[] for _ in fns]
-    for r in range(ROUNDS):
-        order = list(range(len(fns)))
-        for i in (order if r % 2 == 0 else reversed(order)):
-            t0 = time.perf_counter()
-            for _ in range(CALLS):
-                fns[i]()
-            torch.cuda.synchronize()
-            times[i].append((time.perf_counter() - t0) * 1e6 / CALLS)
-    return [statistics.median(t) for t in times]
 
 
 def main():
@@ -82,7 +62,7 @@ def main():
     ]
     print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
                       "python": sys.version.split()[0], "commit": os.environ.get("PM_COMMIT"),
-                      "builds": [l for l, _ in builds], "rounds": ROUNDS, "calls": CALLS}), flush=True)
+                      "builds": [l for l, _ in builds]}), flush=True)
     for name, pm, th in calls:
         us = per_call_us([pm(m) for _, m in builds] + [th])
         line = {"call": name}
