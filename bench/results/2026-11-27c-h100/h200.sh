@@ -31,15 +31,8 @@ for d in "${!types[@]}"; do
       build/tools/pmtune tune --carry --grid --dtype $t --device $d --db $db >> $log 2>&1
     say "carry exit $?"
     build/tools/pmtune export /tmp/h200-$t.json --db $db >> $log 2>&1 &&
-      python3 - /tmp/h200-$t.json <<'PY' && python3 results/compact.py /tmp/h200-$t.json >> $log &&
-import json, sys
-doc = json.load(open(sys.argv[1]))
-mine = {g["uuid"] for g in doc["gpus"] if g["name"] != "NVIDIA H100 80GB HBM3"}
-doc["gpus"] = [g for g in doc["gpus"] if g["uuid"] in mine]
-doc["measurements"] = [m for m in doc["measurements"] if m["gpu"] in mine]
-json.dump(doc, open(sys.argv[1], "w"))
-print(f"{len(doc['measurements'])} measurements of {len(mine)} GPUs kept")
-PY
+      python3 bench/results/2026-11-27c-h100/h200_rows.py /tmp/h200-$t.json &&
+      python3 results/compact.py /tmp/h200-$t.json >> $log &&
       gzip -9 -n -c /tmp/h200-$t.json > $OUT/h200-$t.json.gz
     say "export exit $?"
   ) &

@@ -51,15 +51,8 @@ for g in "${carried[@]}"; do
   say "carry $1 $2 r=$3 exit $?"
 done
 build/tools/pmtune export /tmp/h200fill.json --db $db >> $log 2>&1 &&
-  python3 - /tmp/h200fill.json <<'PY' && python3 results/compact.py /tmp/h200fill.json >> $log &&
-import json, sys
-doc = json.load(open(sys.argv[1]))
-mine = {g["uuid"] for g in doc["gpus"] if g["name"] != "NVIDIA H100 80GB HBM3"}
-doc["gpus"] = [g for g in doc["gpus"] if g["uuid"] in mine]
-doc["measurements"] = [m for m in doc["measurements"] if m["gpu"] in mine]
-json.dump(doc, open(sys.argv[1], "w"))
-print(f"{len(doc['measurements'])} measurements of {len(mine)} GPUs kept")
-PY
+  python3 bench/results/2026-11-27c-h100/h200_rows.py /tmp/h200fill.json &&
+  python3 results/compact.py /tmp/h200fill.json >> $log &&
   gzip -9 -n -c /tmp/h200fill.json > build/h200/nvidia-h200.json.gz &&
   cp build/h200/nvidia-h200.json.gz $OUT/
 say "export exit $?"
