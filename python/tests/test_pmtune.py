@@ -379,6 +379,25 @@ def test_torch_matadd_and_add_in_half_bfloat16_and_double():
         pmtune.add(m1.t().contiguous(), m2.t())
 
 
+@needs_gpu
+def test_torch_one_line_or_one_column_of_a_wider_matrix():
+    """A dimension of one has any stride (torch keeps the parent's, a DLPack export writes 1): a
+    line or a column of a row- or column-major matrix is read as the same layout either way."""
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    w, v = (torch.rand(513, 1031, device="cuda", generator=g) for _ in range(2))
+    for order, (a, b) in (("row-major", (w, v)), ("column-major", (w.t().contiguous().t(),
+                                                                   v.t().contiguous().t()))):
+        for what, pick in (("a line", lambda m: m[7:8, :]), ("a column", lambda m: m[:, 7:8]),
+                           ("part of a line", lambda m: m[7:8, 3:900]),
+                           ("part of a column", lambda m: m[3:500, 7:8])):
+            sa, sb = pick(a), pick(b)
+            assert torch.equal(pmtune.matadd(sa, sb), sa + sb), (order, what)
+            if sa.is_contiguous() or sa.t().is_contiguous():  # add takes packed arrays
+                got = pmtune.add(sa, sb)
+                assert got.shape == sa.shape and torch.equal(got, sa + sb), (order, what, "add")
+
+
 
 @needs_gpu
 def test_torch_reduce_and_filter_in_half_bfloat16_and_double():
