@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """host_ab.py: builds of the extension against each other and torch, in one process: each
 _ext.abi3.so given (a build of python/pmtune/_ext*.c, e.g. with a change to try) is loaded as a
-module of its own beside the package's, set up as the package sets up its own, and each call
-below is timed through every build and through torch alternately (host_cost.py's per_call_us:
+module of its own beside the package's, set up as the package sets up its own, and each call of
+host_cost.py's calls() is timed through every build and through torch alternately (its per_call_us:
 2,000 calls a round, 21 rounds in alternating order, the median round's us a call). One JSON line a
 call: us a call for each build (by its label) and torch.
 
@@ -15,12 +15,11 @@ import os
 import sys
 
 import torch
-import torch.nn.functional as F
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, os.environ.get("BUILD", "build"), "python"))
 import pmtune  # noqa: E402
-from host_cost import per_call_us  # noqa: E402  (its loop: ROUNDS rounds of CALLS calls)
+from host_cost import calls, per_call_us  # noqa: E402  (its calls; its loop: ROUNDS rounds of CALLS calls)
 
 
 def load(label, path):
@@ -40,30 +39,10 @@ def main():
     for arg in sys.argv[1:]:
         label, path = arg.split("=", 1)
         builds.append((label, load(label, path)))
-    dev = torch.device("cuda")
-    torch.manual_seed(1)
-    a, b, c = (torch.rand(1000, device=dev) for _ in range(3))
-    m1, m2 = torch.rand(100, 137, device=dev), torch.rand(100, 137, device=dev)
-    h1, h2 = a.bfloat16(), b.bfloat16()
-    img = torch.rand(32, 32, device=dev)
-    w = [[0.0, 0.25, 0.0], [0.25, 0.0, 0.25], [0.0, 0.25, 0.0]]
-    wt = torch.tensor(w, device=dev)[None, None]
-    s = torch.empty((), device=dev)
-    calls = [  # (name, the call on a build's module, torch's)
-        ("add f32 1000", lambda m: lambda: m.add(a, b), lambda: torch.add(a, b)),
-        ("add f32 1000 out=", lambda m: lambda: m.add(a, b, out=c), lambda: torch.add(a, b, out=c)),
-        ("add bf16 1000", lambda m: lambda: m.add(h1, h2), lambda: torch.add(h1, h2)),
-        ("matadd f32 100x137", lambda m: lambda: m.matadd(m1, m2), lambda: torch.add(m1, m2)),
-        ("reduce_sum f32 1000", lambda m: lambda: m.reduce_sum(a), lambda: torch.sum(a)),
-        ("reduce_sum f32 1000 out=", lambda m: lambda: m.reduce_sum(a, out=s),
-         lambda: torch.sum(a, dim=0, out=s)),
-        ("filter f32 32x32 r1 zero", lambda m: lambda: m.filter(img, w, "zero"),
-         lambda: F.conv2d(img[None, None], wt, padding=1)),
-    ]
     print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
                       "python": sys.version.split()[0], "commit": os.environ.get("PM_COMMIT"),
                       "builds": [l for l, _ in builds]}), flush=True)
-    for name, pm, th in calls:
+    for name, pm, th in calls():
         us = per_call_us([pm(m) for _, m in builds] + [th])
         line = {"call": name}
         line.update({label: round(u, 2) for (label, _), u in zip(builds, us)})

@@ -67,42 +67,50 @@ def split_us(f):
     return statistics.median(host), statistics.median(gpu)
 
 
-def main():
+def calls():
+    """The calls timed here and in host_ab.py, on small tensors made once: (name, a function of m
+    giving the call through m (the package, or a build of its extension: the same calls), torch's
+    call)."""
     dev = torch.device("cuda")
     torch.manual_seed(1)
-    print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(0),
-                      "torch": torch.__version__, "python": sys.version.split()[0],
-                      "pmtune": pmtune.__version__, "library": pmtune.library_path,
-                      "commit": os.environ.get("PM_COMMIT"), "rounds": ROUNDS, "calls": CALLS}),
-          flush=True)
-    n = 1000
-    a, b, c = (torch.rand(n, device=dev) for _ in range(3))
+    a, b, c = (torch.rand(1000, device=dev) for _ in range(3))
     m1, m2 = torch.rand(100, 137, device=dev), torch.rand(100, 137, device=dev)
     h1, h2 = a.bfloat16(), b.bfloat16()
     img = torch.rand(32, 32, device=dev)
     w = [[0.0, 0.25, 0.0], [0.25, 0.0, 0.25], [0.0, 0.25, 0.0]]
     wt = torch.tensor(w, device=dev)[None, None]
-    axpy = pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", "axpy.json"))
-    y, y2 = torch.rand(n, device=dev), torch.rand(n, device=dev)
     s = torch.empty((), device=dev)
-    pairs = [
-        ("add f32 1000", lambda: pmtune.add(a, b), lambda: torch.add(a, b)),
-        ("add f32 1000 out=", lambda: pmtune.add(a, b, out=c), lambda: torch.add(a, b, out=c)),
-        ("add bf16 1000", lambda: pmtune.add(h1, h2), lambda: torch.add(h1, h2)),
-        ("matadd f32 100x137", lambda: pmtune.matadd(m1, m2), lambda: torch.add(m1, m2)),
-        ("matadd f32 100x137 transposed", lambda: pmtune.matadd(m1.t(), m2.t()),
+    return [
+        ("add f32 1000", lambda m: lambda: m.add(a, b), lambda: torch.add(a, b)),
+        ("add f32 1000 out=", lambda m: lambda: m.add(a, b, out=c), lambda: torch.add(a, b, out=c)),
+        ("add bf16 1000", lambda m: lambda: m.add(h1, h2), lambda: torch.add(h1, h2)),
+        ("matadd f32 100x137", lambda m: lambda: m.matadd(m1, m2), lambda: torch.add(m1, m2)),
+        ("matadd f32 100x137 transposed", lambda m: lambda: m.matadd(m1.t(), m2.t()),
          lambda: torch.add(m1.t(), m2.t())),
-        ("reduce_sum f32 1000", lambda: pmtune.reduce_sum(a), lambda: torch.sum(a)),
-        ("reduce_sum f32 1000 out=", lambda: pmtune.reduce_sum(a, out=s),
+        ("reduce_sum f32 1000", lambda m: lambda: m.reduce_sum(a), lambda: torch.sum(a)),
+        ("reduce_sum f32 1000 out=", lambda m: lambda: m.reduce_sum(a, out=s),
          lambda: torch.sum(a, dim=0, out=s)),
-        ("filter f32 32x32 r1 zero", lambda: pmtune.filter(img, w, "zero"),
+        ("filter f32 32x32 r1 zero", lambda m: lambda: m.filter(img, w, "zero"),
          lambda: F.conv2d(img[None, None], wt, padding=1)),
-        ("kernel axpy f32 1000", lambda: axpy([n], [y, a], [0.5, None]),
-         lambda: y2.add_(a, alpha=0.5)),
     ]
+
+
+def main():
+    print(json.dumps({"kind": "run", "gpu": torch.cuda.get_device_name(0),
+                      "torch": torch.__version__, "python": sys.version.split()[0],
+                      "pmtune": pmtune.__version__, "library": pmtune.library_path,
+                      "commit": os.environ.get("PM_COMMIT"), "rounds": ROUNDS, "calls": CALLS}),
+          flush=True)
+    pairs = [(name, pm(pmtune), th) for name, pm, th in calls()]
+    n = 1000
+    axpy = pmtune.Kernel(os.path.join(ROOT, "examples", "kernels", "axpy.json"))
+    a, y, y2 = (torch.rand(n, device="cuda") for _ in range(3))
+    pairs.append(("kernel axpy f32 1000", lambda: axpy([n], [y, a], [0.5, None]),
+                  lambda: y2.add_(a, alpha=0.5)))
     if hasattr(torch.ops, "pmtune") and hasattr(torch.ops.pmtune, "add"):
+        c, d = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
         pairs.append(("torch.ops.pmtune.add f32 1000 (custom op)",
-                      lambda: torch.ops.pmtune.add(a, b), lambda: torch.add(a, b)))
+                      lambda: torch.ops.pmtune.add(c, d), lambda: torch.add(c, d)))
     ratios = []
     for name, pm, th in pairs:
         pm_us, th_us = per_call_us([pm, th])
