@@ -110,9 +110,11 @@ PyObject *ext_shape_repr(const view *v);
 int ext_need_same_shape(const view *x, const char *xn, const view *y, const char *yn);
 /* (order, rows, cols, pitch) of a 2-D view, order 0 row-major or 1 column-major: the elements
  * of a line next to each other (esize bytes apart), lines `pitch` bytes apart (a packed array, a
- * slice of a wider one, a transposed one). ValueError for any other. */
-int ext_layout_2d(const view *v, const char *what, int *order, size_t *rows, size_t *cols,
-                  size_t *pitch);
+ * slice of a wider one, a transposed one). In order `prefer` where the view fits it (a single
+ * line or column fits both), else its own (-1: its own): row-major, but column-major for a
+ * packed column. ValueError for any other. */
+int ext_layout_2d(const view *v, const char *what, int prefer, int *order, size_t *rows,
+                  size_t *cols, size_t *pitch);
 /* Whether a view's elements fill its extent, in any order of its dimensions (what torch calls
  * non-overlapping and dense: torch.empty_like gives such a tensor's strides to its new one). */
 int ext_dense(const view *v);

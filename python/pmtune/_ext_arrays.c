@@ -405,25 +405,35 @@ int ext_need_same_shape(const view *x, const char *xn, const view *y, const char
   return -1;
 }
 
-/* (order, rows, cols, pitch) of a 2-D view, order 0 row-major or 1 column-major: the elements
- * of a line next to each other (esize bytes apart), lines `pitch` bytes apart (a packed array, a
- * slice of a wider one, a transposed one). ValueError for any other. */
-int ext_layout_2d(const view *v, const char *what, int *order, size_t *rows, size_t *cols,
-                  size_t *pitch) {
+/* Whether a 2-D view can be read in order (0 row-major, 1 column-major): a line's elements next
+ * to each other, lines at least a line apart; its pitch where it can. A single line (one row) or
+ * a single column can be read in either order where its elements are next to each other, and a
+ * dimension of one has any stride (torch keeps its parent's, a DLPack export writes 1). */
+static int read_as(const view *v, int order, size_t *pitch) {
+  int64_t r = v->shape[0], c = v->shape[1], s0 = v->strides[0], s1 = v->strides[1], e = v->esize;
+  if (order == 0 && (s1 == e || c == 1) && (r == 1 || s0 >= e * c))
+    return *pitch = (size_t)(r == 1 ? e * c : s0), 1;
+  if (order == 1 && (s0 == e || r == 1) && (c == 1 || s1 >= e * r))
+    return *pitch = (size_t)(c == 1 ? e * r : s1), 1;
+  return 0;
+}
+
+int ext_layout_2d(const view *v, const char *what, int prefer, int *order, size_t *rows,
+                  size_t *cols, size_t *pitch) {
   if (v->ndim != 2) {
     PyErr_Format(PyExc_ValueError, "%s: a 2-D array is needed, not %d-D", what, v->ndim);
     return -1;
   }
-  int64_t r = v->shape[0], c = v->shape[1], s0 = v->strides[0], s1 = v->strides[1], e = v->esize;
-  *rows = (size_t)r, *cols = (size_t)c;
-  if (r == 1 && (c == 1 || s1 == e)) *order = 0, *pitch = (size_t)(e * c); /* one line */
-  else if (c == 1 && s0 == e) *order = 1, *pitch = (size_t)(e * r);  /* a packed column */
-  else if ((s1 == e || c == 1) && s0 >= e * c) *order = 0, *pitch = (size_t)s0;
-  else if (s0 == e && s1 >= e * r) *order = 1, *pitch = (size_t)s1;
+  *rows = (size_t)v->shape[0], *cols = (size_t)v->shape[1];
+  int packed_column = v->shape[0] > 1 && v->shape[1] == 1 && v->strides[0] == v->esize;
+  int own = packed_column ? 1 : 0; /* its own order where both fit: column-major for a column */
+  if (prefer >= 0 && read_as(v, prefer, pitch)) *order = prefer;
+  else if (read_as(v, own, pitch)) *order = own;
+  else if (read_as(v, !own, pitch)) *order = !own;
   else {
     PyErr_Format(PyExc_ValueError, "%s: strides (%lld, %lld) bytes: one of the two must be %d (a "
                  "line's elements next to each other) and the other at least a line", what,
-                 (long long)s0, (long long)s1, (int)e);
+                 (long long)v->strides[0], (long long)v->strides[1], (int)v->esize);
     return -1;
   }
   return 0;
@@ -534,7 +544,7 @@ PyObject *ext_layout(PyObject *self, PyObject *args) {
   int order;
   size_t rows, cols, pitch;
   if (ext_read_view(obj, what, 0, 0, &v) < 0) return NULL;
-  int rc = ext_layout_2d(&v, what, &order, &rows, &cols, &pitch);
+  int rc = ext_layout_2d(&v, what, -1, &order, &rows, &cols, &pitch);
   ext_release(&v);
   return rc < 0 ? NULL : Py_BuildValue("innn", order, (Py_ssize_t)rows, (Py_ssize_t)cols,
                                        (Py_ssize_t)pitch);

@@ -11,17 +11,23 @@ static PyObject *do_matadd(PyObject *h, PyObject *a, PyObject *b, PyObject *out,
   int oa, ob, oc;
   size_t rows, cols, pa, pb, pc;
   if (ext_first_array(a, "a", stream, 0, &va, &s) < 0) goto done;
-  if (ext_layout_2d(&va, "a", &oa, &rows, &cols, &pa) < 0) goto done;
+  if (ext_layout_2d(&va, "a", -1, &oa, &rows, &cols, &pa) < 0) goto done;
   if (ext_read_view(b, "b", s, 0, &vb) < 0 || ext_need_same_shape(&va, "a", &vb, "b") < 0 ||
-      ext_layout_2d(&vb, "b", &ob, &rows, &cols, &pb) < 0)
+      ext_layout_2d(&vb, "b", oa, &ob, &rows, &cols, &pb) < 0)
     goto done;
   if (ext_output(out, a, &va, va.shape, 2, oa, "matadd", va.dtype, s, &ret, &vc) < 0 ||
       ext_need_same_shape(&vc, "out", &va, "a") < 0 ||
-      ext_layout_2d(&vc, "out", &oc, &rows, &cols, &pc) < 0 ||
+      ext_layout_2d(&vc, "out", oa, &oc, &rows, &cols, &pc) < 0 ||
       ext_same_type((const view *const[]){&va, &vb, &vc}, 3) < 0 ||
       ext_same_device((const view *const[]){&va, &vb, &vc}, (const char *const[]){"a", "b", "out"},
                       3))
     goto fail;
+  if (ob != oa || oc != oa) { /* a single line or column fits both orders: the other, for all */
+    int o = ob != oa ? ob : oc;
+    ext_layout_2d(&va, "a", o, &oa, &rows, &cols, &pa); /* read before: no error now */
+    ext_layout_2d(&vb, "b", o, &ob, &rows, &cols, &pb);
+    ext_layout_2d(&vc, "out", o, &oc, &rows, &cols, &pc);
+  }
   if (!(oa == ob && ob == oc)) {
     PyErr_Format(PyExc_ValueError, "a, b and out are stored in different orders (row-major: %s, "
                  "%s, %s): pmtune's matadd takes one", oa ? "False" : "True",
@@ -234,7 +240,7 @@ static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject
   int ox, oo;
   size_t rows, cols, px, po;
   if (ext_first_array(x, "x", stream, 0, &vx, &s) < 0 ||
-      ext_layout_2d(&vx, "x", &ox, &rows, &cols, &px) < 0)
+      ext_layout_2d(&vx, "x", 0, &ox, &rows, &cols, &px) < 0)
     goto done;
   if (ox != 0) {
     PyErr_SetString(PyExc_ValueError, "x: filter takes a row-major image (its rows' floats next "
@@ -245,7 +251,7 @@ static PyObject *do_filter(PyObject *h, PyObject *x, PyObject *weights, PyObject
       ext_same_type((const view *const[]){&vx, &vo}, 2) < 0 ||
       ext_same_device((const view *const[]){&vx, &vo}, (const char *const[]){"x", "out"}, 2) < 0 ||
       ext_need_same_shape(&vo, "out", &vx, "x") < 0 ||
-      ext_layout_2d(&vo, "out", &oo, &rows, &cols, &po) < 0)
+      ext_layout_2d(&vo, "out", 0, &oo, &rows, &cols, &po) < 0)
     goto fail;
   if (oo != 0) {
     PyErr_SetString(PyExc_ValueError, "out: filter writes a row-major image");

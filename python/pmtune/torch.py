@@ -15,11 +15,9 @@ def _column_major(t: torch.Tensor) -> bool:
     """Whether pmtune reads a 2-D tensor as column-major (_ext_arrays.c's ext_layout_2d())."""
     rows, cols = t.shape
     s0, s1 = t.stride()
-    if rows == 1 and (cols == 1 or s1 == 1):
-        return False
-    if cols == 1 and s0 == 1:
-        return True
-    return not ((s1 == 1 or cols == 1) and s0 >= cols) and s0 == 1
+    if rows > 1 and cols == 1 and s0 == 1:
+        return True  # a packed column
+    return not ((s1 == 1 or cols == 1) and (rows == 1 or s0 >= cols))  # row-major where it fits
 
 
 @torch.library.custom_op("pmtune::matadd", mutates_args=())

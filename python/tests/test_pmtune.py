@@ -82,6 +82,9 @@ def test_layouts_are_read_from_the_strides():
     assert lay((1, 7), (28, 4)) == (0, 1, 7, 28)            # one line
     assert lay((7, 1), (4, 4)) == (1, 7, 1, 28)             # one packed column
     assert lay((7, 1), (40, 4)) == (0, 7, 1, 40)            # a column of a wider matrix
+    assert lay((1, 7), (999, 4)) == (0, 1, 7, 28)           # a dimension of one: any stride
+    assert lay((7, 1), (4, 999)) == (1, 7, 1, 28)
+    assert lay((1, 7), (4, 8)) == (1, 1, 7, 8)              # every other float of one line
     with pytest.raises(ValueError, match="one of the two must be 4"):
         lay((3, 5), (40, 8))                                # every other float
     with pytest.raises(ValueError, match="one of the two must be 4"):
@@ -150,6 +153,20 @@ def test_calls_are_checked_before_the_library(ctx):
         ctx.filter(Fake((4, 5), (4, 16)), [0.0] * 9, out=Fake((4, 5)))
     with pytest.raises(TypeError, match="host"):
         ctx.filter(a, Fake((3, 3)), out=Fake((4, 5)))
+
+
+def test_a_single_line_or_column_is_read_in_the_order_the_others_fit(ctx):
+    """A line or a packed column fits both orders; one that fits one order alone (a column of a
+    wider matrix: row-major) decides for all. Reaching the library (this context has no device,
+    PM_ENODEV) means the layouts were accepted."""
+    column, wider = Fake((7, 1)), Fake((7, 1), (40, 4))  # packed; a column of a 10-wide matrix
+    line, spaced = Fake((1, 7)), Fake((1, 7), (4, 8))    # packed; every other float
+    for a, b, out in ((column, wider, column), (wider, column, column), (column, column, wider),
+                      (line, spaced, line), (line, line, spaced)):
+        with pytest.raises(pmtune.Error, match="no device"):
+            ctx.matadd(a, b, out=out)
+    with pytest.raises(pmtune.Error, match="no device"):
+        ctx.filter(wider, [0.0] * 9, out=column)
 
 
 def test_the_library_s_refusals_raise_its_message(ctx):
