@@ -4,8 +4,9 @@
  *
  *   _ext.c         the module: the library opened by path, its functions other than the calls,
  *                  the method table and the module's setup
- *   _ext_arrays.c  reading an array (a torch.Tensor's accessors, __cuda_array_interface__,
- *                  DLPack) into a view, and the checks of shapes, layouts, types and devices
+ *   _ext_arrays.c  reading an array (a torch.Tensor through torch's own DLPack export or its
+ *                  accessors, __cuda_array_interface__, DLPack) into a view, and the checks of
+ *                  shapes, layouts, types and devices
  *   _ext_calls.c   what every call shares: its stream, its context, its output, its arguments
  *   _ext_ops.c     the built-in ops' calls: matadd, add, reduce_sum, filter
  *   _ext_kernel.c  a kernel of one's own: opening it and calling it
@@ -73,7 +74,7 @@ extern struct ext_str {
 /* PyTorch, once some code imported it (pmtune never imports it). */
 extern struct ext_torch {
   PyObject *Tensor, *dtypes[MAXTYPES], *raw_stream, *current_stream, *empty_strided,
-      *empty_like;
+      *empty_like, *to_dlpack;
 } ext_torch;
 
 /* A str of s (UTF-8, bad bytes replaced), or None where s is NULL. */
@@ -94,7 +95,8 @@ void ext_release(view *v);
 PyObject *ext_call0(PyObject *obj, PyObject *name);
 /* Whether obj is a torch.Tensor (torch imported, the library loaded). */
 int ext_is_torch(PyObject *obj);
-/* Reads a torch.Tensor into v through its own accessors. */
+/* Reads a torch.Tensor into v: a CUDA one of a type pmtune takes in one call (torch._C.
+ * _to_dlpack), else through its accessors, which word the errors. */
 int ext_read_torch(PyObject *obj, const char *what, view *v);
 /* Reads obj, an array other than a torch.Tensor, into v through __cuda_array_interface__ or
  * DLPack (whose producer makes the data ready on stream); TypeError where it is no GPU array

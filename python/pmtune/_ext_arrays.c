@@ -1,6 +1,6 @@
-/* _ext_arrays.c: the Python extension's reading of arrays: a torch.Tensor through its own
- * accessors (no protocol object is built), else __cuda_array_interface__ (CuPy, Numba), else a
- * DLPack capsule (JAX and the rest), into a view; and the checks of a call's arrays (shape,
+/* _ext_arrays.c: the Python extension's reading of arrays: a torch.Tensor in one call of
+ * torch's own (torch._C._to_dlpack, no stream asked) or through its accessors, else
+ * __cuda_array_interface__ (CuPy, Numba), else a DLPack capsule (JAX and the rest), into a view; and the checks of a call's arrays (shape,
  * layout, contiguity, type, device, order). */
 #include "_ext.h"
 
@@ -21,6 +21,8 @@ static int torch_seen(void) {
     ok = (ext_torch.dtypes[i] = PyObject_GetAttrString(torch, NAMES[i])) != NULL;
   PyObject *c = ok ? PyObject_GetAttrString(torch, "_C") : NULL; /* the stream as an int */
   ext_torch.raw_stream = c != NULL ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
+  ext_torch.to_dlpack = c != NULL ? PyObject_GetAttrString(c, "_to_dlpack") : NULL;
+  if (ext_torch.to_dlpack == NULL) PyErr_Clear(); /* a tensor is read through its accessors */
   Py_XDECREF(c);
   if (ok && ext_torch.raw_stream == NULL) {
     PyErr_Clear();
@@ -121,7 +123,10 @@ static int device_of(PyObject *obj) {
   return ordinal;
 }
 
+static int read_torch_dlpack(PyObject *obj, view *v);
+
 int ext_read_torch(PyObject *obj, const char *what, view *v) {
+  if (read_torch_dlpack(obj, v)) return 0; /* one call where torch exports it, else accessors */
   int64_t i64;
   PyObject *r =
       ext_call0(obj, ext_str.get_device); /* -1: on the host (or meta); a CUDA ordinal else */
@@ -257,6 +262,13 @@ typedef struct { /* DLManagedTensor begins with it */
 } DLTensor;
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13, DL_FLOAT = 2, DL_BF = 4 };
 
+/* The element type a DLPack type names, or -1. */
+static int dl_type(DLDataType t) {
+  if (t.lanes == 1 && t.code == DL_FLOAT)
+    return t.bits == 32 ? F32 : t.bits == 16 ? F16 : t.bits == 64 ? F64 : -1;
+  return t.lanes == 1 && t.code == DL_BF && t.bits == 16 ? BF16 : -1;
+}
+
 static const char *dl_name(long kind) {
   switch (kind) {
   case DL_CPU: case DL_CUDA_HOST: return "host";
@@ -315,11 +327,7 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
                  what, (int)t->device.device_type);
     return -1;
   }
-  v->dtype = -1;
-  if (t->dtype.lanes == 1 && t->dtype.code == DL_FLOAT)
-    v->dtype = t->dtype.bits == 32 ? F32 : t->dtype.bits == 16 ? F16 : t->dtype.bits == 64 ? F64
-                                                                                           : -1;
-  if (t->dtype.lanes == 1 && t->dtype.code == DL_BF && t->dtype.bits == 16) v->dtype = BF16;
+  v->dtype = dl_type(t->dtype);
   if (v->dtype < 0) {
     PyErr_Format(PyExc_TypeError, "%s: pmtune takes %s arrays, not DLPack type (%d, %d, %d)",
                  what, TYPES_TEXT, t->dtype.code, t->dtype.bits, t->dtype.lanes);
@@ -340,6 +348,37 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
   v->ptr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
   v->device = t->device.device_id;
   return 0;
+}
+
+/* A CUDA torch.Tensor of a type pmtune takes read in one call, torch._C._to_dlpack (no stream
+ * is asked: the tensor is torch's, on torch's stream): 1 where read, 0 where it is to be read
+ * through its accessors (torch exports none, it refused, or the tensor is on the host or of
+ * another type: the accessors word the error). */
+static int read_torch_dlpack(PyObject *obj, view *v) {
+  if (ext_torch.to_dlpack == NULL) return 0;
+  PyObject *capsule = PyObject_CallFunctionObjArgs(ext_torch.to_dlpack, obj, NULL);
+  if (capsule == NULL) {
+    PyErr_Clear();
+    return 0;
+  }
+  DLTensor *t = PyCapsule_GetPointer(capsule, "dltensor");
+  int rc = 0;
+  if (t == NULL) {
+    PyErr_Clear();
+  } else if (t->device.device_type == DL_CUDA && t->ndim >= 0 && t->ndim <= MAXDIM &&
+             t->strides != NULL) {
+    int d = dl_type(t->dtype);
+    if (d >= 0 && d < NTYPES) {
+      v->dtype = d, v->esize = SIZES[d], v->ndim = t->ndim, v->device = t->device.device_id;
+      for (int i = 0; i < v->ndim; i++)
+        v->shape[i] = t->shape[i], v->strides[i] = t->strides[i] * v->esize;
+      v->ptr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+      v->torch = 1;
+      rc = 1;
+    }
+  }
+  Py_DECREF(capsule); /* not consumed: its deleter lets the tensor go */
+  return rc;
 }
 
 /* Reads obj, an array other than a torch.Tensor, into v through __cuda_array_interface__ or
