@@ -1,7 +1,7 @@
 /* _ext_arrays.c: the Python extension's reading of arrays: a torch.Tensor in one call of
  * torch's own (torch._C._to_dlpack, no stream asked) or through its accessors, else
- * __cuda_array_interface__ (CuPy, Numba), else a DLPack capsule (JAX and the rest), into a view; and the checks of a call's arrays (shape,
- * layout, contiguity, type, device, order). */
+ * __cuda_array_interface__ (CuPy, Numba), else a DLPack capsule (JAX and the rest), into a
+ * view; and the checks of a call's arrays (shape, layout, contiguity, type, device, order). */
 #include "_ext.h"
 
 /* ---- PyTorch, where it is imported ---------------------------------------------------------- */
@@ -281,6 +281,19 @@ static const char *dl_name(long kind) {
   }
 }
 
+/* v filled from a DLPack tensor whose element type is dtype (one pmtune takes) and whose
+ * dimensions are at most MAXDIM: packed strides where it gives none. */
+static void dl_view(const DLTensor *t, int dtype, view *v) {
+  v->dtype = dtype, v->esize = SIZES[dtype], v->ndim = t->ndim;
+  for (int i = 0; i < v->ndim; i++) v->shape[i] = t->shape[i];
+  if (t->strides != NULL)
+    for (int i = 0; i < v->ndim; i++) v->strides[i] = t->strides[i] * v->esize;
+  else
+    packed_strides(v);
+  v->ptr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+  v->device = t->device.device_id;
+}
+
 static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v) {
   PyObject *dev = PyObject_GetAttr(obj, ext_str.dlpack_device);
   if (dev == NULL) {
@@ -327,8 +340,8 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
                  what, (int)t->device.device_type);
     return -1;
   }
-  v->dtype = dl_type(t->dtype);
-  if (v->dtype < 0) {
+  int dtype = dl_type(t->dtype);
+  if (dtype < 0) {
     PyErr_Format(PyExc_TypeError, "%s: pmtune takes %s arrays, not DLPack type (%d, %d, %d)",
                  what, TYPES_TEXT, t->dtype.code, t->dtype.bits, t->dtype.lanes);
     return -1;
@@ -338,15 +351,7 @@ static int read_dlpack(PyObject *obj, const char *what, uint64_t stream, view *v
                  (int)t->ndim, MAXDIM);
     return -1;
   }
-  v->esize = SIZES[v->dtype];
-  v->ndim = t->ndim;
-  for (int i = 0; i < v->ndim; i++) v->shape[i] = t->shape[i];
-  if (t->strides != NULL)
-    for (int i = 0; i < v->ndim; i++) v->strides[i] = t->strides[i] * v->esize;
-  else
-    packed_strides(v);
-  v->ptr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
-  v->device = t->device.device_id;
+  dl_view(t, dtype, v);
   return 0;
 }
 
@@ -365,14 +370,10 @@ static int read_torch_dlpack(PyObject *obj, view *v) {
   int rc = 0;
   if (t == NULL) {
     PyErr_Clear();
-  } else if (t->device.device_type == DL_CUDA && t->ndim >= 0 && t->ndim <= MAXDIM &&
-             t->strides != NULL) {
+  } else if (t->device.device_type == DL_CUDA && t->ndim >= 0 && t->ndim <= MAXDIM) {
     int d = dl_type(t->dtype);
     if (d >= 0 && d < NTYPES) {
-      v->dtype = d, v->esize = SIZES[d], v->ndim = t->ndim, v->device = t->device.device_id;
-      for (int i = 0; i < v->ndim; i++)
-        v->shape[i] = t->shape[i], v->strides[i] = t->strides[i] * v->esize;
-      v->ptr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+      dl_view(t, d, v);
       v->torch = 1;
       rc = 1;
     }

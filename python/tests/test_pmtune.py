@@ -3,6 +3,7 @@ __cuda_array_interface__ (packed, a slice of a wider array, transposed) and refu
 exception, pmtune's own messages raised; on a GPU each op on PyTorch and CuPy arrays (and JAX's,
 through DLPack) against the array library's own result. Without a GPU those tests skip, saying so.
 Run (after a build): PYTHONPATH=build/python python3 -m pytest python/tests"""
+import ctypes
 import os
 import re
 import subprocess
@@ -189,6 +190,45 @@ class HostArray:
         if stream is not None:
             raise RuntimeError("NumPy only supports stream=None.")
         raise AssertionError("pmtune must not ask for the data of a host array")
+
+
+class CudaCapsule:
+    """A DLPack producer of a CUDA array that is never touched: a DLTensor built with ctypes
+    (strides in elements, or None: packed), in a capsule named "dltensor"."""
+
+    def __init__(self, shape, strides=None, code=2, bits=32, ptr=0x10000, offset=0):
+        n = len(shape)
+        i64s = ctypes.c_int64 * n
+        self._keep = [i64s(*shape), i64s(*strides) if strides is not None else None]
+
+        class DLTensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                        ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                        ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                        ("lanes", ctypes.c_uint16), ("shape", ctypes.c_void_p),
+                        ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+        self._t = DLTensor(ptr, 2, 0, n, code, bits, 1, ctypes.addressof(self._keep[0]),
+                           ctypes.addressof(self._keep[1]) if strides is not None else None,
+                           offset)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        self._new = lambda: new(ctypes.addressof(self._t), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return self._new()
+
+
+def test_a_dlpack_capsule_is_read_into_a_view():
+    assert _ext.view(CudaCapsule((3, 5)), "a") == (0, (3, 5), (20, 4))  # no strides: packed
+    assert _ext.view(CudaCapsule((3, 5), (1, 3)), "a") == (0, (3, 5), (4, 12))
+    assert _ext.view(CudaCapsule((4, 6), (1, 4), bits=64), "a") == (3, (4, 6), (8, 32))
+    assert _ext.view(CudaCapsule((7,), code=4, bits=16), "a")[0] == 2  # bfloat16
+    with pytest.raises(TypeError, match="not DLPack type \\(0, 32, 1\\)"):
+        _ext.view(CudaCapsule((7,), code=0), "a")  # int32
 
 
 def test_arguments_are_checked_before_a_context_is_opened():
