@@ -296,6 +296,35 @@ Test(serve_decide, from_other_sizes_the_default_serves_unless_another_is_3pct_fa
   }
 }
 
+/* A time predicted from one size alone (a configuration that runs p's way at only one of the two
+ * sizes around it) grows with the elements only in its part over the least any launch of the op
+ * took: a reduce of a few microseconds is mostly that least, and scaled whole it was predicted
+ * slower than the default measured at both sizes, which served (bench/experiments section 10). */
+Test(serve_decide, a_time_from_one_size_keeps_the_least_a_launch_takes) {
+  const pm__problem tiny = {.n = 256, .caller_align = 16}, lo = {.n = 1024, .caller_align = 16};
+  const pm__problem hi = {.n = 4096, .caller_align = 16}, p = {.n = 1500, .caller_align = 16};
+  /* a tile of 2048: one block at 256, 1024 and 1500, two at 4096 (its time there says nothing) */
+  const char *x = "block=512 items=1 vec=4 step=2 combine=0 acc=0 grid=0";
+  char dflt[PM__CONFIG_TEXT];
+  default_text(&pm__op_reduce, p, dflt);
+  put(&pm__op_reduce, tiny, x, 1.9e-3); /* the least: 1.9 us */
+  put(&pm__op_reduce, lo, x, 2.0e-3);
+  put(&pm__op_reduce, lo, dflt, 2.2e-3);
+  put(&pm__op_reduce, hi, x, 2.7e-3);
+  put(&pm__op_reduce, hi, dflt, 2.6e-3);
+  pm__decision d;
+  cr_assert_eq(decide(&pm__op_reduce, p, &d), PM__FROM_NEAREST);
+  cr_assert(d.between);
+  double w = log(1500.0 / 1024) / log(4.0);
+  cr_assert_float_eq(d.default_ms, exp((1 - w) * log(2.2e-3) + w * log(2.6e-3)), 1e-12);
+  /* x: 1.9 + 0.1 x 1500 / 1024 = 2.05 us, the default 2.30; scaled whole x would be 2.93 */
+  cr_assert_str_eq(d.config, x, "the default (%.3g ms) served over x (%.3g ms)", d.default_ms,
+                   d.predicted_ms);
+  cr_assert(!d.guarded);
+  cr_assert_float_eq(d.predicted_ms, 1.9e-3 + 0.1e-3 * 1500 / 1024, 1e-12);
+  expect_point(&pm__op_reduce, &d);
+}
+
 /* A measurement predicts another size only where the configuration takes the same code path
  * there (op->regime): a reduce whose tile held the whole of 4096 elements in one block is not
  * judged at 4620, where it needs two and must combine them, by its one-block time. */

@@ -2,13 +2,16 @@
 # study.sh: issue 30's random-sizes study on two H200s in one call, with the H200 document that
 # ../2026-11-28c-h200/merge.sh makes (the shipped one with the H200's own search merged in),
 # carried as .device/cand/nvidia-h200.json.gz and put in place of the shipped one, and a build of
-# bench/experiments/known_floor.patch (PM_EXP_FLOOR set: its prediction; unset: the library's).
+# bench/experiments/known_floor.patch (PM_EXP_FLOOR set: its prediction; unset: the library's; since
+# landed and removed: git show e10d228:bench/experiments/known_floor.patch).
 # GPU 0: bench/serve/random.sh, seed 1 (the draw of ../2026-11-28b-h200, which the shipped document
 #   served), reduce then filter, the three set-ups (shipped, merged, tuned); then reduce's problems
 #   timed again with PM_EXP_FLOOR=1 (exact tunings stored: timing only).
 # GPU 1: reduce, seed 2, 40 sizes in f32 and 20 in each other type, each tuned exactly, served from
 #   the shipped results alone (an empty database), without and then with PM_EXP_FLOOR; then filter,
-#   seed 2, 20 and 10, the same set-up, without the switch.
+#   seed 2, 20 and 10, the same set-up, without the switch. (As it ran, "without" set PM_EXP_FLOOR
+#   to the empty string, which the patch takes as set: both runs of seed 2 decided the patch's way,
+#   as the library does since it landed; floor.sh compares the two. Fixed here since: unset.)
 # Everything under build/e, tarred to $OUT/study.tar.gz after each step; stopped at LIMIT (default
 # 555) s.
 cd /work/main
@@ -42,12 +45,14 @@ gpu1() {
   export CUDA_VISIBLE_DEVICES=1
   mkdir -p build/e/r1
   for f in "" 1; do
-    PM_EXP_FLOOR=$f timeout $(left) build/tools/pmtune_bench_random build/e/r1/exact.db \
+    if [ -n "$f" ]; then export PM_EXP_FLOOR=$f; else unset PM_EXP_FLOOR; fi
+    timeout $(left) build/tools/pmtune_bench_random build/e/r1/exact.db \
       --setup shipped=build/e/r1/empty.db:shipped --seed 2 --f32 40 --other 20 --ops reduce \
       --commit $PM_COMMIT${f:++floor} > build/e/seed2-reduce${f:+-floor}.json \
       2> build/e/seed2-reduce${f:+-floor}.log
     echo "gpu1 seed 2 reduce floor=$f exit $? at $(( $(date +%s) - t0 )) s"; save
   done
+  unset PM_EXP_FLOOR
   timeout $(left) build/tools/pmtune_bench_random build/e/r1/exact.db \
     --setup shipped=build/e/r1/empty.db:shipped --seed 2 --f32 20 --other 10 --ops filter \
     --commit $PM_COMMIT > build/e/seed2-filter.json 2> build/e/seed2-filter.log
