@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""margin.py DOC LOO: with no GPU, what a larger margin before a filter is served other than the
-default would do, from a pmtune_loo --list of DOC (its "# new:" section: each filter size left out
+"""margin.py DOC LOO...: with no GPU, what a larger margin before a filter is served other than the
+default would do, from pmtune_loo --list outputs of DOC (from a "# new:" line on where one has it,
+as ../2026-11-28c-h200's does, which lists two documents; gzip or not: each filter size left out
 and decided from the rest, with the time predicted for what it chose and for the default, and what
 the chosen one measured there): each size decided again, the default where it was predicted less
 than MARGIN slower than the choice, and judged at the size by what DOC measured there (the
@@ -23,8 +24,10 @@ for m in doc["measurements"]:
     if m["op"] == "filter" and m["config"] == DEFAULT and m["status"] == "ok":
         k = (m["dtype"], m["rows"], m["cols"], m["radius"], m["variant"].split("=")[1])
         default_ms[k] = min(default_ms.get(k, float("inf")), m["median_ms"])
-text = gzip.open(sys.argv[2], "rt").read().split("\n")
-text = text[text.index("# new:"):]
+text = []
+for path in sys.argv[2:]:
+    lines = (gzip.open if path.endswith(".gz") else open)(path, "rt").read().split("\n")
+    text += lines[lines.index("# new:"):] if "# new:" in lines else lines
 sizes = []
 for line in text:
     m = LINE.match(line)
