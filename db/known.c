@@ -798,9 +798,8 @@ static const pm__db_known_row *row_of(const pm__db_known *k, const size_ix *z, c
  * served within 95% of the fastest measured there at 182 of 234 (H200) and 173 of 219 (H100),
  * at 207 and 193 so (bench/experiments/README.md section 10). */
 static double scaled(const group *g, double ms, const size_ix *z, double s) {
-  if (s <= z->log_size) return ms;
-  double least = g->least_ms > 0 && g->least_ms <= ms ? g->least_ms : 0;
-  return least + (ms - least) * exp(s - z->log_size);
+  /* ms is a row's of g, so never under g->least_ms */
+  return s > z->log_size ? g->least_ms + (ms - g->least_ms) * exp(s - z->log_size) : ms;
 }
 
 /* Candidate c of a bracket whose path at p's size differs from its path at one of the two sizes:
