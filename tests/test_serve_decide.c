@@ -1100,10 +1100,11 @@ Test(serve_decide, the_shipped_results_serve_an_h100) {
 }
 
 /* An H200 is served its own model's results (results/nvidia-h200.json.gz: the H100's sizes, the
- * H100's best configurations of each size's neighbourhood timed on an H200, and the H200's own
- * search of reduce and filter), in every op and type, the H100's document dropped (no sibling
- * serves); it reads its 193,335 measurements once, on its first decision, in seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes,
- * served the seed between them and was taken out: results/README.md.) */
+ * H100's best configurations of each size's neighbourhood timed on an H200, the H200's own search
+ * of reduce and filter, and matadd's 16-bit twins), in every op and type, the H100's document
+ * dropped (no sibling serves); it reads its 206,474 measurements once, on its first decision, in
+ * seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes, served the seed between
+ * them and was taken out: results/README.md.) */
 Test(serve_decide, an_h200_is_served_its_own_results) {
   char results[512];
   snprintf(results, sizeof results, "%s/results", PM_SOURCE_DIR);
