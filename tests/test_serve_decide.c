@@ -1101,8 +1101,8 @@ Test(serve_decide, the_shipped_results_serve_an_h100) {
 
 /* An H200 is served its own model's results (results/nvidia-h200.json.gz: the H100's sizes, the
  * H100's best configurations of each size's neighbourhood timed on an H200, the H200's own search
- * of reduce and filter, and matadd's 16-bit twins), in every op and type, the H100's document
- * dropped (no sibling serves); it reads its 206,474 measurements once, on its first decision, in
+ * of reduce and filter, and matadd's twins), in every op and type, the H100's document
+ * dropped (no sibling serves); it reads its 224,985 measurements once, on its first decision, in
  * seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes, served the seed between
  * them and was taken out: results/README.md.) */
 Test(serve_decide, an_h200_is_served_its_own_results) {

@@ -5,7 +5,7 @@
 # document held there the H100's best configurations timed on the H200, no search of its own).
 # Each (type, order) a group, in its own database under build/ms that imported the shipped H200
 # document first (a database a call before left on this warm machine is resumed: what it measured
-# is not measured again); the groups dealt to the machine's GPUs, f32 and f64 first. In a group of
+# is not measured again, and a twins export it made is kept); the groups dealt to the machine's GPUs, f32 and f64 first. In a group of
 # f32 or f64: `pmtune tune --op matadd --size TWINS --budget 100` (../2026-11-28i-h200/twins.py,
 # smallest first), the group carried (`pmtune tune --carry`), exported, the measurements since the
 # call began alone (../2026-11-28c-h200/new_rows.py), to h200-twins-TYPE-ORDER.json.gz; then
@@ -33,16 +33,22 @@ step() { # step LOG UNTIL COMMAND...: COMMAND, stopped (Ctrl-C: what is measured
   echo "exit $? at $(( $(date +%s) - t0 )) s: ${*:1:8} ..." >> $log
 }
 phase() { # phase GROUP KIND SIZES UNTIL SINCE: KIND's sizes tuned, the group carried and exported
-  local t=${1%-*} o=${1#*-} d=$GPU db=build/ms/$1.db log=$W/ms-$1.txt args=()
-  for s in $3; do args+=(--size $s); done
-  echo "== $2: ${#args[@]} words" >> $log
-  step $log $(( $4 - C )) build/tools/pmtune tune --op matadd --dtype $t --order $o \
-    "${args[@]}" --budget 100 --device $d --db $db
+  local t=${1%-*} o=${1#*-} d=$GPU db=build/ms/$1.db log=$W/ms-$1.txt sizes=($3)
+  if [ -f build/ms/h200-$2-$1.json.gz ]; then # exported by a call before: as it was
+    cp build/ms/h200-$2-$1.json.gz $W/ && echo "== $2: exported by a call before" >> $log; return
+  fi
+  echo "== $2: ${#sizes[@]} sizes" >> $log
+  for i in $(seq 0 60 $(( ${#sizes[@]} - 1 ))); do # pmtune tune takes at most 64 --size
+    local args=(); for s in ${sizes[@]:$i:60}; do args+=(--size $s); done
+    step $log $(( $4 - C )) build/tools/pmtune tune --op matadd --dtype $t --order $o \
+      "${args[@]}" --budget 100 --device $d --db $db
+  done
   step $log $(( $4 - 8 )) build/tools/pmtune tune --carry --op matadd --dtype $t --order $o \
     --size 1024x1024 --device $d --db $db
   build/tools/pmtune export /tmp/ms-$1-$2.json --db $db >> $log 2>&1 &&
     python3 bench/results/2026-11-28c-h200/new_rows.py /tmp/ms-$1-$2.json $5 >> $log &&
-    gzip -9 -n -c /tmp/ms-$1-$2.json > $W/h200-$2-$1.json.gz
+    gzip -9 -n -c /tmp/ms-$1-$2.json > $W/h200-$2-$1.json.gz &&
+    { [ $2 = rounds ] || cp $W/h200-$2-$1.json.gz build/ms/; }
   echo "export exit $? at $(( $(date +%s) - t0 )) s" >> $log
 }
 one() { # one GROUP START END: its phases, none past END
