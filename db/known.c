@@ -72,10 +72,21 @@ typedef struct line {
  * bench/results/2026-11-26b-h100). So each group also has lines of its round sizes alone and of
  * its unround sizes alone, and a size between two of its own kind, no more than CLASS_SPAN apart,
  * is decided from them (the grid has both kinds: tuner/op.h); else from all the sizes. Round: a
- * vector's n a power of two or a multiple of ROUND_ELEMS; a matrix, both its sides so. */
-enum { ANY_SIZE = -1, UNROUND = 0, ROUND = 1 };
+ * vector's n a power of two or a multiple of ROUND_ELEMS; a matrix, both its sides so.
+ * A matrix stored by rows or by columns (a variant "order=row" or "order=col": matadd) whose
+ * contiguous side (its cols, or its rows by columns) is even and that is not round is of a third
+ * kind, EVEN: a packed layout loads its lines two elements at a time, which an odd side allows
+ * only one at a time, and a pitched one spreads a short line over more 32-byte sectors than a
+ * packed one moves (a bf16 line of 130 elements: 9 sectors, 288 bytes for 260), so its fastest
+ * configuration is often packed where the unround sizes of an odd side, and the round ones, say
+ * pitched: 5493x130 row-major bf16 on an H200 ran at 0.87-0.89 of exact decided from those, and
+ * at 0.98 from the grid's even twins (bench/results/2026-11-28k-h200). It is decided between two
+ * EVEN sizes no more than EVEN_SPAN apart (the grid's even twins lie up to 4.04x apart), else
+ * between two UNROUND ones as an odd one is, else from all the sizes. */
+enum { ANY_SIZE = -1, UNROUND = 0, ROUND = 1, EVEN = 2 };
 #define ROUND_ELEMS 256
 #define CLASS_SPAN 1.3863 /* ln 4: a grid size of that kind missing between, no more */
+#define EVEN_SPAN 1.411   /* ln 4.1 */
 
 /* Between sizes or from the nearest, the default serves unless another configuration is
  * predicted at least this much faster: a prediction from other sizes errs by a few percent
@@ -428,13 +439,21 @@ static int round_size(int64_t rows, int64_t cols, int64_t n) {
 #undef ROUND_SIDE
 }
 
+/* A size's kind in a group of that variant: ROUND, EVEN or UNROUND (above). */
+static int size_kind(const char *variant, int64_t rows, int64_t cols, int64_t n) {
+  int by_cols = strcmp(variant, "order=col") == 0;
+  if (round_size(rows, cols, n)) return ROUND;
+  if (rows <= 0 || (!by_cols && strcmp(variant, "order=row") != 0)) return UNROUND;
+  return (by_cols ? rows : cols) % 2 == 0 ? EVEN : UNROUND;
+}
+
 /* The group's lines of one kind (its sizes of that kind split where ln(aspect) jumps by more than
  * LINE_GAP), appended to g->lines. */
 static int index_lines_of(const pm__db_known *k, group *g, int kind, size_key *keys) {
   size_t n = 0;
   for (size_t i = 0; i < g->nsizes; i++) {
     const size_ix *z = &g->sizes[i];
-    if (kind == ANY_SIZE || round_size(z->rows, z->cols, z->n) == kind)
+    if (kind == ANY_SIZE || size_kind(k->rows[z->begin].variant, z->rows, z->cols, z->n) == kind)
       keys[n++] = (size_key){z->log_size, z->log_aspect, i};
   }
   qsort(keys, n, sizeof *keys, by_aspect);
@@ -451,11 +470,12 @@ static int index_lines_of(const pm__db_known *k, group *g, int kind, size_key *k
 static int index_lines(const pm__db_known *k, group *g) {
   if (g->nsizes == 0) return PM_OK;
   size_key *keys = pm__malloc(g->nsizes * sizeof *keys);
-  if (keys == NULL || (g->lines = pm__calloc(3 * g->nsizes, sizeof *g->lines)) == NULL)
+  if (keys == NULL || (g->lines = pm__calloc(4 * g->nsizes, sizeof *g->lines)) == NULL)
     return free(keys), PM_ENOMEM;
   int rc = index_lines_of(k, g, ANY_SIZE, keys);
   if (rc == PM_OK) rc = index_lines_of(k, g, ROUND, keys);
   if (rc == PM_OK) rc = index_lines_of(k, g, UNROUND, keys);
+  if (rc == PM_OK) rc = index_lines_of(k, g, EVEN, keys);
   free(keys);
   return rc;
 }
@@ -861,10 +881,16 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     predicted = w->median_ms;
     if ((d = row_of(k, z, dflt)) != NULL) dpredicted = d->median_ms;
   } else {
-    /* between two sizes of p's kind where two lie near enough, else between any two */
-    const line *l = line_of(g, size, aspect, round_size(p->rows, p->cols, p->n));
+    /* between two sizes of p's kind where two lie near enough (an even side's, else an odd
+     * side's), else between any two */
+    int kind = size_kind(k->rows[g->begin].variant, p->rows, p->cols, p->n);
+    const line *l = line_of(g, size, aspect, kind);
     size_t i;
     if ((b = bracket_of(g, l, size, &weight)) != NULL &&
+        g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > (kind == EVEN ? EVEN_SPAN : CLASS_SPAN))
+      b = NULL;
+    if (b == NULL && kind == EVEN &&
+        (b = bracket_of(g, line_of(g, size, aspect, UNROUND), size, &weight)) != NULL &&
         g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > CLASS_SPAN)
       b = NULL;
     l = line_of(g, size, aspect, ANY_SIZE);

@@ -398,6 +398,56 @@ Test(serve_decide, an_unround_size_is_decided_from_unround_sizes) {
   cr_assert_eq(d.other_n, r21.n);
 }
 
+/* A matadd whose contiguous side (cols by rows, rows by columns) is even and that is not round is
+ * decided from the grid's even twins (that side pm__grid_even, 2 mod 4), where a packed layout
+ * loads two elements at a time as at the size itself; one of an odd side from the odd twins; and
+ * one of an even side where no even twins are (f16 below) from the odd twins, as before. */
+Test(serve_decide, an_even_side_is_decided_from_even_sizes) {
+  const char *packed = "bx=64 by=4 vec=1 ept=1 grid=0 map=0 align=0";
+  const char *pitched = "bx=32 by=8 vec=1 ept=1 grid=0 map=0 align=256";
+  cr_assert_eq(pm__grid_even(6), 90u);
+  cr_assert_eq(pm__grid_even(7), 182u);
+  for (int t = 0; t < 2; t++)
+    for (int var = 0; var < 2; var++) { /* row-major, col-major */
+      int dt = t ? PM_F16 : PM_F32;
+      for (int k = 6; k <= 8; k++) { /* round: pitched; odd twins: pitched */
+        pm__problem r = {.rows = 1u << k, .cols = 1u << k, .dtype = dt, .variant = var};
+        pm__problem o = {.rows = pm__grid_odd(k - 1), .cols = pm__grid_odd(k - 1), .dtype = dt,
+                         .variant = var};
+        put(&pm__op_matadd, r, pitched, 1.0 * k), put(&pm__op_matadd, r, packed, 1.1 * k);
+        put(&pm__op_matadd, o, pitched, 1.0 * k), put(&pm__op_matadd, o, packed, 1.2 * k);
+        if (t == 1) continue; /* f16: no even twins */
+        pm__problem e = o; /* even twins: packed */
+        if (var == 1) e.rows = pm__grid_even(k - 1);
+        else e.cols = pm__grid_even(k - 1);
+        put(&pm__op_matadd, e, packed, 1.0 * k), put(&pm__op_matadd, e, pitched, 1.15 * k);
+      }
+    }
+  pm__decision d;
+  for (int var = 0; var < 2; var++) {
+    /* 120x130 by rows (130x120 by columns): the contiguous side 130, between 91x90 and 181x182 */
+    pm__problem even = {.rows = var ? 130 : 120, .cols = var ? 120 : 130, .variant = var,
+                        .caller_align = 16};
+    cr_assert_eq(decide(&pm__op_matadd, even, &d), PM__FROM_NEAREST);
+    cr_assert(d.between);
+    cr_assert_str_eq(d.config, packed, "%s: the even twins around it say packed",
+                     var ? "col" : "row");
+    cr_assert_eq((var ? d.tuned_rows : d.tuned_cols) % 4, 2u, "an even twin: %ux%u", d.tuned_rows,
+                 d.tuned_cols);
+    pm__problem odd = even; /* 120x131 (131x120): odd */
+    if (var) odd.rows = 131;
+    else odd.cols = 131;
+    cr_assert_eq(decide(&pm__op_matadd, odd, &d), PM__FROM_NEAREST);
+    cr_assert_str_eq(d.config, pitched, "the odd twins around it say pitched");
+    cr_assert_eq(d.tuned_rows % 2 + d.tuned_cols % 2, 2u, "an odd twin: %ux%u", d.tuned_rows,
+                 d.tuned_cols);
+    pm__problem half = even; /* f16: no even twins, so the odd ones decide */
+    half.dtype = PM_F16;
+    cr_assert_eq(decide(&pm__op_matadd, half, &d), PM__FROM_NEAREST);
+    cr_assert_str_eq(d.config, pitched, "f16: the odd twins, no even ones known");
+  }
+}
+
 /* Sizes whose aspects lie together form a line, and a size is decided along the line nearest
  * its aspect: a long thin matrix from long thin ones, not from the square sizes of as many
  * elements. */
@@ -1101,8 +1151,8 @@ Test(serve_decide, the_shipped_results_serve_an_h100) {
 
 /* An H200 is served its own model's results (results/nvidia-h200.json.gz: the H100's sizes, the
  * H100's best configurations of each size's neighbourhood timed on an H200, the H200's own search
- * of reduce and filter, and matadd's twins), in every op and type, the H100's document
- * dropped (no sibling serves); it reads its 224,985 measurements once, on its first decision, in
+ * of reduce and filter, and matadd's twins, odd and, in 16 bits, even), in every op and type, the
+ * H100's document dropped (no sibling serves); it reads its 246,483 measurements once, on its first decision, in
  * seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes, served the seed between
  * them and was taken out: results/README.md.) */
 Test(serve_decide, an_h200_is_served_its_own_results) {

@@ -462,21 +462,42 @@ Test(space, a_vectors_grid_has_odd_sizes_a_factor_2_apart) {
   }
 }
 
+/* Whether g[0, n) holds t (its size, type, variant and radius); fits says it should. */
+static void expect_in_grid(const pm__op *op, const pm__problem *g, int n, pm__problem t,
+                           const char *what, unsigned r, unsigned c) {
+  int fits = (double)t.rows * t.cols * pm_dtype_size((pm_dtype)t.dtype) <= PM__GRID_MAX_BYTES;
+  int found = 0;
+  for (int j = 0; j < n && !found; j++)
+    found = g[j].rows == t.rows && g[j].cols == t.cols && g[j].dtype == t.dtype &&
+            g[j].variant == t.variant && g[j].radius == t.radius;
+  cr_assert_eq(found, fits, "%s %s %ux%u: %s %ux%u %s", op->name,
+               pm_dtype_name((pm_dtype)t.dtype), r, c, what, t.rows, t.cols,
+               fits ? "missing" : "over the limit, yet there");
+}
+
 /* A matrix's grid has, for each round size 2^r x 2^c whose buffer fits, its unround twin
  * pm__grid_odd(r) x pm__grid_odd(c) (odd sides, twice the elements, the same aspect), from which
- * db/known.c decides the unround sizes programs use; a twin whose buffer would not fit is left out. */
-Test(space, a_matrix_grid_has_the_unround_twin_of_each_round_size) {
+ * db/known.c decides the unround sizes programs use; and, in an op with an order (matadd), its
+ * even twin, the contiguous side pm__grid_even (2 mod 4) and the other odd, from which it decides
+ * those of an even contiguous side; a twin whose buffer would not fit is left out. */
+Test(space, a_matrix_grid_has_the_unround_twins_of_each_round_size) {
   static pm__problem g[8192];
   for (int i = 0; pm__ops[i] != NULL; i++) {
     const pm__op *op = pm__ops[i];
     if (op->dims != 2) continue;
-    int n = pm__op_grid(op, ~0u, g, 8192), round = 0, twins = 0;
+    int by_cols = pm__variant_find(op, "order", "col"), evens = by_cols >= 0;
+    int n = pm__op_grid(op, ~0u, g, 8192), round = 0, twins = 0, even = 0;
     cr_assert(n > 0 && n < 4096, "%s: %d", op->name, n);
     for (int k = 0; k < n; k++) {
       unsigned r = g[k].rows, c = g[k].cols;
       if (r & (r - 1) || c & (c - 1)) {
-        cr_assert(r % 2 == 1 && c % 2 == 1, "%s: %ux%u neither round nor odd", op->name, r, c);
-        twins++;
+        unsigned inner = g[k].variant == by_cols ? r : c, outer = g[k].variant == by_cols ? c : r;
+        if (r % 2 == 1 && c % 2 == 1) twins++;
+        else {
+          cr_assert(evens && inner % 4 == 2 && outer % 2 == 1, "%s %s: %ux%u neither round, odd "
+                    "nor an even twin", op->name, op->variants[g[k].variant], r, c);
+          even++;
+        }
         continue;
       }
       round++;
@@ -485,15 +506,13 @@ Test(space, a_matrix_grid_has_the_unround_twin_of_each_round_size) {
       while ((1u << lc) < c) lc++;
       pm__problem t = g[k];
       t.rows = pm__grid_odd(lr), t.cols = pm__grid_odd(lc);
-      int fits = (double)t.rows * t.cols * pm_dtype_size((pm_dtype)t.dtype) <= PM__GRID_MAX_BYTES;
-      int found = 0;
-      for (int j = 0; j < n && !found; j++)
-        found = g[j].rows == t.rows && g[j].cols == t.cols && g[j].dtype == t.dtype &&
-                g[j].variant == t.variant && g[j].radius == t.radius;
-      cr_assert_eq(found, fits, "%s %s %ux%u: twin %ux%u %s", op->name,
-                   pm_dtype_name((pm_dtype)t.dtype), r, c, t.rows, t.cols,
-                   fits ? "missing" : "over the limit, yet there");
+      expect_in_grid(op, g, n, t, "twin", r, c);
+      if (!evens) continue;
+      if (g[k].variant == by_cols) t.rows = pm__grid_even(lr);
+      else t.cols = pm__grid_even(lc);
+      expect_in_grid(op, g, n, t, "even twin", r, c);
     }
     cr_assert_gt(twins, round * 9 / 10, "%s: %d twins of %d round sizes", op->name, twins, round);
+    cr_assert(evens ? even == twins : even == 0, "%s: %d even twins, %d twins", op->name, even, twins);
   }
 }

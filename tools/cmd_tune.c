@@ -119,7 +119,7 @@ static int time_option(const char *cmd, const cli_option *o, const char *arg) {
 }
 
 enum {
-  JOBS_MAX = 8192,   /* problems one run tunes (the grid in every type: 4,600) */
+  JOBS_MAX = 8192,   /* problems one run tunes (the grid in every type: about 5,100) */
   SEEN_MAX = 128,    /* --seen=N at most */
   SEEN_DEFAULT = 10  /* --seen alone: how many recorded sizes */
 };
@@ -419,8 +419,9 @@ int cmd_tune(int argc, char **argv) {
                "tune the grid of sizes results/ ships instead of the default sizes: n = 2^k up "
                "to 2^30 and the odd n = 2^(k+1/2) between; squares 2^k x 2^k from 16x16 to "
                "16384x16384 and, below the largest, 4, 16 and 64 times as wide as tall and as tall "
-               "as wide (no side under 8), and each one's twin of odd sides (twice the elements); "
-               "each variant and radius; in every type (--dtype: those); no buffer over 2 GiB"),
+               "as wide (no side under 8), and each one's twin of odd sides (twice the elements) "
+               "and, for matadd, its even twin (the contiguous side 2 mod 4); each variant and "
+               "radius; in every type (--dtype: those); no buffer over 2 GiB"),
       CLI_CALLBACK(0, "device", "N|all", &device, device_option,
                    "which GPU (default: all, one worker per GPU, in parallel)"),
       CLI_CHOICE(0, "strategy", &opts.strategy, strategies,

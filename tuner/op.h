@@ -226,7 +226,9 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
  * 2^(k+1), 2^(k-2) x 2^(k+2), 2^(k-3) x 2^(k+3) and their transposes, no side under
  * 2^PM__GRID_LOG2_SIDE_LEAST): lines of aspect 1/64, 1/16, 1/4, 1, 4, 16 and 64, each sampled
  * every factor 4 in elements (the largest, 2^28 elements, square alone); and each one's unround twin, both sides pm__grid_odd (2^r x 2^c
- * -> pm__grid_odd(r) x pm__grid_odd(c): twice the elements, the same aspect, odd sides); no size
+ * -> pm__grid_odd(r) x pm__grid_odd(c): twice the elements, the same aspect, odd sides), and in
+ * an op with an order (matadd) each one's even twin too, its contiguous side pm__grid_even (2 mod
+ * 4; db/known.c decides a size of an even contiguous side from these); no size
  * whose buffer passes PM__GRID_MAX_BYTES. Each in every variant and radius of the op, in each type of dtypes it
  * takes (bit t for pm_dtype t), into out[0, max); returns how many. */
 #define PM__GRID_LOG2_N 30
@@ -236,6 +238,7 @@ double pm__reduce_error_bound(const int *v, unsigned n, int sm_count, int dtype,
 #define PM__GRID_MAX_BYTES (2048.0 * 1024 * 1024)
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max);
 unsigned pm__grid_odd(int k); /* 2^(k + 1/2), made odd: 3, 5, 11, 23, 45, 91, 181, 363, ... */
+unsigned pm__grid_even(int k); /* 2^(k + 1/2), made 2 mod 4: 2, 6, 10, 22, 46, 90, 182, 362, ... */
 
 /* The op of that name, or NULL. */
 const pm__op *pm__op_find(const char *name);

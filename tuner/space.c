@@ -485,6 +485,8 @@ static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n,
 
 unsigned pm__grid_odd(int k) { return (unsigned)ldexp(sqrt(2.0), k) | 1u; }
 
+unsigned pm__grid_even(int k) { return ((unsigned)ldexp(sqrt(2.0), k) | 2u) & ~1u; }
+
 /* Appends the matrix 2^r x 2^c, or (odd) its unround twin pm__grid_odd(r) x pm__grid_odd(c),
  * where its buffer fits PM__GRID_MAX_BYTES. */
 static void grid_matrix(const pm__op *op, int r, int c, int odd, int t, pm__problem *out, int *n,
@@ -493,6 +495,22 @@ static void grid_matrix(const pm__op *op, int r, int c, int odd, int t, pm__prob
                     .cols = odd ? pm__grid_odd(c) : 1u << c, .dtype = t};
   if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) <= PM__GRID_MAX_BYTES)
     grid_add(op, pr, out, n, max);
+}
+
+/* Appends, in each order of op (one stored by rows or by columns), the even twin of 2^r x 2^c:
+ * its contiguous side pm__grid_even, the other pm__grid_odd, where its buffer fits. */
+static void grid_even(const pm__op *op, int r, int c, int t, pm__problem *out, int *n, int max) {
+  int by_cols = pm__variant_find(op, "order", "col");
+  for (int var = 0; var < 3 && op->variants[var] != NULL; var++) {
+    pm__problem pr = {.rows = var == by_cols ? pm__grid_even(r) : pm__grid_odd(r),
+                      .cols = var == by_cols ? pm__grid_odd(c) : pm__grid_even(c), .dtype = t,
+                      .variant = var};
+    if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) > PM__GRID_MAX_BYTES) continue;
+    for (int rad = op->radius_max > 0 ? op->radius_min : 0; rad <= op->radius_max && *n < max; rad++) {
+      pr.radius = rad;
+      out[(*n)++] = pr;
+    }
+  }
 }
 
 int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
@@ -513,15 +531,20 @@ int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
       }
       continue;
     }
-    for (int odd = 0; odd < 2; odd++) /* the round sizes, then their unround twins */
+    /* the round sizes, then their unround twins, then (an op with an order) their even twins */
+    int kinds = pm__variant_find(op, "order", "col") >= 0 ? 3 : 2;
+    for (int kind = 0; kind < kinds; kind++)
       for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
         if (ldexp(esize, 2 * k) > PM__GRID_MAX_BYTES) break;
-        grid_matrix(op, k, k, odd, t, out, &n, max);
+        int sides[7][2] = {{k, k}}, ns = 1;
         for (int i = 0; k < PM__GRID_LOG2_SIDE_MAX && i < (int)(sizeof thin / sizeof *thin); i++) {
           if (k - thin[i] < PM__GRID_LOG2_SIDE_LEAST) continue;
-          grid_matrix(op, k - thin[i], k + thin[i], odd, t, out, &n, max);
-          grid_matrix(op, k + thin[i], k - thin[i], odd, t, out, &n, max);
+          sides[ns][0] = k - thin[i], sides[ns++][1] = k + thin[i];
+          sides[ns][0] = k + thin[i], sides[ns++][1] = k - thin[i];
         }
+        for (int j = 0; j < ns; j++)
+          if (kind == 2) grid_even(op, sides[j][0], sides[j][1], t, out, &n, max);
+          else grid_matrix(op, sides[j][0], sides[j][1], kind, t, out, &n, max);
       }
   }
   return n;
