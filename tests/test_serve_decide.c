@@ -1152,9 +1152,9 @@ Test(serve_decide, the_shipped_results_serve_an_h100) {
 /* An H200 is served its own model's results (results/nvidia-h200.json.gz: the H100's sizes, the
  * H100's best configurations of each size's neighbourhood timed on an H200, the H200's own search
  * of reduce and filter, and matadd's twins, odd and, in 16 bits, even), in every op and type, the
- * H100's document dropped (no sibling serves); it reads its 246,483 measurements once, on its first decision, in
- * seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes, served the seed between
- * them and was taken out: results/README.md.) */
+ * H100's document dropped (no sibling serves); it reads its 246,483 measurements once, on its
+ * first decision, in seconds. (Its document of d3bd06d, winners and seeds alone at ten sizes,
+ * served the seed between them and was taken out: results/README.md.) */
 Test(serve_decide, an_h200_is_served_its_own_results) {
   char results[512];
   snprintf(results, sizeof results, "%s/results", PM_SOURCE_DIR);
@@ -1180,8 +1180,13 @@ Test(serve_decide, an_h200_is_served_its_own_results) {
       }
   double ms = pm__now_ms() - t0;
   /* a bound far above what it takes (about a second on the build machine), far below the 80 s a
-   * query correlated with each measurement took */
+   * query correlated with each measurement took; the main build checks it, not a build under
+   * AddressSanitizer (Debug, 20-30 times as slow: 31 s for 246,483 measurements there) */
+#ifndef __SANITIZE_ADDRESS__
   cr_expect_lt(ms, 20000, "reading the H200's results took %.0f ms", ms);
+#else
+  (void)ms;
+#endif
   fresh_free(f);
   unsetenv("PMTUNE_RESULTS");
 }
