@@ -728,6 +728,13 @@ static const bracket *bracket_of(const group *g, const line *l, double s, double
   return b;
 }
 
+/* bracket_of, where its two sizes lie no more than span apart in ln(elements); else NULL. */
+static const bracket *bracket_within(const group *g, const line *l, double s, double span,
+                                     double *w) {
+  const bracket *b = bracket_of(g, l, s, w);
+  return b != NULL && g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > span ? NULL : b;
+}
+
 /* The size of line l nearest to (size, aspect) in elements, then in aspect, then the smaller;
  * *dist and *adist receive its distances. */
 static const size_ix *nearest_on(const group *g, const line *l, double size, double aspect,
@@ -884,16 +891,12 @@ int pm__db_known_find_if(const pm__db_known *k, const pm__db_problem *p,
     /* between two sizes of p's kind where two lie near enough (an even side's, else an odd
      * side's), else between any two */
     int kind = size_kind(k->rows[g->begin].variant, p->rows, p->cols, p->n);
-    const line *l = line_of(g, size, aspect, kind);
     size_t i;
-    if ((b = bracket_of(g, l, size, &weight)) != NULL &&
-        g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > (kind == EVEN ? EVEN_SPAN : CLASS_SPAN))
-      b = NULL;
-    if (b == NULL && kind == EVEN &&
-        (b = bracket_of(g, line_of(g, size, aspect, UNROUND), size, &weight)) != NULL &&
-        g->sizes[b->hi].log_size - g->sizes[b->lo].log_size > CLASS_SPAN)
-      b = NULL;
-    l = line_of(g, size, aspect, ANY_SIZE);
+    b = bracket_within(g, line_of(g, size, aspect, kind), size,
+                       kind == EVEN ? EVEN_SPAN : CLASS_SPAN, &weight);
+    if (b == NULL && kind == EVEN)
+      b = bracket_within(g, line_of(g, size, aspect, UNROUND), size, CLASS_SPAN, &weight);
+    const line *l = line_of(g, size, aspect, ANY_SIZE);
     if ((b != NULL || (b = bracket_of(g, l, size, &weight)) != NULL) &&
         (i = alike == NULL ? between(k, b, weight, accept, arg)
                            : between_alike(k, g, b, weight, size, p, accept, alike, arg,

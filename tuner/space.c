@@ -473,43 +473,47 @@ int pm__is_seed(const pm__op *op, const int *v) {
   return 1;
 }
 
+/* Appends pr in each of op's radii (its variant as given) to out[*n..max). */
+static void grid_add_variant(const pm__op *op, pm__problem pr, pm__problem *out, int *n, int max) {
+  for (int r = op->radius_max > 0 ? op->radius_min : 0; r <= op->radius_max; r++) {
+    if (*n == max) return;
+    pr.radius = r;
+    out[(*n)++] = pr;
+  }
+}
+
 /* Appends pr in each of op's variants (and radii) to out[*n..max). */
 static void grid_add(const pm__op *op, pm__problem pr, pm__problem *out, int *n, int max) {
-  for (int var = 0; var < 3 && op->variants[var] != NULL; var++)
-    for (int r = op->radius_max > 0 ? op->radius_min : 0; r <= op->radius_max; r++) {
-      if (*n == max) return;
-      pr.variant = var, pr.radius = r;
-      out[(*n)++] = pr;
-    }
+  for (int var = 0; var < 3 && op->variants[var] != NULL; var++) {
+    pr.variant = var;
+    grid_add_variant(op, pr, out, n, max);
+  }
 }
 
 unsigned pm__grid_odd(int k) { return (unsigned)ldexp(sqrt(2.0), k) | 1u; }
 
 unsigned pm__grid_even(int k) { return ((unsigned)ldexp(sqrt(2.0), k) | 2u) & ~1u; }
 
-/* Appends the matrix 2^r x 2^c, or (odd) its unround twin pm__grid_odd(r) x pm__grid_odd(c),
- * where its buffer fits PM__GRID_MAX_BYTES. */
-static void grid_matrix(const pm__op *op, int r, int c, int odd, int t, pm__problem *out, int *n,
-                        int max) {
-  pm__problem pr = {.rows = odd ? pm__grid_odd(r) : 1u << r,
-                    .cols = odd ? pm__grid_odd(c) : 1u << c, .dtype = t};
-  if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) <= PM__GRID_MAX_BYTES)
-    grid_add(op, pr, out, n, max);
-}
+/* The grid's kinds of matrix: 2^r x 2^c, its unround twin pm__grid_odd(r) x pm__grid_odd(c),
+ * and (an op with an order) its even twin, the contiguous side pm__grid_even and the other odd. */
+enum { GRID_ROUND, GRID_ODD, GRID_EVEN };
 
-/* Appends, in each order of op (one stored by rows or by columns), the even twin of 2^r x 2^c:
- * its contiguous side pm__grid_even, the other pm__grid_odd, where its buffer fits. */
-static void grid_even(const pm__op *op, int r, int c, int t, pm__problem *out, int *n, int max) {
+/* Appends the matrix of that kind made from 2^r x 2^c, in each variant of op (an even twin's
+ * sides are the variant's), where its buffer fits PM__GRID_MAX_BYTES. */
+static void grid_matrix(const pm__op *op, int r, int c, int kind, int t, pm__problem *out, int *n,
+                        int max) {
   int by_cols = pm__variant_find(op, "order", "col");
   for (int var = 0; var < 3 && op->variants[var] != NULL; var++) {
-    pm__problem pr = {.rows = var == by_cols ? pm__grid_even(r) : pm__grid_odd(r),
-                      .cols = var == by_cols ? pm__grid_odd(c) : pm__grid_even(c), .dtype = t,
-                      .variant = var};
-    if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) > PM__GRID_MAX_BYTES) continue;
-    for (int rad = op->radius_max > 0 ? op->radius_min : 0; rad <= op->radius_max && *n < max; rad++) {
-      pr.radius = rad;
-      out[(*n)++] = pr;
-    }
+    int even_rows = kind == GRID_EVEN && var == by_cols, even_cols = kind == GRID_EVEN && !even_rows;
+    pm__problem pr = {.rows = kind == GRID_ROUND ? 1u << r
+                              : even_rows        ? pm__grid_even(r)
+                                                 : pm__grid_odd(r),
+                      .cols = kind == GRID_ROUND ? 1u << c
+                              : even_cols        ? pm__grid_even(c)
+                                                 : pm__grid_odd(c),
+                      .dtype = t, .variant = var};
+    if ((double)pr.rows * pr.cols * pm_dtype_size((pm_dtype)t) <= PM__GRID_MAX_BYTES)
+      grid_add_variant(op, pr, out, n, max);
   }
 }
 
@@ -532,19 +536,16 @@ int pm__op_grid(const pm__op *op, unsigned dtypes, pm__problem *out, int max) {
       continue;
     }
     /* the round sizes, then their unround twins, then (an op with an order) their even twins */
-    int kinds = pm__variant_find(op, "order", "col") >= 0 ? 3 : 2;
-    for (int kind = 0; kind < kinds; kind++)
+    int kinds = pm__variant_find(op, "order", "col") >= 0 ? GRID_EVEN + 1 : GRID_ODD + 1;
+    for (int kind = GRID_ROUND; kind < kinds; kind++)
       for (int k = PM__GRID_LOG2_SIDE_MIN; k <= PM__GRID_LOG2_SIDE_MAX; k++) {
         if (ldexp(esize, 2 * k) > PM__GRID_MAX_BYTES) break;
-        int sides[7][2] = {{k, k}}, ns = 1;
+        grid_matrix(op, k, k, kind, t, out, &n, max);
         for (int i = 0; k < PM__GRID_LOG2_SIDE_MAX && i < (int)(sizeof thin / sizeof *thin); i++) {
           if (k - thin[i] < PM__GRID_LOG2_SIDE_LEAST) continue;
-          sides[ns][0] = k - thin[i], sides[ns++][1] = k + thin[i];
-          sides[ns][0] = k + thin[i], sides[ns++][1] = k - thin[i];
+          grid_matrix(op, k - thin[i], k + thin[i], kind, t, out, &n, max);
+          grid_matrix(op, k + thin[i], k - thin[i], kind, t, out, &n, max);
         }
-        for (int j = 0; j < ns; j++)
-          if (kind == 2) grid_even(op, sides[j][0], sides[j][1], t, out, &n, max);
-          else grid_matrix(op, sides[j][0], sides[j][1], kind, t, out, &n, max);
       }
   }
   return n;
